@@ -1,0 +1,88 @@
+"""Caches: in-process LRUs and one disk store shared by CLI runs.
+
+Everything cached is keyed by content (blob id, commit) so it never goes
+stale; the disk store lets a one-shot ``nasfs read`` skip the tokenizer and
+the parsers when it has served the same view of the same blob before.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    """A small thread-safe least-recently-used map."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+def default_cache_dir() -> Path:
+    if os.environ.get("NASFS_CACHE_DIR"):
+        return Path(os.environ["NASFS_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "nasfs"
+
+
+class DiskCache:
+    """A key-value store in SQLite; any failure makes it a silent no-op.
+
+    A cache that cannot be written (read-only home, full disk) must never
+    turn a read into an error.
+    """
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        try:
+            folder = folder or default_cache_dir()
+            folder.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(folder / "cache.sqlite3", timeout=2, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v BLOB NOT NULL)")
+            self._db = db
+        except (OSError, sqlite3.Error):
+            self._db = None
+
+    def get(self, key: str) -> bytes | None:
+        if self._db is None:
+            return None
+        try:
+            with self._lock:
+                row = self._db.execute("SELECT v FROM kv WHERE k = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            return None
+        return bytes(row[0]) if row else None
+
+    def put(self, key: str, value: bytes) -> None:
+        if self._db is None:
+            return
+        try:
+            with self._lock:
+                self._db.execute("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", (key, value))
+        except sqlite3.Error:
+            pass

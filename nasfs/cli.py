@@ -1,0 +1,118 @@
+"""The command-line door: ``nasfs read|deref|verify|...`` over a source tree.
+
+Exit 0 on success, 1 when a verify fails, 2 on bad input; the error is one
+line on stderr saying what was wrong and what is valid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from .errors import NasError
+
+
+def _tree_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--repo", help="the git work tree to serve (default: the one around the current folder)")
+    p.add_argument("--node", help="node name in pointers (default: the host name)")
+    p.add_argument("--tree", help="tree name in pointers (default: the source folder's name)")
+    p.add_argument("--tokenizer", default="cl100k_base", help="cl100k_base (default) or o200k_base")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nasfs", description="Budgeted, checkable reads over a git-backed tree.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    read = sub.add_parser("read", help="read PATH or PATH@VIEW (outline, L12-L18, section=NAME, since=REV, N, ...)")
+    _tree_args(read)
+    read.add_argument("--at", help="read the tree at this revision (commit, branch, tag)")
+    read.add_argument("--json", action="store_true", help="print the JSON envelope")
+    read.add_argument("spec", metavar="PATH[@VIEW]")
+
+    deref = sub.add_parser("deref", help="print exactly the bytes a pointer names")
+    _tree_args(deref)
+    deref.add_argument("pointer")
+
+    verify = sub.add_parser("verify", help="check a pointer: commit, lines, optional sha256 and quote")
+    _tree_args(verify)
+    verify.add_argument("pointer")
+    verify.add_argument("--sha256", help="the sha256 the lines must have")
+    verify.add_argument("--quote", help="a text that must occur in the lines")
+    return parser
+
+
+def _open(args: argparse.Namespace):
+    """(Nas, prefix): the service for --repo or the tree around the cwd, and
+    the cwd's path inside that tree (so relative paths work from a subfolder)."""
+    from .cache import DiskCache
+    from .repo import GitTree
+    from .service import Nas
+
+    tree = GitTree(args.repo or os.getcwd(), node=args.node, tree=args.tree)
+    prefix = ""
+    if not args.repo:
+        cwd = Path(os.getcwd()).resolve()
+        if tree.root in cwd.parents:
+            prefix = cwd.relative_to(tree.root).as_posix() + "/"
+    return Nas(tree, tokenizer=args.tokenizer, disk=DiskCache()), prefix
+
+
+def _write(data: bytes) -> None:
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    nas, prefix = _open(args)
+    spec = args.spec if args.spec.startswith("/") else prefix + args.spec
+    path, view = nas.split(spec, args.at)
+    if view.kind == "raw" and not args.json:
+        content = nas.content(path, args.at)
+        for chunk in content.stream():  # raw bytes, any size, bounded memory
+            sys.stdout.buffer.write(chunk)
+        sys.stdout.buffer.flush()
+        return 0
+    response = nas.read_view(path, view, args.at)
+    _write(response.envelope_bytes() if (args.json or view.json) else response.text)
+    return 0
+
+
+def cmd_deref(args: argparse.Namespace) -> int:
+    nas, _ = _open(args)
+    _, body = nas.deref(args.pointer)
+    _write(body)
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    nas, _ = _open(args)
+    print(nas.verify(args.pointer, sha256=args.sha256, quote=args.quote))
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "read": cmd_read,
+    "deref": cmd_deref,
+    "verify": cmd_verify,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except NasError as exc:
+        print(f"nasfs {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:
+        return 0
+
+
+def run() -> None:
+    sys.exit(main())
+
+
+__all__ = ["main", "run"]

@@ -1,0 +1,123 @@
+"""What a response declares: the header line (text) and the JSON envelope.
+
+``tokens`` in the header counts everything the read returns, the header line
+included, so it is found as a fixed point (the count's own digits count).
+In the envelope ``tokens`` counts ``content`` only (design §5).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from . import tokens as tok
+from .views import Served
+
+_HEADER_SAFE = "/@#:+-._~!$&'()*,;=[]{}"
+
+
+def _value(v: object) -> str:
+    """A header value with no space in it (spaces and '%' escaped)."""
+    text = str(v).lower() if isinstance(v, bool) else str(v)
+    return quote(text, safe=_HEADER_SAFE) if text else '""'
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A declared view: the text served (header + body) and its envelope."""
+
+    served: Served
+    text: bytes
+    tokens: int  # of ``text``
+    content_tokens: int
+    full_tokens: int | None
+    tokenizer: str
+    budget: int | None
+    headed: bool  # False for exact line ranges and raw reads: bytes only
+
+    @property
+    def view(self) -> str:
+        return self.served.view
+
+    @property
+    def header(self) -> str:
+        return self.text.split(b"\n", 1)[0].decode() if self.headed else ""
+
+    def envelope(self) -> dict[str, object]:
+        s = self.served
+        env: dict[str, object] = {
+            "view": s.view,
+            "tokens": self.content_tokens,
+            "generated": s.generated,
+            "truncated": s.truncated,
+            "content": s.body.decode("utf-8", errors="replace"),
+            "evidence": [e.as_dict() for e in s.evidence],
+            "tokenizer": self.tokenizer,
+            "budget_tokens": self.budget,
+            "full_tokens": self.full_tokens,
+        }
+        env.update(dict(s.keys))
+        return env
+
+    def envelope_bytes(self) -> bytes:
+        return (json.dumps(self.envelope(), ensure_ascii=False, indent=1) + "\n").encode()
+
+    def xattrs(self) -> dict[str, str]:
+        s = self.served
+        return {
+            "user.nas.view": s.view,
+            "user.nas.tokens": str(self.tokens),
+            "user.nas.generated": str(s.generated).lower(),
+            "user.nas.truncated": str(s.truncated).lower(),
+            "user.nas.pointer": str(s.evidence[0].pointer) if s.evidence else "",
+        }
+
+
+def header_line(served: Served, tokens: int, full_tokens: int | None, tokenizer: str, budget: int | None) -> str:
+    pairs: list[tuple[str, object]] = [
+        ("view", served.view),
+        ("tokens", tokens),
+        ("generated", served.generated),
+        ("truncated", served.truncated),
+        ("pointer", served.evidence[0].pointer if served.evidence else "none"),
+    ]
+    if full_tokens is not None:
+        pairs.append(("full_tokens", full_tokens))
+    pairs.append(("tokenizer", tokenizer))
+    if budget is not None:
+        pairs.append(("budget", budget))
+    pairs.extend(served.keys)
+    return "nasfs " + " ".join(f"{k}={_value(v)}" for k, v in pairs) + "\n"
+
+
+def declare(
+    served: Served,
+    full_tokens: int | None,
+    tokenizer: str,
+    budget: int | None,
+    headed: bool = True,
+    body_tokens: int | None = None,
+) -> Response:
+    """Attach the header and the true token counts to a served view.
+
+    ``body_tokens`` may be passed when already known (the whole file's count,
+    cached by blob) to spare a second tokenization.
+    """
+    if body_tokens is None:
+        body_tokens = tok.count(served.body, tokenizer)
+    if not headed:
+        return Response(served, served.body, body_tokens, body_tokens, full_tokens, tokenizer, budget, False)
+    joins_cleanly = not served.body[:1].isspace()
+    total = body_tokens
+    for _ in range(8):
+        header = header_line(served, total, full_tokens, tokenizer, budget)
+        if joins_cleanly:
+            counted = tok.count(header, tokenizer) + body_tokens
+        else:  # a leading newline can merge with the header's: count the whole
+            counted = tok.count(header.encode() + served.body, tokenizer)
+        if counted == total:
+            break
+        total = counted
+    text = header.encode() + served.body
+    return Response(served, text, total, body_tokens, full_tokens, tokenizer, budget, True)

@@ -1,0 +1,73 @@
+"""The error classes every door maps in one place.
+
+Each error says what was wrong and, where it helps, what is valid. Doors map
+the class to their own vocabulary: an exit code (CLI), an errno (FUSE), an
+HTTP status. Nothing else is raised to a door on bad input.
+"""
+
+from __future__ import annotations
+
+import errno
+
+
+class NasError(Exception):
+    """Base: a refusal with a message a person can act on."""
+
+    exit_code = 2
+    http_status = 400
+    errno = errno.EINVAL
+    kind = "error"
+
+    def __init__(self, message: str, valid: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.valid = valid
+
+    def __str__(self) -> str:
+        if self.valid:
+            return f"{self.message}; valid: {self.valid}"
+        return self.message
+
+
+class BadView(NasError):
+    """The text after ``@`` is not a view of the grammar."""
+
+    errno = errno.ENOENT
+    kind = "bad_view"
+
+
+class BadPath(NasError):
+    """A path that is malformed or would leave the served tree."""
+
+    errno = errno.ENOENT
+    kind = "bad_path"
+
+
+class BadPointer(NasError):
+    """A pointer that does not parse or belongs to another node or tree."""
+
+    kind = "bad_pointer"
+
+
+class NotFound(NasError):
+    """A path, revision, line range or section that does not exist."""
+
+    http_status = 404
+    errno = errno.ENOENT
+    kind = "not_found"
+
+
+class NotServable(NasError):
+    """A view that parses but cannot be served for this file (binary lines...)."""
+
+    http_status = 404
+    errno = errno.ENOENT
+    kind = "not_servable"
+
+
+class VerifyFailed(NasError):
+    """A pointer that parses but does not verify against its commit."""
+
+    exit_code = 1
+    http_status = 200
+    kind = "verify_failed"

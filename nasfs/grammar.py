@@ -1,0 +1,129 @@
+"""The one parser of the view grammar (design §2), used by every door.
+
+``P@outline``, ``P@L12-L18``, ``P@L12``, ``P@section=NAME``, ``P@since=REV``,
+``P@summary``, ``P@400``; any of them followed by ``@N`` (a budget) and then
+``.json`` (the envelope). ``NAME`` and ``REV`` may use ``%XX`` escapes
+(``%2F`` for ``/``, ``%40`` for ``@``) since file names cannot hold ``/``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from .errors import BadView
+
+MAX_BUDGET = 10**15
+VALID_FORMS = (
+    "@outline, @L12-L18, @L12, @section=NAME, @since=REV, @summary, @N (a token "
+    "budget), any of these followed by @N, then optionally .json"
+)
+
+_LINES = re.compile(r"L(\d+)(?:-L(\d+))?")
+_BUDGET = re.compile(r"\d+")
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A parsed view. ``kind`` is one of raw, outline, lines, section, since,
+    summary, best; ``best`` is ``P@N`` (the richest view within N tokens)."""
+
+    kind: str
+    start: int = 0
+    end: int = 0
+    arg: str = ""
+    budget: int | None = None
+    json: bool = False
+
+    def spelled(self) -> str:
+        """The canonical spelling after ``@`` (for cache keys and headers)."""
+        base = {
+            "outline": "outline",
+            "summary": "summary",
+            "lines": f"L{self.start}-L{self.end}",
+            "section": f"section={self.arg}",
+            "since": f"since={self.arg}",
+            "best": "",
+            "raw": "",
+        }[self.kind]
+        parts = [p for p in (base, "" if self.budget is None else str(self.budget)) if p]
+        return "@".join(parts) + (".json" if self.json else "")
+
+
+RAW = View("raw")
+
+
+def _budget(text: str) -> int:
+    if not _BUDGET.fullmatch(text) or len(text) > 16:
+        raise BadView(f"budget {text!r} is not a whole number of tokens", VALID_FORMS)
+    value = int(text)
+    if value > MAX_BUDGET:
+        raise BadView(f"budget {value} is larger than {MAX_BUDGET}", VALID_FORMS)
+    return value
+
+
+def parse_view(text: str) -> View:
+    """Parse the text after the first ``@``; raise :class:`BadView` otherwise."""
+    as_json = text.endswith(".json")
+    if as_json:
+        text = text[: -len(".json")]
+    if not text:
+        raise BadView("empty view after '@'", VALID_FORMS)
+    budget: int | None = None
+    head, at, tail = text.rpartition("@")
+    if at and _BUDGET.fullmatch(tail):
+        text, budget = head, _budget(tail)
+    if _BUDGET.fullmatch(text) and budget is None:
+        return View("best", budget=_budget(text), json=as_json)
+    if text in ("outline", "summary"):
+        return View(text, budget=budget, json=as_json)
+    m = _LINES.fullmatch(text)
+    if m:
+        start = int(m.group(1))
+        end = int(m.group(2) or m.group(1))
+        if start < 1:
+            raise BadView(f"line numbers start at 1, got L{start}", "@L1, @L12-L18")
+        if end < start:
+            raise BadView(f"line range L{start}-L{end} ends before it starts", "@L12-L18 with 12 <= 18")
+        return View("lines", start, end, budget=budget, json=as_json)
+    for kind in ("section", "since"):
+        prefix = kind + "="
+        if text.startswith(prefix):
+            arg = unquote(text[len(prefix):])
+            if not arg:
+                raise BadView(f"@{prefix} needs a value", VALID_FORMS)
+            return View(kind, arg=arg, budget=budget, json=as_json)
+    raise BadView(f"unknown view {text!r}", VALID_FORMS)
+
+
+def split_name(name: str, exists: Callable[[str], bool], is_file: Callable[[str], bool]) -> tuple[str, View]:
+    """Split one directory entry name into (real name, view).
+
+    A name that exists is always the real entry, ``@`` or not. Otherwise the
+    name splits at the ``@`` whose left part is an existing file, the longest
+    such left part first (``user@host.txt@outline``). Raises :class:`BadView`
+    when no left part is a file or the view does not parse.
+    """
+    if exists(name):
+        return name, RAW
+    pos = len(name)
+    while True:
+        pos = name.rfind("@", 0, pos)
+        if pos <= 0:
+            raise BadView(f"no file {name!r}, and no '@' in it follows an existing file", VALID_FORMS)
+        if is_file(name[:pos]):
+            return name[:pos], parse_view(name[pos + 1:])
+
+
+def split_path(path: str, exists: Callable[[str], bool], is_file: Callable[[str], bool]) -> tuple[str, View]:
+    """Split a tree-relative path whose last component may carry a view."""
+    folder, _, leaf = path.rpartition("/")
+    prefix = folder + "/" if folder else ""
+    real, view = split_name(
+        leaf,
+        lambda n: exists(prefix + n),
+        lambda n: is_file(prefix + n),
+    )
+    return prefix + real, view

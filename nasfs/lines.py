@@ -1,0 +1,83 @@
+"""Line arithmetic shared by every view: a line ends at ``\\n`` and keeps any ``\\r``.
+
+Lines are numbered from 1; an empty file has no lines. A final line without a
+newline is still a line.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+
+
+class LineIndex:
+    """Byte offsets of line starts in one buffer, for O(log n) offset->line."""
+
+    __slots__ = ("data", "starts")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        starts = [0]
+        find = data.find
+        pos = find(b"\n")
+        while pos != -1:
+            starts.append(pos + 1)
+            pos = find(b"\n", pos + 1)
+        if starts[-1] == len(data):
+            starts.pop()  # a trailing newline does not open another line
+        self.starts = starts
+
+    @property
+    def count(self) -> int:
+        return len(self.starts)
+
+    def line_of(self, offset: int) -> int:
+        """1-based line holding byte ``offset``."""
+        return bisect.bisect_right(self.starts, offset)
+
+    def span(self, first: int, last: int) -> tuple[int, int]:
+        """Byte span [a, b) of lines first..last (1-based, inclusive)."""
+        a = self.starts[first - 1]
+        b = self.starts[last] if last < len(self.starts) else len(self.data)
+        return a, b
+
+    def slice(self, first: int, last: int) -> bytes:
+        a, b = self.span(first, last)
+        return self.data[a:b]
+
+    def line(self, n: int) -> bytes:
+        """Line ``n`` without its ``\\n`` (a ``\\r`` stays)."""
+        return self.slice(n, n).removesuffix(b"\n")
+
+
+def count_lines(data: bytes) -> int:
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def stream_lines(chunks: Iterable[bytes], first: int, last: int) -> tuple[bytes, int]:
+    """Lines first..last of a stream, and how many lines the stream has.
+
+    Stops reading once ``last`` is complete (the count is then ``last``, a
+    lower bound); memory is bounded by the lines asked for plus one chunk.
+    """
+    out: list[bytes] = []
+    line = 1  # the line the next byte belongs to
+    partial = False  # bytes seen after the last newline
+    for chunk in chunks:
+        pos = 0
+        while pos < len(chunk):
+            nl = chunk.find(b"\n", pos)
+            stop = len(chunk) if nl == -1 else nl + 1
+            if first <= line <= last:
+                out.append(chunk[pos:stop])
+            if nl == -1:
+                partial = True
+                break
+            partial = False
+            line += 1
+            pos = stop
+            if line > last:
+                return b"".join(out), last
+    return b"".join(out), line - 1 + (1 if partial else 0)

@@ -1,0 +1,65 @@
+"""Evidence pointers: ``nas://<node>/<tree>/<path>@<commit>#L<a>-L<b>``.
+
+The path is percent-encoded where it holds characters that would break a
+header line or the pointer's own syntax (space, ``%``, ``#``); the fragment is
+optional (no fragment: the whole blob, as for binary files). Commits are
+emitted with 12 hex digits; any unique prefix of 7+ is accepted on input.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import quote, unquote
+
+from .errors import BadPointer
+
+EMIT_HEX = 12
+_SAFE = "/@+~!$&'()*,;=:-._"
+_FULL = re.compile(r"nas://([^/\s]+)/([^/\s]+)/(\S+)")
+_REST = re.compile(r"(.+)@([0-9a-fA-F]{7,40})(?:#L(\d+)(?:-L(\d+))?)?")
+FORM = "nas://NODE/TREE/PATH@COMMIT#La-Lb (or PATH@COMMIT#La-Lb), commit of 7 to 40 hex digits"
+
+
+@dataclass(frozen=True, slots=True)
+class Pointer:
+    node: str
+    tree: str
+    path: str
+    commit: str
+    start: int = 0  # 0: the whole blob, no line fragment
+    end: int = 0
+
+    def short(self) -> str:
+        """The form without ``nas://node/tree/`` (what ``.nas/deref/`` takes)."""
+        frag = f"#L{self.start}-L{self.end}" if self.start else ""
+        return f"{quote(self.path, safe=_SAFE)}@{self.commit[:EMIT_HEX]}{frag}"
+
+    def __str__(self) -> str:
+        return f"nas://{self.node}/{self.tree}/{self.short()}"
+
+
+def parse_pointer(text: str, node: str, tree: str) -> Pointer:
+    """Parse a full or short pointer; a full one must name this node and tree."""
+    text = text.strip()
+    m = _FULL.fullmatch(text)
+    if m:
+        if (m.group(1), m.group(2)) != (node, tree):
+            raise BadPointer(
+                f"pointer is for node {m.group(1)!r} tree {m.group(2)!r}; this is node {node!r} tree {tree!r}",
+                f"nas://{node}/{tree}/PATH@COMMIT#La-Lb",
+            )
+        rest = m.group(3)
+    elif text.startswith("nas://"):
+        raise BadPointer(f"malformed pointer {text!r}", FORM)
+    else:
+        rest = text
+    r = _REST.fullmatch(rest)
+    if not r:
+        raise BadPointer(f"malformed pointer {text!r}", FORM)
+    start = int(r.group(3) or 0)
+    end = int(r.group(4) or r.group(3) or 0)
+    if r.group(3) and (start < 1 or end < start):
+        raise BadPointer(f"pointer line range L{start}-L{end} is empty or starts before L1", FORM)
+    path = unquote(r.group(1))
+    return Pointer(node, tree, path, r.group(2).lower(), start, end)

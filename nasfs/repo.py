@@ -1,0 +1,326 @@
+"""The only module that imports pygit2: revisions, blobs, paths, snapshots.
+
+Content is served from two places: the working tree (the real files, which
+may differ from any commit) and commits (``--at REV``, ``.at/<rev>/``). Every
+piece of content handed out names a commit that holds exactly those bytes at
+that path, so every pointer verifies with plain ``git show``: working-tree
+content that differs from HEAD is first recorded as a *snapshot commit*
+(parent: HEAD) kept reachable under ``refs/nasfs/snapshots``. The user's
+branch, index and working tree are never touched.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import posixpath
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from .errors import BadPath, NotFound, NotServable
+
+LARGE_BYTES = 32 << 20  # above this a file is streamed, never held whole
+CHUNK = 1 << 20
+KEEP_REF = "refs/nasfs/snapshots"
+SIGNATURE_NAME = "nasfs"
+SIGNATURE_EMAIL = "nasfs@localhost"
+_FILE_MODES = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
+
+# The daemon often runs as root over trees its users own; the admin named the
+# tree explicitly, so libgit2's owner check would only refuse a legitimate use.
+pygit2.option(pygit2.GIT_OPT_SET_OWNER_VALIDATION, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Content:
+    """Exact bytes of one file, the blob they hash to and a commit holding them."""
+
+    path: str
+    blob_id: str
+    size: int
+    commit: str
+    source: str  # "worktree" or "commit"
+    _repo: pygit2.Repository = field(repr=False, compare=False)
+    _disk: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def large(self) -> bool:
+        return self.size > LARGE_BYTES
+
+    def read(self) -> bytes:
+        """The whole content; refused for large files, which are streamed."""
+        if self.large:
+            raise NotServable(f"{self.path} is {self.size} bytes, too large to serve whole", "a line range @La-Lb or @outline")
+        if self._disk is not None:
+            with open(self._disk, "rb") as fh:
+                data = fh.read()
+            if pygit2.hash(data) == pygit2.Oid(hex=self.blob_id):
+                return data
+            # Changed since it was hashed: serve the committed bytes we named.
+        return self._repo[self.blob_id].data
+
+    def stream(self) -> Iterator[bytes]:
+        with pygit2.BlobIO(self._repo[self.blob_id]) as fh:
+            while chunk := fh.read(CHUNK):
+                yield chunk
+
+    def head(self, n: int = 8192) -> bytes:
+        for chunk in self.stream():
+            return chunk[:n]
+        return b""
+
+
+def clean_path(path: str) -> str:
+    """A tree-relative POSIX path, or :class:`BadPath` saying why not."""
+    if "\0" in path:
+        raise BadPath("a path cannot contain a NUL byte")
+    if path.startswith("/"):
+        raise BadPath(f"{path!r} is absolute", "a path relative to the tree root, like notes/acme.md")
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise BadPath(f"{path!r} leaves the tree through '..'", "a path inside the tree, without '..'")
+    if parts and parts[0] == ".git":
+        raise BadPath(f"{path!r} is inside .git, which is not served")
+    return "/".join(parts)
+
+
+class GitTree:
+    """One served tree: a git work tree, its node and tree names for pointers."""
+
+    def __init__(self, workdir: str | os.PathLike[str], node: str | None = None, tree: str | None = None) -> None:
+        try:
+            repo = pygit2.Repository(str(workdir))
+        except pygit2.GitError as exc:
+            raise NotFound(f"{workdir} is not inside a git work tree ({exc})", "a folder of a git repository with a work tree") from None
+        if repo.is_bare or repo.workdir is None:
+            raise NotFound(f"{workdir} is a bare repository", "a git repository with a work tree")
+        self.repo = repo
+        self.root = Path(repo.workdir).resolve()
+        self.node = node or socket.gethostname().split(".")[0]
+        self.tree = tree or self.root.name
+        self._lock = threading.Lock()
+        self._hashes: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+
+    # -- revisions ---------------------------------------------------------
+    def resolve(self, rev: str) -> pygit2.Commit:
+        """A commit from a full or abbreviated id, a branch or a tag."""
+        if not rev or rev.startswith("-") or any(c in rev for c in " \t\n:"):
+            raise NotFound(f"unknown revision {rev!r}", self.valid_revisions())
+        try:
+            obj = self.repo.revparse_single(rev)
+            commit = obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            raise NotFound(f"unknown revision {rev!r}", self.valid_revisions()) from None
+        return commit
+
+    def valid_revisions(self) -> str:
+        names = self.branches()[:10] + self.tags()[:10]
+        return "a commit id (7+ hex digits)" + (", or one of: " + ", ".join(names) if names else "")
+
+    def branches(self) -> list[str]:
+        return sorted(self.repo.branches.local)
+
+    def tags(self) -> list[str]:
+        prefix = "refs/tags/"
+        return sorted(r[len(prefix):] for r in self.repo.references if r.startswith(prefix))
+
+    def head(self) -> pygit2.Commit | None:
+        try:
+            return self.repo.head.peel(pygit2.Commit)
+        except (pygit2.GitError, KeyError):
+            return None  # an unborn branch: no commit yet
+
+    # -- paths in a commit -------------------------------------------------
+    def _tree_entry(self, commit: pygit2.Commit, path: str) -> tuple[str, pygit2.Object | None]:
+        """(resolved path, object) at ``path`` in ``commit``, in-tree symlinks followed."""
+        for _ in range(16):
+            if not path:
+                return path, commit.tree
+            try:
+                entry = commit.tree[path]
+            except KeyError:
+                return path, None
+            if entry.filemode != pygit2.GIT_FILEMODE_LINK:
+                return path, self.repo[entry.id]
+            target = self.repo[entry.id].data.decode("utf-8", "replace")
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+            if target.startswith("/") or joined == ".." or joined.startswith("../"):
+                raise BadPath(f"{path!r} is a symlink to {target!r}, outside the tree")
+            path = clean_path(joined)
+        raise BadPath(f"{path!r}: too many levels of symlinks")
+
+    def object_at(self, rev: str, path: str) -> pygit2.Object | None:
+        return self._tree_entry(self.resolve(rev), clean_path(path))[1]
+
+    def at(self, rev: str, path: str) -> Content:
+        commit = self.resolve(rev)
+        resolved, obj = self._tree_entry(commit, clean_path(path))
+        if obj is None:
+            raise NotFound(f"{path!r} does not exist at {rev}")
+        if not isinstance(obj, pygit2.Blob):
+            raise NotServable(f"{path!r} is a directory at {rev}", "a file path")
+        return Content(resolved, str(obj.id), obj.size, str(commit.id), "commit", self.repo)
+
+    # -- the working tree --------------------------------------------------
+    def real_path(self, path: str) -> tuple[str, Path]:
+        """(tree-relative path, absolute path) with symlinks resolved inside the tree."""
+        rel = clean_path(path)
+        full = self.root / rel
+        real = Path(os.path.realpath(full))
+        if real != self.root and self.root not in real.parents:
+            raise BadPath(f"{path!r} resolves to {real}, outside the tree")
+        rel_real = real.relative_to(self.root).as_posix() if real != self.root else ""
+        if rel_real.split("/")[0] == ".git":
+            raise BadPath(f"{path!r} resolves into .git, which is not served")
+        return rel_real, real
+
+    def exists(self, path: str, rev: str | None = None) -> bool:
+        try:
+            if rev is not None:
+                return self.object_at(rev, path) is not None
+            rel = clean_path(path)
+            return os.path.lexists(self.root / rel)
+        except (BadPath, NotFound):
+            return False
+
+    def is_file(self, path: str, rev: str | None = None) -> bool:
+        try:
+            if rev is not None:
+                return isinstance(self.object_at(rev, path), pygit2.Blob)
+            return self.real_path(path)[1].is_file()  # BadPath (an escape) is raised
+        except (NotFound, OSError):
+            return False
+
+    def working(self, path: str) -> Content:
+        """The working-tree file at ``path``, with a commit that holds its bytes."""
+        rel, real = self.real_path(path)
+        try:
+            st = real.stat()
+        except FileNotFoundError:
+            raise NotFound(f"{path!r} does not exist") from None
+        if real.is_dir():
+            raise NotServable(f"{path!r} is a directory", "a file path; views are of files")
+        if not real.is_file():
+            raise NotServable(f"{path!r} is not a regular file")
+        blob_id = self._hash(real, st)
+        commit = self._commit_holding(rel, blob_id, real)
+        return Content(rel, blob_id, st.st_size, commit, "worktree", self.repo, str(real))
+
+    def _hash(self, real: Path, st: os.stat_result) -> str:
+        """Blob id of a file, cached by (inode, size, mtime, ctime)."""
+        key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        hit = self._hashes.get(str(real))
+        if hit and hit[0] == key:
+            return hit[1]
+        blob_id = str(pygit2.hashfile(str(real)))
+        self._hashes[str(real)] = (key, blob_id)
+        return blob_id
+
+    def _commit_holding(self, rel: str, blob_id: str, real: Path) -> str:
+        head = self.head()
+        if head is not None:
+            try:
+                entry = head.tree[rel]
+                if str(entry.id) == blob_id and entry.filemode in _FILE_MODES:
+                    return str(head.id)
+            except KeyError:
+                pass
+        return self.snapshot(rel, blob_id, real, head)
+
+    # -- snapshot commits --------------------------------------------------
+    def snapshot(self, rel: str, blob_id: str, real: Path, head: pygit2.Commit | None) -> str:
+        """Record HEAD's tree with ``rel`` set to this blob as a commit under refs/nasfs.
+
+        Deterministic (fixed author and time), so the same content over the same
+        HEAD is the same commit, written once.
+        """
+        with self._lock, _GitDirLock(Path(self.repo.path) / "nasfs.lock"):
+            oid = pygit2.Oid(hex=blob_id)
+            if oid not in self.repo:
+                with open(real, "rb") as fh:
+                    written = self.repo.create_blob_fromiobase(fh)
+                if written != oid:
+                    raise NotServable(f"{rel!r} changed while it was being recorded; read it again")
+            base = head.tree if head is not None else None
+            tree = self._tree_with(base, rel.split("/"), oid)
+            when = head.commit_time if head is not None else 0
+            offset = head.commit_time_offset if head is not None else 0
+            sig = pygit2.Signature(SIGNATURE_NAME, SIGNATURE_EMAIL, when, offset)
+            message = f"nasfs snapshot of {rel}\n\nWorking-tree content of {rel} over {head.id if head else 'no commit'}.\n"
+            parents = [head.id] if head is not None else []
+            raw = self.repo.create_commit_string(sig, sig, message, tree, parents)
+            commit_id = _object_id(b"commit", raw.encode())
+            if commit_id not in self.repo:  # new: write it and keep it reachable
+                self.repo.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
+                self._keep(commit_id)
+            return str(commit_id)
+
+    def _tree_with(self, base: pygit2.Tree | None, parts: list[str], blob: pygit2.Oid) -> pygit2.Oid:
+        builder = self.repo.TreeBuilder(base) if base is not None else self.repo.TreeBuilder()
+        name = parts[0]
+        if len(parts) == 1:
+            mode = pygit2.GIT_FILEMODE_BLOB
+            if base is not None and name in base and base[name].filemode in _FILE_MODES:
+                mode = base[name].filemode
+            builder.insert(name, blob, mode)
+        else:
+            sub = base[name] if base is not None and name in base else None
+            sub_tree = self.repo[sub.id] if sub is not None and sub.filemode == pygit2.GIT_FILEMODE_TREE else None
+            builder.insert(name, self._tree_with(sub_tree, parts[1:], blob), pygit2.GIT_FILEMODE_TREE)
+        return builder.write()
+
+    def _keep(self, commit_id: pygit2.Oid) -> None:
+        """Make a snapshot reachable: chain it into ``refs/nasfs/snapshots``."""
+        try:
+            parents = [self.repo.references[KEEP_REF].target, commit_id]
+        except KeyError:
+            parents = [commit_id]
+        empty = self.repo.TreeBuilder().write()
+        sig = pygit2.Signature(SIGNATURE_NAME, SIGNATURE_EMAIL)
+        keeper = self.repo.create_commit(None, sig, sig, "nasfs: keep snapshots reachable\n", empty, parents)
+        self.repo.references.create(KEEP_REF, keeper, force=True)
+
+
+def _object_id(kind: bytes, raw: bytes) -> pygit2.Oid:
+    """The id git gives an object, computed without writing it."""
+    return pygit2.Oid(hex=hashlib.sha1(kind + b" %d\0" % len(raw) + raw).hexdigest())
+
+
+class _GitDirLock:
+    """An flock on a file in the git dir: snapshots from several processes serialize."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd = -1
+
+    def __enter__(self) -> "_GitDirLock":
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+@dataclass(frozen=True, slots=True)
+class BlobDiff:
+    """A unified diff of two byte strings and its line counts."""
+
+    text: bytes
+    added: int
+    deleted: int
+    binary: bool
+
+
+def diff_bytes(old: bytes, new: bytes, old_path: str, new_path: str, context: int = 3) -> BlobDiff:
+    """Unified diff of two contents, as ``git diff`` prints it."""
+    patch = pygit2.Patch.create_from(old, new, old_as_path=old_path, new_as_path=new_path, context_lines=context)
+    _, added, deleted = patch.line_stats
+    return BlobDiff(patch.data, added, deleted, patch.delta.is_binary)

@@ -1,0 +1,276 @@
+"""The core every door calls: one tree, one grammar, one set of answers.
+
+``Nas.read('notes.md@outline@120.json')`` is the whole contract for a read; the
+CLI, FUSE, HTTP and MCP doors differ only in how they carry it.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+
+from . import __version__
+from . import tokens as tok
+from .budget import fit
+from .cache import LRU, DiskCache
+from .declare import Response, declare
+from .errors import NasError, NotFound, NotServable, VerifyFailed
+from .grammar import RAW, View, split_path
+from .pointers import Pointer, parse_pointer
+from .repo import Content, GitTree, clean_path
+from .views import Analysis, Evidence, Served
+
+
+@dataclass
+class Stats:
+    """Counters behind ``.nas/stats``: what was served against what it saved."""
+
+    views: collections.Counter[str] = field(default_factory=collections.Counter)
+    tokens_served: int = 0
+    tokens_full: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+
+    def record(self, response: Response, hit: bool) -> None:
+        self.views[response.view] += 1
+        self.tokens_served += response.tokens
+        self.tokens_full += response.full_tokens or 0
+        if hit:
+            self.cache_hits += 1
+        else:
+            self.cache_misses += 1
+
+    def render(self) -> str:
+        lines = [f"views_served={sum(self.views.values())}"]
+        lines += [f"view.{k}={v}" for k, v in sorted(self.views.items())]
+        saved = self.tokens_full - self.tokens_served
+        lines += [
+            f"tokens_served={self.tokens_served}",
+            f"tokens_full_files={self.tokens_full}",
+            f"tokens_saved={saved}",
+            f"cache_hits={self.cache_hits}",
+            f"cache_misses={self.cache_misses}",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    when: float
+    name: str
+    error: NasError
+
+    def render(self) -> str:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.when))
+        return f"{stamp} {self.name}: {self.error}"
+
+
+class Nas:
+    """Views of one git-backed tree, declared and budgeted."""
+
+    def __init__(self, tree: GitTree, tokenizer: str = tok.DEFAULT_TOKENIZER, disk: DiskCache | None = None) -> None:
+        self.tree = tree
+        self.tokenizer = tok.check_tokenizer(tokenizer)
+        self.disk = disk
+        self.stats = Stats()
+        self.errors: collections.deque[Refusal] = collections.deque(maxlen=100)
+        self._analyses: LRU[tuple[str, str, str], Analysis] = LRU(256)
+        self._responses: LRU[str, Response] = LRU(4096)
+        self._full_tokens: LRU[tuple[str, str], int] = LRU(65536)
+        self._lock = threading.Lock()
+
+    # -- addressing ----------------------------------------------------------
+    def split(self, spec: str, at: str | None = None) -> tuple[str, View]:
+        """(real path, view) for ``path@view``; the real name always wins."""
+        path = clean_path(spec)
+        if at is not None:
+            self.tree.resolve(at)  # an unknown revision is the error, not "no file"
+        return split_path(path, lambda p: self.tree.exists(p, at), lambda p: self.tree.is_file(p, at))
+
+    def content(self, path: str, at: str | None = None) -> Content:
+        return self.tree.at(at, path) if at is not None else self.tree.working(path)
+
+    def analysis(self, content: Content) -> Analysis:
+        key = (content.path, content.blob_id, content.commit)
+        found = self._analyses.get(key)
+        if found is None:
+            found = Analysis.of(content, self.tree.node, self.tree.tree)
+            self._analyses.put(key, found)
+        return found
+
+    def full_tokens(self, a: Analysis) -> int | None:
+        """Tokens of the whole file, cached by blob; None for binary or large."""
+        if a.binary or a.data is None:
+            return None
+        key = (self.tokenizer, a.content.blob_id)
+        n = self._full_tokens.get(key)
+        if n is None:
+            disk_key = f"tokens:{key[0]}:{key[1]}"
+            cached = self.disk.get(disk_key) if self.disk else None
+            n = int(cached) if cached is not None else tok.count(a.data, self.tokenizer)
+            if cached is None and self.disk:
+                self.disk.put(disk_key, str(n).encode())
+            self._full_tokens.put(key, n)
+        return n
+
+    # -- reads ---------------------------------------------------------------
+    def read(self, spec: str, at: str | None = None, budget: int | None = None) -> Response:
+        """Serve ``path@view``; ``budget`` (HTTP's budget_tokens) adds ``@N``."""
+        try:
+            path, view = self.split(spec, at)
+            if budget is not None:
+                view = _with_budget(view, budget)
+            return self.read_view(path, view, at)
+        except NasError as exc:
+            self.refused(spec, exc)
+            raise
+
+    def refused(self, name: str, exc: NasError) -> None:
+        self.errors.append(Refusal(time.time(), name, exc))
+
+    def read_view(self, path: str, view: View, at: str | None = None) -> Response:
+        content = self.content(path, at)
+        key = self._response_key(content, view)
+        hit = self._responses.get(key)
+        if hit is None and self.disk is not None:
+            raw = self.disk.get(key)
+            hit = _response_from_json(raw, self.tree) if raw else None
+            if hit is not None:
+                self._responses.put(key, hit)
+        if hit is not None:
+            self.stats.record(hit, True)
+            return hit
+        response = self._serve(content, view)
+        self._responses.put(key, response)
+        if self.disk is not None and view.kind != "summary":
+            self.disk.put(key, _response_to_json(response))
+        self.stats.record(response, False)
+        return response
+
+    def _response_key(self, content: Content, view: View) -> str:
+        plain = View(view.kind, view.start, view.end, view.arg, view.budget, False)
+        if view.kind == "since":  # the far end's commit, not its name, keys the diff
+            plain = View("since", arg=str(self.tree.resolve(view.arg).id), budget=view.budget)
+        parts = (__version__, self.tree.node, self.tree.tree, self.tokenizer, content.commit, content.path, content.blob_id, plain.spelled())
+        return "resp:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    def _serve(self, content: Content, view: View) -> Response:
+        a = self.analysis(content)
+        full = self.full_tokens(a)
+
+        def declared(served: Served, headed: bool = True) -> Response:
+            body_tokens = full if served.body is a.data and full is not None else None
+            return declare(served, full, self.tokenizer, view.budget, headed, body_tokens)
+
+        whole = a.whole_evidence()
+        nothing = Served("none", b"", whole, truncated=True)
+        if view.kind == "raw":
+            if a.data is None:
+                raise NotServable(f"{content.path} is {content.size} bytes; read it as a plain file", "a line range @La-Lb or @outline")
+            return declared(Served("full", a.data, whole), headed=False)
+        if view.kind == "lines":
+            served = a.lines(view.start, view.end)
+            if view.budget is None:
+                return declared(served, headed=False)
+            return fit([lambda: served, lambda: a.skeleton(None)], declared, view.budget, nothing)
+        if view.kind == "section":
+            entry, served = a.section(view.arg)
+            scoped = a.section_outline(entry)
+            if view.budget is None:
+                return declared(served)
+            return fit([lambda: served, *self._outline_rungs(a, scoped, entry), lambda: a.skeleton(entry)], declared, view.budget, nothing)
+        if view.kind == "outline":
+            if view.budget is None:
+                return declared(a.outline_view(a.outline, None, None))
+            return fit([*self._outline_rungs(a, a.outline, None), lambda: a.skeleton(None)], declared, view.budget, nothing)
+        if view.kind == "best":
+            assert view.budget is not None
+            return fit([a.full, *self._outline_rungs(a, a.outline, None), lambda: a.skeleton(None)], declared, view.budget, nothing)
+        if view.kind == "since":
+            from .diffs import file_diff_rungs
+
+            rungs = file_diff_rungs(self, a, view.arg)
+            if view.budget is None:
+                return declared(rungs[0]())
+            return fit(rungs, declared, view.budget, nothing)
+        if view.kind == "summary":
+            raise NotServable("no summarizer is configured for this tree", "@outline, @N, @section=NAME, @L12-L18")
+        raise NotServable(f"view {view.kind!r} is not served")
+
+    @staticmethod
+    def _outline_rungs(a: Analysis, outline, scope):
+        """The outline at full depth, then with its deepest level dropped, repeatedly."""
+        rungs = []
+        deepest = outline.max_depth
+        for depth in range(deepest, -1, -1):
+            rungs.append(lambda d=depth: a.outline_view(outline, None if d == deepest else d, scope))
+        if deepest < 0:  # no entries: the outline is its notes alone
+            rungs.append(lambda: a.outline_view(outline, None, scope))
+        return rungs
+
+    # -- evidence --------------------------------------------------------------
+    def resolve_pointer(self, text: str) -> tuple[Pointer, Content]:
+        p = parse_pointer(text, self.tree.node, self.tree.tree)
+        content = self.tree.at(p.commit, p.path)
+        return p, content
+
+    def deref(self, text: str) -> tuple[Pointer, bytes]:
+        """Exactly the bytes a pointer names, at its commit."""
+        p, content = self.resolve_pointer(text)
+        if not p.start:
+            if content.large:
+                raise NotServable(f"{p.path} is {content.size} bytes; dereference a line range of it")
+            return p, content.read()
+        a = self.analysis(content)
+        return p, a.lines(p.start, p.end).body
+
+    def verify(self, text: str, sha256: str | None = None, quote: str | None = None) -> str:
+        """Check a pointer; raise :class:`VerifyFailed` saying what did not hold."""
+        try:
+            p, body = self.deref(text)
+        except NotFound as exc:
+            raise VerifyFailed(f"does not verify: {exc}") from None
+        except NotServable as exc:
+            raise VerifyFailed(f"does not verify: {exc}") from None
+        digest = hashlib.sha256(body).hexdigest()
+        if sha256 is not None and sha256.lower() != digest:
+            raise VerifyFailed(f"does not verify: sha256 of those lines is {digest}, not {sha256}")
+        if quote is not None and quote.encode() not in body:
+            raise VerifyFailed(f"does not verify: the quoted text does not occur in {p.short()}")
+        return f"verified {p} sha256={digest}"
+
+
+def _with_budget(view: View, budget: int) -> View:
+    from .grammar import parse_view
+
+    if view.kind == "raw":
+        return parse_view(f"{budget}{'.json' if view.json else ''}")
+    return View(view.kind, view.start, view.end, view.arg, budget, view.json)
+
+
+def _response_to_json(r: Response) -> bytes:
+    s = r.served
+    return json.dumps({
+        "view": s.view, "body": s.body.decode("latin-1"), "text": r.text.decode("latin-1"),
+        "evidence": [[str(e.pointer), e.sha256] for e in s.evidence],
+        "generated": s.generated, "truncated": s.truncated, "keys": list(s.keys),
+        "tokens": r.tokens, "content_tokens": r.content_tokens, "full_tokens": r.full_tokens,
+        "tokenizer": r.tokenizer, "budget": r.budget, "headed": r.headed,
+    }).encode()
+
+
+def _response_from_json(raw: bytes, tree: GitTree) -> Response | None:
+    try:
+        d = json.loads(raw)
+        evidence = tuple(Evidence(parse_pointer(p, tree.node, tree.tree), h) for p, h in d["evidence"])
+        served = Served(d["view"], d["body"].encode("latin-1"), evidence, d["generated"], d["truncated"], tuple(tuple(k) for k in d["keys"]))
+        return Response(served, d["text"].encode("latin-1"), d["tokens"], d["content_tokens"], d["full_tokens"], d["tokenizer"], d["budget"], d["headed"])
+    except (ValueError, KeyError, TypeError, NasError):
+        return None
+
+
+__all__ = ["Nas", "RAW", "Stats"]

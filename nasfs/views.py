@@ -1,0 +1,188 @@
+"""Views of one file: what each is, built from its analysis, before declaration.
+
+A :class:`Served` is a view's body and evidence; :mod:`nasfs.declare` adds the
+header and token count. Nothing here knows about budgets except the ladder's
+rungs, which :mod:`nasfs.budget` walks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from .errors import NotFound, NotServable
+from .lines import LineIndex, stream_lines
+from .outline import Entry, Outline, family_for, is_binary, outline_bytes, outline_large
+from .pointers import Pointer
+from .repo import Content
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    pointer: Pointer
+    sha256: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"pointer": str(self.pointer), "sha256": self.sha256}
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """A view's body and what it rests on; ``keys`` become extra header keys."""
+
+    view: str
+    body: bytes
+    evidence: tuple[Evidence, ...] = ()
+    generated: bool = False
+    truncated: bool = False
+    keys: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(slots=True)
+class Analysis:
+    """What every view of one file needs, computed once per blob."""
+
+    content: Content
+    node: str
+    tree: str
+    binary: bool
+    line_count: int
+    outline: Outline
+    data: bytes | None  # None for large files, which are streamed
+    _lines: LineIndex | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, content: Content, node: str, tree: str) -> "Analysis":
+        if content.large:
+            head = content.head()
+            binary = is_binary(head)
+            outline = outline_large(content.path, content.size, head, content.stream)
+            lines = 0 if binary else stream_lines(content.stream(), 1, 0)[1]
+            return cls(content, node, tree, binary, lines, outline, None)
+        data = content.read()
+        binary = is_binary(data)
+        outline = outline_bytes(content.path, data)
+        index = LineIndex(data)
+        return cls(content, node, tree, binary, 0 if binary else index.count, outline, data, index)
+
+    # -- evidence ----------------------------------------------------------
+    def pointer(self, start: int = 0, end: int = 0) -> Pointer:
+        return Pointer(self.node, self.tree, self.content.path, self.content.commit, start, end)
+
+    def lines_bytes(self, first: int, last: int) -> bytes:
+        if self._lines is not None:
+            return self._lines.slice(first, last)
+        return stream_lines(self.content.stream(), first, last)[0]
+
+    def evidence(self, first: int, last: int, body: bytes | None = None) -> tuple[Evidence, ...]:
+        """Evidence for lines first..last (the whole blob for binary files)."""
+        if self.content.size == 0:
+            return ()
+        if self.binary:
+            whole = self.data if self.data is not None else b"".join(self.content.stream())
+            return (Evidence(self.pointer(), hashlib.sha256(whole).hexdigest()),)
+        data = body if body is not None else self.lines_bytes(first, last)
+        return (Evidence(self.pointer(first, last), hashlib.sha256(data).hexdigest()),)
+
+    def whole_evidence(self) -> tuple[Evidence, ...]:
+        return self.evidence(1, self.line_count, self.data)
+
+    # -- the rungs -----------------------------------------------------------
+    def full(self) -> Served | None:
+        """The whole file, when it is text small enough to hold."""
+        if self.binary or self.data is None:
+            return None
+        return Served("full", self.data, self.whole_evidence())
+
+    def outline_view(self, outline: Outline, depth: int | None, scope: Entry | None) -> Served:
+        keys = [("kind", outline.kind)]
+        if depth is not None:
+            keys.append(("depth", f"{depth + 1}/{outline.max_depth + 1}"))
+        if scope is not None:
+            keys.append(("section", ".".join(scope.path)))
+            evidence = self.evidence(scope.start, scope.end)
+        else:
+            evidence = self.whole_evidence()
+        shown = outline if depth is None else outline.to_depth(depth)
+        return Served("outline", shown.render().encode(), evidence, keys=tuple(keys))
+
+    def skeleton(self, scope: Entry | None) -> Served:
+        """One line: kind, lines, bytes and top-level entries."""
+        if scope is not None:
+            inner = [e for e in self.outline.entries if scope.start <= e.start and e.end <= scope.end and e.depth == scope.depth + 1]
+            body = self.lines_bytes(scope.start, scope.end)
+            first, last, size = scope.start, scope.end, len(body)
+            what = f"section {'.'.join(scope.path)}"
+        else:
+            inner = [e for e in self.outline.entries if e.depth == 0]
+            first, last, size = 1, self.line_count, self.content.size
+            what = self.outline.kind
+            body = None
+        names = [e.name or e.label for e in inner[:12]]
+        more = f" (+{len(inner) - 12} more)" if len(inner) > 12 else ""
+        top = f"; top: {', '.join(names)}{more}" if names else ""
+        line = f"{what}: lines {first}-{last}, {size} bytes{top}\n" if last else f"{what}: empty, {size} bytes\n"
+        evidence = self.evidence(first, last, body) if last else self.evidence(0, 0) if self.binary else ()
+        return Served("skeleton", line.encode(), evidence)
+
+    def lines(self, first: int, last: int) -> Served:
+        if self.binary:
+            raise NotServable(f"{self.content.path} is binary; line ranges are for text", "@outline for its kind and size")
+        if last > self.line_count:
+            raise NotFound(
+                f"line range L{first}-L{last} is past the end of {self.content.path}",
+                f"L1-L{self.line_count}" if self.line_count else "nothing: the file is empty",
+            )
+        body = self.lines_bytes(first, last)
+        return Served("lines", body, self.evidence(first, last, body))
+
+    def section(self, name: str) -> tuple[Entry, Served]:
+        entry = find_section(self.outline, name, self.content.path)
+        body = self.lines_bytes(entry.start, entry.end)
+        return entry, Served("section", body, self.evidence(entry.start, entry.end, body), keys=(("section", ".".join(entry.path)),))
+
+    def section_outline(self, entry: Entry) -> Outline:
+        """The part of the outline inside a section, re-based to depth 0."""
+        inner = tuple(
+            Entry(e.label, e.start, e.end, e.depth - entry.depth, e.path)
+            for e in self.outline.entries
+            if entry.start <= e.start and e.end <= entry.end and e.depth >= entry.depth
+        )
+        return Outline(self.outline.kind, inner, (), self.outline.indent)
+
+
+_DUP = re.compile(r"(.*)~(\d+)")
+
+
+def _slug(text: str) -> str:
+    """GitHub-style anchor: lower case, punctuation dropped, spaces to '-'."""
+    return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+
+
+def find_section(outline: Outline, name: str, path: str) -> Entry:
+    """The entry a section name addresses.
+
+    Tried in order: the qualified path (``Acme.Renewal``, ``Cls.method``,
+    ``spec.containers.0``), the entry's own name (``Renewal``), its slug
+    (``renewal-terms``). ``NAME~2`` picks the second of several matches.
+    """
+    wanted, nth = name, 1
+    m = _DUP.fullmatch(name)
+    if m and not any(".".join(e.path) == name or e.name == name for e in outline.entries):
+        wanted, nth = m.group(1), int(m.group(2))
+    addressable = [e for e in outline.entries if e.path]
+    for match in (
+        lambda e: ".".join(e.path) == wanted,
+        lambda e: e.name == wanted,
+        lambda e: _slug(e.name) == _slug(wanted),
+    ):
+        hits = [e for e in addressable if match(e)]
+        if len(hits) >= nth:
+            return hits[nth - 1]
+    names = sorted({".".join(e.path) for e in addressable})
+    listed = ", ".join(names[:30]) + (f" (+{len(names) - 30} more)" if len(names) > 30 else "")
+    raise NotFound(f"no section {name!r} in {path}", listed or f"none: a {outline.kind} outline has no sections")
+
+
+__all__ = ["Analysis", "Evidence", "Served", "family_for", "find_section"]

@@ -1,0 +1,48 @@
+"""Shared fixtures: a real git repository made from the bundled demo tree."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "demo"
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = dict(os.environ, GIT_AUTHOR_NAME="Test", GIT_AUTHOR_EMAIL="t@example.com",
+               GIT_COMMITTER_NAME="Test", GIT_COMMITTER_EMAIL="t@example.com")
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own disk cache, so no test is served another's answer."""
+    monkeypatch.setenv("NASFS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """The demo tree as a git repo: tag v1 (first commit), then a second commit."""
+    work = tmp_path / "home"
+    shutil.copytree(DEMO, work)
+    git(work, "init", "-q", "-b", "main")
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "first")
+    git(work, "tag", "v1")
+    acme = work / "notes" / "customer-acme.md"
+    acme.write_text(acme.read_text().replace("price held at the 2026 rate", "price held at the 2026 rate, then +3%"))
+    git(work, "commit", "-q", "-am", "second")
+    return work
+
+
+@pytest.fixture
+def nas(home: Path):
+    from nasfs.repo import GitTree
+    from nasfs.service import Nas
+
+    return Nas(GitTree(home, node="box", tree="home"))
