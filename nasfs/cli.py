@@ -41,6 +41,27 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("pointer")
     verify.add_argument("--sha256", help="the sha256 the lines must have")
     verify.add_argument("--quote", help="a text that must occur in the lines")
+
+    mount = sub.add_parser("mount", help="mount SOURCE (a git work tree) at MOUNTPOINT")
+    mount.add_argument("source")
+    mount.add_argument("mountpoint")
+    mount.add_argument("--node", help="node name in pointers (default: the host name)")
+    mount.add_argument("--tree", help="tree name in pointers (default: the source folder's name)")
+    mount.add_argument("--tokenizer", default="cl100k_base", help="cl100k_base (default) or o200k_base")
+    mount.add_argument("--autocommit", action="store_true", help="commit writes through the mount onto the checked-out branch on close")
+    mount.add_argument("--allow-other", action="store_true", help="let other users (Samba, NFS servers) use the mount")
+    mount.add_argument("--foreground", action="store_true", help="stay in the foreground (systemd, debugging)")
+    mount.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    mount.add_argument("--log-file", help="daemon log (default: stderr in the foreground, none otherwise)")
+    mount.add_argument("--attr-timeout", type=float, default=1.0, help="seconds the kernel may cache real files' attributes")
+
+    umount = sub.add_parser("umount", help="unmount a nasfs mount (also clears a stale one)")
+    umount.add_argument("mountpoint")
+
+    status = sub.add_parser("status", help="what is mounted from where")
+    status.add_argument("mountpoint", nargs="?")
+
+    sub.add_parser("help", help="the view grammar with examples")
     return parser
 
 
@@ -93,15 +114,69 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mount(args: argparse.Namespace) -> int:
+    import logging
+
+    from .fuse.mount import check_mountpoint, run_foreground, start_daemon
+    from .repo import GitTree
+    from .tokens import check_tokenizer
+
+    check_tokenizer(args.tokenizer)
+    GitTree(args.source)  # refuse a source that is not a git work tree, here and now
+    check_mountpoint(args.mountpoint)
+    if not args.foreground:
+        argv = sys.argv[1:] if args.argv is None else args.argv
+        pid = start_daemon(argv, args.mountpoint, args.log_file)
+        print(f"nasfs: {args.source} mounted at {args.mountpoint} (daemon pid {pid}); 'nasfs umount {args.mountpoint}' to stop")
+        return 0
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        filename=args.log_file,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    return run_foreground(
+        args.source, args.mountpoint, node=args.node, tree=args.tree, tokenizer=args.tokenizer,
+        autocommit=args.autocommit, allow_other=args.allow_other, attr_timeout=args.attr_timeout,
+        faults=os.environ.get("NASFS_TEST_FAULTS") == "1",
+    )
+
+
+def cmd_umount(args: argparse.Namespace) -> int:
+    from .fuse.mount import unmount
+
+    unmount(args.mountpoint)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from .fuse.mount import describe
+
+    text = describe(args.mountpoint)
+    print(text or ("no nasfs mount" + (f" at {args.mountpoint}" if args.mountpoint else "")))
+    return 0 if text or not args.mountpoint else 1
+
+
+def cmd_help(args: argparse.Namespace) -> int:
+    from .help import HELP
+
+    print(HELP, end="")
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "read": cmd_read,
     "deref": cmd_deref,
     "verify": cmd_verify,
+    "mount": cmd_mount,
+    "umount": cmd_umount,
+    "status": cmd_status,
+    "help": cmd_help,
 }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    args.argv = list(argv) if argv is not None else None
     try:
         return COMMANDS[args.command](args)
     except NasError as exc:
@@ -116,3 +191,7 @@ def run() -> None:
 
 
 __all__ = ["main", "run"]
+
+
+if __name__ == "__main__":
+    run()

@@ -7,7 +7,7 @@ newline is still a line.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 
 class LineIndex:
@@ -56,28 +56,31 @@ def count_lines(data: bytes) -> int:
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
-def stream_lines(chunks: Iterable[bytes], first: int, last: int) -> tuple[bytes, int]:
-    """Lines first..last of a stream, and how many lines the stream has.
-
-    Stops reading once ``last`` is complete (the count is then ``last``, a
-    lower bound); memory is bounded by the lines asked for plus one chunk.
-    """
-    out: list[bytes] = []
+def stream_lines(chunks: Iterable[bytes], first: int, last: int) -> Iterator[bytes]:
+    """Pieces of lines first..last of a stream, in bounded memory; stops
+    reading once ``last`` is complete."""
     line = 1  # the line the next byte belongs to
-    partial = False  # bytes seen after the last newline
     for chunk in chunks:
         pos = 0
         while pos < len(chunk):
             nl = chunk.find(b"\n", pos)
             stop = len(chunk) if nl == -1 else nl + 1
             if first <= line <= last:
-                out.append(chunk[pos:stop])
+                yield chunk[pos:stop]
             if nl == -1:
-                partial = True
                 break
-            partial = False
             line += 1
             pos = stop
             if line > last:
-                return b"".join(out), last
-    return b"".join(out), line - 1 + (1 if partial else 0)
+                return
+
+
+def count_lines_stream(chunks: Iterable[bytes]) -> int:
+    """Lines in a stream, by the same rule as :func:`count_lines`."""
+    total = 0
+    last = b""
+    for chunk in chunks:
+        if chunk:
+            total += chunk.count(b"\n")
+            last = chunk
+    return total + (1 if last and not last.endswith(b"\n") else 0)

@@ -66,9 +66,17 @@ class Content:
         return self._repo[self.blob_id].data
 
     def stream(self) -> Iterator[bytes]:
-        with pygit2.BlobIO(self._repo[self.blob_id]) as fh:
-            while chunk := fh.read(CHUNK):
-                yield chunk
+        """The content in chunks. Working-tree files stream from disk in
+        bounded memory; libgit2 loads a blob whole, so a large file at a past
+        commit costs its size in memory while it is read."""
+        if self._disk is not None:
+            with open(self._disk, "rb") as fh:
+                while chunk := fh.read(CHUNK):
+                    yield chunk
+            return
+        data = self._repo[self.blob_id].data
+        for start in range(0, len(data), CHUNK):
+            yield data[start : start + CHUNK]
 
     def head(self, n: int = 8192) -> bytes:
         for chunk in self.stream():
@@ -88,6 +96,16 @@ def clean_path(path: str) -> str:
     if parts and parts[0] == ".git":
         raise BadPath(f"{path!r} is inside .git, which is not served")
     return "/".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class TreeItem:
+    """One entry of a tree at a commit, as a read-only filesystem shows it."""
+
+    name: str
+    kind: str  # "file", "dir" or "link"
+    size: int
+    executable: bool = False
 
 
 class GitTree:
@@ -233,6 +251,82 @@ class GitTree:
                 pass
         return self.snapshot(rel, blob_id, real, head)
 
+    # -- trees at a commit, for read-only browsing (.at/<rev>/) ---------------
+    def _item(self, name: str, filemode: int, oid: pygit2.Oid) -> TreeItem:
+        if filemode in (pygit2.GIT_FILEMODE_TREE, pygit2.GIT_FILEMODE_COMMIT):
+            return TreeItem(name, "dir", 0)  # a submodule shows as an empty folder
+        size = self.repo.odb.read_header(oid)[1]
+        kind = "link" if filemode == pygit2.GIT_FILEMODE_LINK else "file"
+        return TreeItem(name, kind, size, filemode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
+
+    def item_at(self, commit: str, path: str) -> TreeItem | None:
+        """The entry at ``path`` in ``commit``, symlinks not followed."""
+        if not path:
+            return TreeItem("", "dir", 0)
+        try:
+            entry = self.repo[commit].tree[path]
+        except KeyError:
+            return None
+        return self._item(entry.name, entry.filemode, entry.id)
+
+    def listing_at(self, commit: str, path: str) -> list[TreeItem]:
+        root = self.repo[commit].tree
+        sub = root if not path else self.repo[root[path].id]
+        if not isinstance(sub, pygit2.Tree):
+            return []
+        return [self._item(e.name, e.filemode, e.id) for e in sub]
+
+    def commit_time(self, commit: str) -> int:
+        return self.repo[commit].commit_time
+
+    def raw_at(self, commit: str, path: str) -> bytes:
+        """The blob bytes at ``path`` (a symlink's target text, not followed)."""
+        return self.repo[self.repo[commit].tree[path].id].data
+
+    # -- autocommit: writes through the mount onto the checked-out branch ------
+    def commit_worktree_path(self, path: str, who: str) -> str | None:
+        """Commit the working-tree state of one path (changed, added or removed)
+        onto HEAD's branch, and stage the same in the index so ``git status``
+        stays clean for it. Returns the new commit, or None when nothing changed.
+        """
+        rel = clean_path(path)
+        real = self.root / rel
+        with self._lock, _GitDirLock(Path(self.repo.path) / "nasfs.lock"):
+            head = self.head()
+            base = head.tree if head is not None else None
+            index = self.repo.index
+            index.read()
+            if real.is_file() and not real.is_symlink():
+                with open(real, "rb") as fh:
+                    blob = self.repo.create_blob_fromiobase(fh)
+                mode = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if os.access(real, os.X_OK) else pygit2.GIT_FILEMODE_BLOB
+                if base is not None and rel in base and base[rel].id == blob and base[rel].filemode == mode:
+                    return None
+                tree = self._tree_with(base, rel.split("/"), blob, mode)
+                index.add(pygit2.IndexEntry(rel, blob, mode))
+                verb = "update"
+            elif not real.exists() and base is not None and rel in base:
+                tree = self._tree_without(base, rel.split("/"))
+                if rel in index:
+                    index.remove(rel)
+                verb = "remove"
+            else:
+                return None
+            sig = pygit2.Signature(SIGNATURE_NAME, SIGNATURE_EMAIL)
+            message = f"nasfs: {verb} {rel}\n\nWritten through the nasfs mount by {who}.\n"
+            commit = self.repo.create_commit("HEAD", sig, sig, message, tree, [head.id] if head else [])
+            index.write()
+            return str(commit)
+
+    def _tree_without(self, base: pygit2.Tree, parts: list[str]) -> pygit2.Oid:
+        builder = self.repo.TreeBuilder(base)
+        if len(parts) == 1:
+            builder.remove(parts[0])
+        else:
+            sub = self.repo[base[parts[0]].id]
+            builder.insert(parts[0], self._tree_without(sub, parts[1:]), pygit2.GIT_FILEMODE_TREE)
+        return builder.write()
+
     # -- snapshot commits --------------------------------------------------
     def snapshot(self, rel: str, blob_id: str, real: Path, head: pygit2.Commit | None) -> str:
         """Record HEAD's tree with ``rel`` set to this blob as a commit under refs/nasfs.
@@ -242,7 +336,7 @@ class GitTree:
         """
         with self._lock, _GitDirLock(Path(self.repo.path) / "nasfs.lock"):
             oid = pygit2.Oid(hex=blob_id)
-            if oid not in self.repo:
+            if not self.repo.odb.exists(oid):  # ('in repo' would read the blob whole)
                 with open(real, "rb") as fh:
                     written = self.repo.create_blob_fromiobase(fh)
                 if written != oid:
@@ -256,23 +350,26 @@ class GitTree:
             parents = [head.id] if head is not None else []
             raw = self.repo.create_commit_string(sig, sig, message, tree, parents)
             commit_id = _object_id(b"commit", raw.encode())
-            if commit_id not in self.repo:  # new: write it and keep it reachable
+            if not self.repo.odb.exists(commit_id):  # new: write it and keep it reachable
                 self.repo.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
                 self._keep(commit_id)
             return str(commit_id)
 
-    def _tree_with(self, base: pygit2.Tree | None, parts: list[str], blob: pygit2.Oid) -> pygit2.Oid:
+    def _tree_with(self, base: pygit2.Tree | None, parts: list[str], blob: pygit2.Oid, mode: int | None = None) -> pygit2.Oid:
+        """``base`` with the file at ``parts`` set to ``blob`` (keeping its mode
+        unless one is given)."""
         builder = self.repo.TreeBuilder(base) if base is not None else self.repo.TreeBuilder()
         name = parts[0]
         if len(parts) == 1:
-            mode = pygit2.GIT_FILEMODE_BLOB
-            if base is not None and name in base and base[name].filemode in _FILE_MODES:
-                mode = base[name].filemode
+            if mode is None:
+                mode = pygit2.GIT_FILEMODE_BLOB
+                if base is not None and name in base and base[name].filemode in _FILE_MODES:
+                    mode = base[name].filemode
             builder.insert(name, blob, mode)
         else:
             sub = base[name] if base is not None and name in base else None
             sub_tree = self.repo[sub.id] if sub is not None and sub.filemode == pygit2.GIT_FILEMODE_TREE else None
-            builder.insert(name, self._tree_with(sub_tree, parts[1:], blob), pygit2.GIT_FILEMODE_TREE)
+            builder.insert(name, self._tree_with(sub_tree, parts[1:], blob, mode), pygit2.GIT_FILEMODE_TREE)
         return builder.write()
 
     def _keep(self, commit_id: pygit2.Oid) -> None:
@@ -324,3 +421,4 @@ def diff_bytes(old: bytes, new: bytes, old_path: str, new_path: str, context: in
     patch = pygit2.Patch.create_from(old, new, old_as_path=old_path, new_as_path=new_path, context_lines=context)
     _, added, deleted = patch.line_stats
     return BlobDiff(patch.data, added, deleted, patch.delta.is_binary)
+

@@ -132,7 +132,9 @@ class Nas:
     def refused(self, name: str, exc: NasError) -> None:
         self.errors.append(Refusal(time.time(), name, exc))
 
-    def read_view(self, path: str, view: View, at: str | None = None) -> Response:
+    def read_view(self, path: str, view: View, at: str | None = None, record: bool = True) -> Response:
+        """Serve a parsed view; ``record=False`` for a door's size probes
+        (FUSE lookup/getattr), which are not reads and stay out of the stats."""
         content = self.content(path, at)
         key = self._response_key(content, view)
         hit = self._responses.get(key)
@@ -142,13 +144,15 @@ class Nas:
             if hit is not None:
                 self._responses.put(key, hit)
         if hit is not None:
-            self.stats.record(hit, True)
+            if record:
+                self.stats.record(hit, True)
             return hit
         response = self._serve(content, view)
         self._responses.put(key, response)
         if self.disk is not None and view.kind != "summary":
             self.disk.put(key, _response_to_json(response))
-        self.stats.record(response, False)
+        if record:
+            self.stats.record(response, False)
         return response
 
     def _response_key(self, content: Content, view: View) -> str:

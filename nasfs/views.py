@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from .errors import NotFound, NotServable
-from .lines import LineIndex, stream_lines
+from .lines import LineIndex, count_lines_stream, stream_lines
 from .outline import Entry, Outline, family_for, is_binary, outline_bytes, outline_large
 from .pointers import Pointer
 from .repo import Content
@@ -51,6 +51,7 @@ class Analysis:
     outline: Outline
     data: bytes | None  # None for large files, which are streamed
     _lines: LineIndex | None = field(default=None, repr=False)
+    _whole: tuple[Evidence, ...] | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, content: Content, node: str, tree: str) -> "Analysis":
@@ -58,7 +59,7 @@ class Analysis:
             head = content.head()
             binary = is_binary(head)
             outline = outline_large(content.path, content.size, head, content.stream)
-            lines = 0 if binary else stream_lines(content.stream(), 1, 0)[1]
+            lines = 0 if binary else count_lines_stream(content.stream())
             return cls(content, node, tree, binary, lines, outline, None)
         data = content.read()
         binary = is_binary(data)
@@ -73,20 +74,30 @@ class Analysis:
     def lines_bytes(self, first: int, last: int) -> bytes:
         if self._lines is not None:
             return self._lines.slice(first, last)
-        return stream_lines(self.content.stream(), first, last)[0]
+        return b"".join(stream_lines(self.content.stream(), first, last))
 
     def evidence(self, first: int, last: int, body: bytes | None = None) -> tuple[Evidence, ...]:
-        """Evidence for lines first..last (the whole blob for binary files)."""
+        """Evidence for lines first..last (the whole blob for binary files);
+        hashed from ``body`` when given, else streamed (large files)."""
         if self.content.size == 0:
             return ()
-        if self.binary:
-            whole = self.data if self.data is not None else b"".join(self.content.stream())
-            return (Evidence(self.pointer(), hashlib.sha256(whole).hexdigest()),)
-        data = body if body is not None else self.lines_bytes(first, last)
-        return (Evidence(self.pointer(first, last), hashlib.sha256(data).hexdigest()),)
+        digest = hashlib.sha256()
+        if body is not None:
+            digest.update(body)
+        elif self.data is not None:
+            digest.update(self.data if self.binary else self.lines_bytes(first, last))
+        else:
+            pieces = self.content.stream() if self.binary else stream_lines(self.content.stream(), first, last)
+            for piece in pieces:
+                digest.update(piece)
+        pointer = self.pointer() if self.binary else self.pointer(first, last)
+        return (Evidence(pointer, digest.hexdigest()),)
 
     def whole_evidence(self) -> tuple[Evidence, ...]:
-        return self.evidence(1, self.line_count, self.data)
+        """Evidence for the whole file, hashed once per analysis."""
+        if self._whole is None:
+            self._whole = self.evidence(1, self.line_count, self.data)
+        return self._whole
 
     # -- the rungs -----------------------------------------------------------
     def full(self) -> Served | None:

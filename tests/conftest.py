@@ -46,3 +46,28 @@ def nas(home: Path):
     from nasfs.service import Nas
 
     return Nas(GitTree(home, node="box", tree="home"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_stale_mounts(tmp_path_factory: pytest.TempPathFactory):
+    from .mounts import clear_stale_mounts
+
+    base = str(tmp_path_factory.getbasetemp().parent)
+    clear_stale_mounts(base)
+    yield
+    clear_stale_mounts(base)
+
+
+@pytest.fixture
+def mounted(home: Path, tmp_path: Path):
+    """``home`` mounted at tmp_path/mnt by a real nasfs daemon."""
+    if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
+        pytest.fail("FUSE tests need root and /dev/fuse (run scripts/test as root)")
+    from .mounts import Mount
+
+    m = Mount(home, tmp_path / "mnt")
+    try:
+        yield m
+    finally:
+        rc = m.stop()
+        assert rc == 0, f"daemon exit {rc}: {m.log.read_text()[-2000:]}"

@@ -1,0 +1,1 @@
+"""The FUSE door: a thin pyfuse3 layer over :mod:`nasfs.service`."""

@@ -1,0 +1,201 @@
+"""Mount lifecycle: start, daemonize, answer signals, unmount cleanly.
+
+Shaped after s3ql's mount: the filesystem runs in ``trio``; SIGTERM and
+SIGINT call ``pyfuse3.terminate()``; ``pyfuse3.close(unmount=...)`` runs
+whatever happened. ``nasfs mount`` without ``--foreground`` starts the same
+command in the foreground in a new session and returns once the mount answers.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyfuse3
+import trio
+
+from ..errors import NasError
+
+log = logging.getLogger("nasfs.mount")
+FSTYPE = "fuse.nasfs"
+
+
+class MountError(NasError):
+    """The mount could not be made; the message says why and what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class MountInfo:
+    source: str
+    mountpoint: str
+    options: str
+
+
+def _unescape(field: str) -> str:
+    """mountinfo escapes space, tab, newline and backslash as octal."""
+    return field.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+
+
+def mounts() -> list[MountInfo]:
+    """nasfs mounts from /proc/self/mountinfo, which still lists a mount whose
+    daemon died (os.path.ismount then says False)."""
+    found = []
+    with open("/proc/self/mountinfo") as fh:
+        for line in fh:
+            left, _, right = line.partition(" - ")
+            fields, rfields = left.split(), right.split()
+            if len(rfields) >= 2 and rfields[0] == FSTYPE:
+                found.append(MountInfo(_unescape(rfields[1]), _unescape(fields[4]), fields[5]))
+    return found
+
+
+def mount_at(mountpoint: str) -> MountInfo | None:
+    target = os.path.abspath(mountpoint)
+    for m in mounts():
+        if m.mountpoint == target:
+            return m
+    return None
+
+
+def is_stale(mountpoint: str) -> bool:
+    """A mount listed in mountinfo whose daemon no longer answers."""
+    try:
+        os.statvfs(mountpoint)  # always asks the daemon; stat may be answered from cache
+    except OSError as exc:
+        return exc.errno in (errno.ENOTCONN, errno.ECONNABORTED)
+    return False
+
+
+def check_mountpoint(mountpoint: str) -> None:
+    if mount_at(mountpoint) is not None:
+        if is_stale(mountpoint):
+            raise MountError(
+                f"{mountpoint} holds a stale nasfs mount (its daemon died)",
+                f"clear it with 'nasfs umount {mountpoint}' (or 'fusermount3 -u -z {mountpoint}'), then mount again",
+            )
+        raise MountError(f"{mountpoint} is already a nasfs mount", f"'nasfs umount {mountpoint}' first, or another folder")
+    if os.path.ismount(mountpoint):
+        raise MountError(f"{mountpoint} is already a mount point", "an empty folder that is not mounted")
+    if not os.path.isdir(mountpoint):
+        raise MountError(f"{mountpoint} is not a folder", "an existing empty folder")
+    if os.listdir(mountpoint):
+        raise MountError(f"{mountpoint} is not empty", "an empty folder (nothing in it would be visible while mounted)")
+
+
+def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str | None, tokenizer: str,
+                   autocommit: bool, allow_other: bool, attr_timeout: float, faults: bool = False) -> int:
+    """Mount and serve until unmounted or signalled; returns an exit code."""
+    from ..cache import DiskCache
+    from ..repo import GitTree
+    from ..service import Nas
+    from .ops import NasOperations
+
+    check_mountpoint(mountpoint)
+    git_tree = GitTree(source, node=node, tree=tree)
+    nas = Nas(git_tree, tokenizer=tokenizer, disk=DiskCache())
+    ops = NasOperations(nas, autocommit=autocommit, attr_timeout=attr_timeout, faults=faults)
+    options = set(pyfuse3.default_options)
+    options |= {f"fsname={git_tree.root}", "subtype=nasfs"}
+    if allow_other:
+        options.add("allow_other")
+    pyfuse3.init(ops, mountpoint, options)
+    clean = False
+    try:
+        trio.run(_serve)
+        clean = True
+    finally:
+        pyfuse3.close(unmount=clean)
+        if not clean:
+            _lazy_unmount(mountpoint)
+    log.info("unmounted %s", mountpoint)
+    return 0
+
+
+async def _serve() -> None:
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_on_signals, nursery.cancel_scope)
+        _notify_systemd()
+        await pyfuse3.main()
+        nursery.cancel_scope.cancel()
+
+
+async def _on_signals(scope: trio.CancelScope) -> None:
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+        async for signum in signals:
+            log.info("signal %s: unmounting", signal.Signals(signum).name)
+            pyfuse3.terminate()
+            return
+
+
+def _notify_systemd() -> None:
+    """READY=1 to systemd's notify socket, when started as Type=notify."""
+    address = os.environ.get("NOTIFY_SOCKET")
+    if not address:
+        return
+    import socket
+
+    if address.startswith("@"):
+        address = "\0" + address[1:]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.sendto(b"READY=1", address)
+
+
+def _lazy_unmount(mountpoint: str) -> None:
+    subprocess.run(["fusermount3", "-u", "-z", mountpoint], capture_output=True)
+
+
+def start_daemon(argv: list[str], mountpoint: str, log_file: str | None, timeout: float = 30.0) -> int:
+    """Run ``nasfs mount --foreground ...`` in a new session; wait until the
+    mount answers or the child fails, and say which."""
+    out = open(log_file, "ab") if log_file else subprocess.DEVNULL
+    child = subprocess.Popen([sys.executable, "-m", "nasfs.cli", *argv, "--foreground"],
+                             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE if not log_file else out,
+                             start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            err = child.stderr.read().decode(errors="replace").strip() if child.stderr else ""
+            raise MountError(f"the mount daemon exited with {child.returncode}: {err or 'see ' + str(log_file)}")
+        if mount_at(mountpoint) is not None and not is_stale(mountpoint):
+            try:
+                os.stat(os.path.join(mountpoint, ".nas", "HELP"))
+                if child.stderr:
+                    child.stderr.close()
+                return child.pid
+            except OSError:
+                pass
+        time.sleep(0.05)
+    child.terminate()
+    raise MountError(f"the mount at {mountpoint} did not answer within {timeout:.0f} s")
+
+
+def unmount(mountpoint: str) -> None:
+    info = mount_at(mountpoint)
+    if info is None:
+        raise MountError(f"{mountpoint} is not a nasfs mount", "a folder listed by 'nasfs status'")
+    lazy = is_stale(mountpoint)
+    args = ["fusermount3", "-u"] + (["-z"] if lazy else []) + [os.path.abspath(mountpoint)]
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise MountError(f"unmount failed: {done.stderr.strip()}", "close the files open under it, or 'fusermount3 -u -z'")
+    for _ in range(100):  # wait for the daemon to let go
+        if mount_at(mountpoint) is None:
+            return
+        time.sleep(0.05)
+
+
+def describe(path: Path | str | None = None) -> str:
+    rows = []
+    for m in mounts():
+        if path is not None and m.mountpoint != os.path.abspath(path):
+            continue
+        state = "stale (daemon gone)" if is_stale(m.mountpoint) else "answering"
+        rows.append(f"{m.mountpoint}: nasfs over {m.source}, {state}, options {m.options}")
+    return "\n".join(rows)

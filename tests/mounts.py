@@ -1,0 +1,61 @@
+"""Starting and stopping real nasfs mounts for tests (as root, /dev/fuse)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from nasfs.fuse.mount import mount_at, mounts
+
+
+def clear_stale_mounts(under: str) -> None:
+    """Lazy-unmount nasfs mounts a crashed earlier run left below ``under``."""
+    for m in mounts():
+        if m.mountpoint.startswith(under):
+            subprocess.run(["fusermount3", "-u", "-z", m.mountpoint], capture_output=True)
+
+
+class Mount:
+    """A daemon in the foreground, as s3ql's tests run theirs."""
+
+    def __init__(self, source: Path, mountpoint: Path, *extra: str) -> None:
+        self.source, self.mountpoint = source, mountpoint
+        mountpoint.mkdir(exist_ok=True)
+        self.log = mountpoint.parent / f"{mountpoint.name}.log"
+        env = dict(os.environ, NASFS_TEST_FAULTS="1")
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "nasfs", "mount", str(source), str(mountpoint), "--foreground",
+                 "--node", "box", "--tree", "home", "--log-level", os.environ.get("NASFS_TEST_LOG_LEVEL", "info"), *extra],
+                stdout=log, stderr=subprocess.STDOUT, env=env,
+            )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, f"daemon exited: {self.log.read_text()}"
+            if mount_at(str(mountpoint)) is not None and (mountpoint / ".nas" / "HELP").exists():
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"mount did not come up: {self.log.read_text()}")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> int | None:
+        """Unmount cleanly; always leaves no mount and no process behind."""
+        if mount_at(str(self.mountpoint)) is not None:
+            subprocess.run(["fusermount3", "-u", str(self.mountpoint)], capture_output=True)
+        try:
+            return self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.terminate()
+            try:
+                return self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                return self.proc.wait()
+        finally:
+            if mount_at(str(self.mountpoint)) is not None:
+                subprocess.run(["fusermount3", "-u", "-z", str(self.mountpoint)], capture_output=True)
