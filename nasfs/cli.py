@@ -42,6 +42,20 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--sha256", help="the sha256 the lines must have")
     verify.add_argument("--quote", help="a text that must occur in the lines")
 
+    search = sub.add_parser("search", help="snippets with pointers: literal, re:REGEX, in:FOLDER, glob:PATTERN, skip:N")
+    _tree_args(search)
+    search.add_argument("--at", help="search the tree at this revision")
+    search.add_argument("--json", action="store_true", help="print the JSON envelope")
+    search.add_argument("--budget", type=int, help="tokens for the whole answer (default 1000)")
+    search.add_argument("query", nargs="+")
+
+    diff = sub.add_parser("diff", help="diff between revisions (REV, A..B, A..): full, changed entries or diffstat")
+    _tree_args(diff)
+    diff.add_argument("--json", action="store_true", help="print the JSON envelope")
+    diff.add_argument("--budget", type=int, help="tokens for the whole answer")
+    diff.add_argument("range", metavar="A[..B]")
+    diff.add_argument("path", nargs="?")
+
     mount = sub.add_parser("mount", help="mount SOURCE (a git work tree) at MOUNTPOINT")
     mount.add_argument("source")
     mount.add_argument("mountpoint")
@@ -114,6 +128,32 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _budget_arg(value: int | None) -> int | None:
+    from .grammar import parse_view
+
+    return None if value is None else parse_view(str(value)).budget  # one grammar: same limits as @N
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from .search import search
+
+    nas, _ = _open(args)
+    response = search(nas, " ".join(args.query), at=args.at, budget=_budget_arg(args.budget))
+    _write(response.envelope_bytes() if args.json else response.text)
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .diffs import diff_response
+    from .repo import clean_path
+
+    nas, prefix = _open(args)
+    path = clean_path(prefix + args.path) if args.path else None
+    response = diff_response(nas, args.range, path, _budget_arg(args.budget))
+    _write(response.envelope_bytes() if args.json else response.text)
+    return 0
+
+
 def cmd_mount(args: argparse.Namespace) -> int:
     import logging
 
@@ -167,6 +207,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "read": cmd_read,
     "deref": cmd_deref,
     "verify": cmd_verify,
+    "search": cmd_search,
+    "diff": cmd_diff,
     "mount": cmd_mount,
     "umount": cmd_umount,
     "status": cmd_status,

@@ -1,88 +1,139 @@
-"""Diffs as views: ``P@since=REV``, degrading from the full unified diff to the
-changed outline entries to a diffstat (design §6, issue 4).
+"""Diffs between two commits, as budgeted views (design §6, issue 4).
+
+One ladder for a tree and for one file: the full unified diff → the changed
+outline entries (which sections, symbols or keys were added, removed or
+changed, with +/- line counts and pointers to both sides) → a diffstat →
+``view=none``. Both ends are always commits: "now" is the snapshot commit
+of the working tree (or of one file), so every pointer verifies.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import NotFound, NotServable
+from .errors import BadView, NotFound
 from .outline import Entry
-from .repo import diff_bytes
+from .repo import FileChange, diff_bytes
 from .views import Analysis, Evidence, Served
 
 if TYPE_CHECKING:
     from .budget import Rung
     from .service import Nas
 
+RANGE_FORMS = "REV (to now), A..B, A.. (to now); revisions are commits, branches or tags"
+
+
+def split_range(text: str) -> tuple[str, str | None]:
+    """``A..B`` → (A, B); ``A..`` and ``A`` → (A, None), None meaning now."""
+    a, sep, b = text.partition("..")
+    if not a or (sep and b.startswith(".")):
+        raise BadView(f"bad revision range {text!r}", RANGE_FORMS)
+    return a, (b or None)
+
+
+def check_order(nas: "Nas", a: str, b: str) -> None:
+    """Refuse A..B when B is strictly older than A (a reversed range)."""
+    if a != b and nas.tree.is_ancestor(b, a):
+        raise BadView(f"{b[:12]} is older than {a[:12]}: the range runs backwards", f"the older revision first, e.g. {b[:12]}..{a[:12]}")
+
 
 def _key(e: Entry) -> str:
     return ".".join(e.path) if e.path else e.label
 
 
-def changed_entries(old: Analysis | None, new: Analysis) -> list[tuple[str, Entry | None, Entry | None, int, int]]:
-    """(mark, old entry, new entry, +lines, -lines) for entries that differ.
-
-    Entries are matched by qualified name; a matched pair counts as changed
-    when the bytes of its lines differ.
-    """
+def changed_entries(old: Analysis | None, new: Analysis | None) -> list[tuple[str, Entry | None, Entry | None, int, int]]:
+    """(mark, old entry, new entry, +lines, -lines) for entries that differ,
+    matched by qualified name; a matched pair changed when its bytes differ."""
     before = {_key(e): e for e in old.outline.entries} if old else {}
-    after = {_key(e): e for e in new.outline.entries}
+    after = {_key(e): e for e in new.outline.entries} if new else {}
     out: list[tuple[str, Entry | None, Entry | None, int, int]] = []
     for key, e in after.items():
         o = before.get(key)
         if o is None:
             out.append(("+", None, e, e.end - e.start + 1, 0))
-            continue
-        a_bytes = old.lines_bytes(o.start, o.end) if old else b""
-        b_bytes = new.lines_bytes(e.start, e.end)
-        if a_bytes != b_bytes:
-            d = diff_bytes(a_bytes, b_bytes, "a", "b", context=0)
-            out.append(("~", o, e, d.added, d.deleted))
-    for key, o in before.items():
-        if key not in after:
-            out.append(("-", o, None, 0, o.end - o.start + 1))
-    out.sort(key=lambda t: (t[2] or t[1]).start if t[2] else 10**9 + t[1].start)  # type: ignore[union-attr]
+        elif old is not None and new is not None:
+            a_bytes, b_bytes = old.lines_bytes(o.start, o.end), new.lines_bytes(e.start, e.end)
+            if a_bytes != b_bytes:
+                d = diff_bytes(a_bytes, b_bytes, "a", "b", context=0)
+                out.append(("~", o, e, d.added, d.deleted))
+    out += [("-", o, None, 0, o.end - o.start + 1) for key, o in before.items() if key not in after]
     return out
 
 
-def file_diff_rungs(nas: "Nas", new: Analysis, rev: str) -> list["Rung"]:
-    """The ladder for ``P@since=REV``: full diff, changed entries, diffstat."""
-    if new.data is None:
-        raise NotServable(f"{new.content.path} is {new.content.size} bytes, too large to diff here", "@outline, @La-Lb")
-    commit = nas.tree.resolve(rev)
-    path = new.content.path
-    try:
-        old = nas.analysis(nas.tree.at(str(commit.id), path))
-    except NotFound:
-        old = None  # the file is new since REV
-    old_data = old.data if old and old.data is not None else b""
-    diff = diff_bytes(old_data, new.data, path, path)
-    evidence: tuple[Evidence, ...] = new.whole_evidence() + (old.whole_evidence() if old else ())
-    keys = (("since", str(commit.id)[:12]), ("added", str(diff.added)), ("deleted", str(diff.deleted)))
-    if old is None:
-        keys += (("status", "added"),)
+class TreeDiff:
+    """The changes between two commits, optionally limited to one path."""
 
-    def full() -> Served:
-        body = diff.text if diff.text else f"no changes to {path} since {rev}\n".encode()
-        return Served("diff", body, evidence, keys=keys)
+    def __init__(self, nas: "Nas", a: str, b: str, path: str | None = None) -> None:
+        self.nas, self.a, self.b = nas, a, b
+        changes = nas.tree.changes(a, b)
+        if path is not None:
+            changes = [c for c in changes if path in (c.old_path, c.new_path)]
+            if not changes and not (nas.tree.exists(path, a) or nas.tree.exists(path, b)):
+                raise NotFound(f"{path!r} exists neither at {a[:12]} nor at {b[:12]}")
+        self.changes = changes
+        self.keys = (("from", a[:12]), ("to", b[:12]), ("files", str(len(changes))),
+                     ("added", str(sum(c.added for c in changes))), ("deleted", str(sum(c.deleted for c in changes))))
 
-    def entries() -> Served | None:
-        if new.binary or (old is not None and old.binary):
-            return None
-        rows = []
-        for mark, o, e, plus, minus in changed_entries(old, new):
-            shown = e or o
-            sides = []
-            if o is not None and old is not None:
-                sides.append(f"old={old.pointer(o.start, o.end).short()}")
-            if e is not None:
-                sides.append(f"new={new.pointer(e.start, e.end).short()}")
-            rows.append(f"{mark} {shown.label} (+{plus} -{minus}) {' '.join(sides)}\n")  # type: ignore[union-attr]
-        return Served("diff-entries", "".join(rows).encode(), evidence, keys=keys)
+    def side(self, commit: str, path: str | None) -> Analysis | None:
+        return self.nas.analysis(self.nas.tree.at(commit, path)) if path else None
 
-    def stat() -> Served:
-        what = "binary, differs" if diff.binary else f"+{diff.added} -{diff.deleted}"
-        return Served("diffstat", f"{path} | {what}\n".encode(), evidence, keys=keys)
+    def evidence(self) -> tuple[Evidence, ...]:
+        """For each file, its new side (or its old side when deleted)."""
+        out: list[Evidence] = []
+        for c in self.changes:
+            side = self.side(self.b, c.new_path) if c.status != "D" else self.side(self.a, c.old_path)
+            if side is not None:
+                out += side.whole_evidence()
+        return tuple(out)
 
-    return [full, entries, stat]
+    def rungs(self) -> list["Rung"]:
+        evidence = self.evidence()
+
+        def full() -> Served:
+            body = b"".join(c.patch for c in self.changes) or f"no changes from {self.a[:12]} to {self.b[:12]}\n".encode()
+            return Served("diff", body, evidence, keys=self.keys)
+
+        def entries() -> Served:
+            rows: list[str] = []
+            for c in self.changes:
+                rows.append(c.title() + "\n")
+                if c.binary or c.status not in ("M", "R"):
+                    continue
+                old, new = self.side(self.a, c.old_path), self.side(self.b, c.new_path)
+                for mark, o, e, plus, minus in changed_entries(old, new):
+                    sides = []
+                    if o is not None and old is not None:
+                        sides.append(f"old={old.pointer(o.start, o.end).short()}")
+                    if e is not None and new is not None:
+                        sides.append(f"new={new.pointer(e.start, e.end).short()}")
+                    label = (e or o).label  # type: ignore[union-attr]
+                    rows.append(f"  {mark} {label} (+{plus} -{minus}) {' '.join(sides)}\n")
+            return Served("diff-entries", "".join(rows).encode(), evidence, keys=self.keys)
+
+        def stat() -> Served:
+            return Served("diffstat", "".join(c.title() + "\n" for c in self.changes).encode(), evidence, keys=self.keys)
+
+        return [full, entries, stat]
+
+
+def diff_response(nas: "Nas", spec: str, path: str | None, budget: int | None):
+    """``nasfs diff A[..B] [PATH]`` and ``.nas/diff/A..B``: B defaults to now."""
+    from .budget import fit
+    from .declare import declare
+
+    a_rev, b_rev = split_range(spec)
+    a = str(nas.tree.resolve(a_rev).id)
+    b = str(nas.tree.resolve(b_rev).id) if b_rev else nas.tree.snapshot_worktree()
+    check_order(nas, a, b)
+    d = TreeDiff(nas, a, b, path)
+
+    def declared(s: Served):
+        return declare(s, None, nas.tokenizer, budget)
+
+    rungs = d.rungs()
+    if budget is None:
+        return declared(rungs[0]())
+    return fit(rungs, declared, budget, Served("none", b"", (), truncated=True, keys=d.keys))
+
+
+__all__ = ["FileChange", "TreeDiff", "diff_response", "split_range"]

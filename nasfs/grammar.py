@@ -98,6 +98,20 @@ def parse_view(text: str) -> View:
     raise BadView(f"unknown view {text!r}", VALID_FORMS)
 
 
+def split_suffixes(name: str) -> tuple[str, int | None, bool]:
+    """``query@300.json`` → (``query``, 300, True): the budget and envelope
+    suffixes of side files (``.nas/search/``, ``.nas/diff/``), parsed as views' are;
+    ``%XX`` escapes in the rest are decoded (``%2F`` for ``/``)."""
+    as_json = name.endswith(".json")
+    if as_json:
+        name = name[: -len(".json")]
+    head, at, tail = name.rpartition("@")
+    budget = None
+    if at and _BUDGET.fullmatch(tail):
+        name, budget = head, _budget(tail)
+    return unquote(name), budget, as_json
+
+
 def split_name(name: str, exists: Callable[[str], bool], is_file: Callable[[str], bool]) -> tuple[str, View]:
     """Split one directory entry name into (real name, view).
 

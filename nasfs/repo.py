@@ -276,6 +276,80 @@ class GitTree:
             return []
         return [self._item(e.name, e.filemode, e.id) for e in sub]
 
+    def write_tree_at(self, commit: str, folder: Path) -> None:
+        """Write the files of ``commit`` under ``folder`` (symlinks as links
+        whose targets stay as they are; submodules skipped)."""
+        stack: list[tuple[pygit2.Tree, Path]] = [(self.repo[commit].tree, folder)]
+        while stack:
+            tree, where = stack.pop()
+            where.mkdir(exist_ok=True)
+            for entry in tree:
+                target = where / entry.name
+                if entry.filemode == pygit2.GIT_FILEMODE_TREE:
+                    stack.append((self.repo[entry.id], target))
+                elif entry.filemode == pygit2.GIT_FILEMODE_LINK:
+                    os.symlink(self.repo[entry.id].data, target)
+                elif entry.filemode in _FILE_MODES:
+                    target.write_bytes(self.repo[entry.id].data)
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        """True when ``older`` is a strict ancestor of ``newer``."""
+        a, b = pygit2.Oid(hex=older), pygit2.Oid(hex=newer)
+        return a != b and self.repo.descendant_of(b, a)
+
+    def changes(self, a: str, b: str) -> list[FileChange]:
+        """Files changed from commit ``a`` to commit ``b``, renames found."""
+        diff = self.repo.diff(self.repo[a], self.repo[b], context_lines=3)
+        diff.find_similar()
+        out = []
+        for patch in diff:
+            if patch is None:
+                continue
+            d = patch.delta
+            status = d.status_char()
+            _, added, deleted = patch.line_stats
+            out.append(FileChange(
+                status,
+                None if status == "A" else d.old_file.path,
+                None if status == "D" else d.new_file.path,
+                added, deleted, d.is_binary, patch.data,
+            ))
+        return out
+
+    def snapshot_worktree(self) -> str:
+        """A commit holding the whole working tree as it is now (HEAD itself
+        when nothing differs): tracked changes, deletions and untracked files
+        that are not ignored. Kept under refs/nasfs/snapshots like any snapshot."""
+        head = self.head()
+        changed: list[tuple[str, pygit2.Oid | None]] = []
+        for path, flags in sorted(self.repo.status().items()):
+            if flags & (pygit2.GIT_STATUS_IGNORED):
+                continue
+            worktree = flags & (pygit2.GIT_STATUS_WT_NEW | pygit2.GIT_STATUS_WT_MODIFIED | pygit2.GIT_STATUS_WT_DELETED
+                                | pygit2.GIT_STATUS_WT_TYPECHANGE | pygit2.GIT_STATUS_WT_RENAMED | pygit2.GIT_STATUS_INDEX_MODIFIED
+                                | pygit2.GIT_STATUS_INDEX_NEW | pygit2.GIT_STATUS_INDEX_DELETED)
+            if not worktree:
+                continue
+            real = self.root / path
+            if real.is_file() and not real.is_symlink():
+                with open(real, "rb") as fh:
+                    changed.append((path, self.repo.create_blob_fromiobase(fh)))
+            elif not real.exists():
+                changed.append((path, None))
+        if not changed and head is not None:
+            return str(head.id)
+        with self._lock, _GitDirLock(Path(self.repo.path) / "nasfs.lock"):
+            tree = head.tree if head is not None else None
+            tree_id = tree.id if tree is not None else self.repo.TreeBuilder().write()
+            for path, blob in changed:
+                base = self.repo[tree_id]
+                if blob is None:
+                    if path in base:
+                        tree_id = self._tree_without(base, path.split("/"))
+                else:
+                    tree_id = self._tree_with(base, path.split("/"), blob)
+            return self._record(head, tree_id, "the working tree")
+
     def commit_time(self, commit: str) -> int:
         return self.repo[commit].commit_time
 
@@ -342,18 +416,22 @@ class GitTree:
                 if written != oid:
                     raise NotServable(f"{rel!r} changed while it was being recorded; read it again")
             base = head.tree if head is not None else None
-            tree = self._tree_with(base, rel.split("/"), oid)
-            when = head.commit_time if head is not None else 0
-            offset = head.commit_time_offset if head is not None else 0
-            sig = pygit2.Signature(SIGNATURE_NAME, SIGNATURE_EMAIL, when, offset)
-            message = f"nasfs snapshot of {rel}\n\nWorking-tree content of {rel} over {head.id if head else 'no commit'}.\n"
-            parents = [head.id] if head is not None else []
-            raw = self.repo.create_commit_string(sig, sig, message, tree, parents)
-            commit_id = _object_id(b"commit", raw.encode())
-            if not self.repo.odb.exists(commit_id):  # new: write it and keep it reachable
-                self.repo.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
-                self._keep(commit_id)
-            return str(commit_id)
+            return self._record(head, self._tree_with(base, rel.split("/"), oid), rel)
+
+    def _record(self, head: pygit2.Commit | None, tree: pygit2.Oid, what: str) -> str:
+        """Write a snapshot commit of ``tree`` over HEAD, once: author and time
+        are fixed, so the same content over the same HEAD is the same commit."""
+        when = head.commit_time if head is not None else 0
+        offset = head.commit_time_offset if head is not None else 0
+        sig = pygit2.Signature(SIGNATURE_NAME, SIGNATURE_EMAIL, when, offset)
+        message = f"nasfs snapshot of {what}\n\nWorking-tree content of {what} over {head.id if head else 'no commit'}.\n"
+        parents = [head.id] if head is not None else []
+        raw = self.repo.create_commit_string(sig, sig, message, tree, parents)
+        commit_id = _object_id(b"commit", raw.encode())
+        if not self.repo.odb.exists(commit_id):  # new: write it and keep it reachable
+            self.repo.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
+            self._keep(commit_id)
+        return str(commit_id)
 
     def _tree_with(self, base: pygit2.Tree | None, parts: list[str], blob: pygit2.Oid, mode: int | None = None) -> pygit2.Oid:
         """``base`` with the file at ``parts`` set to ``blob`` (keeping its mode
@@ -404,6 +482,27 @@ class _GitDirLock:
     def __exit__(self, *exc: object) -> None:
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         os.close(self.fd)
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file's change between two commits, as ``git diff -M`` sees it."""
+
+    status: str  # A added, D deleted, M modified, R renamed, T type changed
+    old_path: str | None
+    new_path: str | None
+    added: int
+    deleted: int
+    binary: bool
+    patch: bytes
+
+    def title(self) -> str:
+        if self.status == "R":
+            where = f"{self.old_path} -> {self.new_path}"
+        else:
+            where = self.new_path or self.old_path or ""
+        what = "binary" if self.binary else f"+{self.added} -{self.deleted}"
+        return f"{self.status} {where} | {what}"
 
 
 @dataclass(frozen=True, slots=True)

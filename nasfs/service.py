@@ -135,6 +135,10 @@ class Nas:
     def read_view(self, path: str, view: View, at: str | None = None, record: bool = True) -> Response:
         """Serve a parsed view; ``record=False`` for a door's size probes
         (FUSE lookup/getattr), which are not reads and stay out of the stats."""
+        if view.kind == "since" and at is None:
+            from .diffs import split_range
+
+            at = split_range(view.arg)[1]  # since=A..B reads the file as it is at B
         content = self.content(path, at)
         key = self._response_key(content, view)
         hit = self._responses.get(key)
@@ -157,8 +161,12 @@ class Nas:
 
     def _response_key(self, content: Content, view: View) -> str:
         plain = View(view.kind, view.start, view.end, view.arg, view.budget, False)
-        if view.kind == "since":  # the far end's commit, not its name, keys the diff
-            plain = View("since", arg=str(self.tree.resolve(view.arg).id), budget=view.budget)
+        if view.kind == "since":  # the commits, not their names, key a diff
+            from .diffs import split_range
+
+            a_rev, b_rev = split_range(view.arg)
+            ends = str(self.tree.resolve(a_rev).id) + ".." + (str(self.tree.resolve(b_rev).id) if b_rev else "")
+            plain = View("since", arg=ends, budget=view.budget)
         parts = (__version__, self.tree.node, self.tree.tree, self.tokenizer, content.commit, content.path, content.blob_id, plain.spelled())
         return "resp:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
@@ -195,9 +203,14 @@ class Nas:
             assert view.budget is not None
             return fit([a.full, *self._outline_rungs(a, a.outline, None), lambda: a.skeleton(None)], declared, view.budget, nothing)
         if view.kind == "since":
-            from .diffs import file_diff_rungs
+            from .diffs import TreeDiff, check_order, split_range
 
-            rungs = file_diff_rungs(self, a, view.arg)
+            a_rev, b_rev = split_range(view.arg)
+            old = str(self.tree.resolve(a_rev).id)
+            if b_rev is not None and str(self.tree.resolve(b_rev).id) != content.commit:
+                raise NotServable(f"internal: {content.path} was read at the wrong end of {view.arg}")
+            check_order(self, old, content.commit)
+            rungs = TreeDiff(self, old, content.commit, content.path).rungs()
             if view.budget is None:
                 return declared(rungs[0]())
             return fit(rungs, declared, view.budget, nothing)

@@ -25,8 +25,11 @@ class Node:
 
     kind: ``real`` (a source path), ``view`` (a view of ``path``, at ``commit``
     when non-empty), ``atroot`` (``.at``), ``at`` (``path`` in ``commit``),
-    ``nasdir`` / ``nasfile`` (``.nas`` and its files, named by ``path``),
-    ``deref`` (a pointer prefix under ``.nas/deref``; a file when ``view`` is set).
+    ``nasdir`` / ``nasfile`` (``.nas`` and its files, named by ``path``; a
+    ``nasdir`` with a commit is ``.at/<rev>/.nas``), ``deref`` (a pointer
+    prefix under ``.nas/deref``; a file when ``view`` is set), ``searchdir`` /
+    ``search`` and ``diffdir`` / ``diff`` (``.nas/search/<query>``,
+    ``.nas/diff/<A>..<B>``, the name with its ``@N``/``.json`` in ``path``).
     """
 
     kind: str

@@ -24,7 +24,7 @@ import trio
 from pyfuse3 import FUSEError
 
 from ..errors import NasError, NotFound
-from ..grammar import RAW, split_name
+from ..grammar import RAW, split_name, split_suffixes
 from ..help import HELP
 from ..repo import LARGE_BYTES, TreeItem
 from ..service import Nas
@@ -143,7 +143,7 @@ class NasOperations(pyfuse3.Operations):
             fds = self._ino_fds.get(ino)
             st = os.fstat(next(iter(fds))) if fds else os.lstat(self.real(node.path))
             return self.attrs_from_stat(ino, st, self.attr_timeout)
-        if kind in ("atroot", "nasdir") or (kind == "deref" and node.view is None):
+        if kind in ("atroot", "nasdir", "searchdir", "diffdir") or (kind == "deref" and node.view is None):
             return self.virtual_attrs(ino, RO_DIR)
         if kind == "at":
             item = await self.core(self.tree.item_at, node.commit, node.path)
@@ -191,7 +191,20 @@ class NasOperations(pyfuse3.Operations):
         if node.kind == "deref" and node.view is not None:
             _, body = await self.core(self.nas.deref, node.path)
             return body
+        if node.kind in ("search", "diff"):
+            response = await self.core(self.side_view, node)
+            return response.envelope_bytes() if node.path.endswith(".json") else response.text
         raise FUSEError(errno.EISDIR)
+
+    def side_view(self, node: Node):  # -> Response; runs in the core thread
+        """``.nas/search/<query>[@N][.json]`` and ``.nas/diff/<A>..<B>[@N][.json]``."""
+        from ..diffs import diff_response
+        from ..search import search
+
+        text, budget, _ = split_suffixes(node.path)
+        if node.kind == "search":
+            return search(self.nas, text, at=node.commit or None, budget=budget)
+        return diff_response(self.nas, text, None, budget)
 
     # -- lookup ------------------------------------------------------------------------
     @fuse_op
@@ -219,8 +232,10 @@ class NasOperations(pyfuse3.Operations):
             up = Node("at", os.path.dirname(node.path), node.commit) if node.path else Node("atroot")
         elif node.kind == "deref" and node.path:
             up = Node("deref", os.path.dirname(node.path))
-        elif node.kind == "deref":
-            up = Node("nasdir")
+        elif node.kind in ("deref", "searchdir", "diffdir"):
+            up = Node("nasdir", commit=node.commit)
+        elif node.kind == "nasdir" and node.commit:
+            up = Node("at", "", node.commit)
         else:
             up = Node("real", "")
         ino = self.inodes.ino(up)
@@ -228,7 +243,8 @@ class NasOperations(pyfuse3.Operations):
 
     def display(self, parent: Node, name: str) -> str:
         base = {"real": parent.path, "at": f".at/{parent.commit[:12]}/{parent.path}".rstrip("/"), "atroot": ".at",
-                "nasdir": ".nas", "deref": f".nas/deref/{parent.path}".rstrip("/")}.get(parent.kind, "")
+                "nasdir": ".nas", "deref": f".nas/deref/{parent.path}".rstrip("/"),
+                "searchdir": ".nas/search", "diffdir": ".nas/diff"}.get(parent.kind, "")
         return f"{base}/{name}" if base else name
 
     async def child(self, parent: Node, name: str) -> Node:
@@ -258,15 +274,31 @@ class NasOperations(pyfuse3.Operations):
             path = f"{parent.path}/{name}" if parent.path else name
             if await self.core(self.tree.item_at, parent.commit, path) is not None:
                 return Node("at", path, parent.commit)
+            if not parent.path and name == NAS:
+                return Node("nasdir", commit=parent.commit)  # .at/<rev>/.nas/search/
             if "@" not in name:
                 raise FUSEError(errno.ENOENT)
             return await self.view_node(parent.path, name, parent.commit)
+        if parent.kind == "nasdir" and parent.commit:
+            if name == "search":
+                return Node("searchdir", commit=parent.commit)
+            raise FUSEError(errno.ENOENT)
         if parent.kind == "nasdir":
             if name in NAS_FILES:
                 return Node("nasfile", name)
             if name == "deref":
                 return Node("deref", "")
+            if name in ("search", "diff"):
+                return Node(f"{name}dir")
             raise FUSEError(errno.ENOENT)
+        if parent.kind in ("searchdir", "diffdir"):
+            node = Node(parent.kind[:-3], name, parent.commit)
+            try:
+                await self.content(node)  # refuse a bad query or range at lookup, with its reason
+            except NasError as exc:
+                self.refuse(self.display(parent, name), exc)
+                raise
+            return node
         if parent.kind == "deref" and parent.view is None:
             path = f"{parent.path}/{name}" if parent.path else name
             if "@" in name:
@@ -335,12 +367,13 @@ class NasOperations(pyfuse3.Operations):
             for item in items:
                 child = Node("at", f"{node.path}/{item.name}" if node.path else item.name, node.commit)
                 entries.append((os.fsencode(item.name), self.at_attrs(self.inodes.ino(child, lookup=False), node.commit, item, when)))
-        elif node.kind == "nasdir":
+        elif node.kind == "nasdir" and not node.commit:
             for name in NAS_FILES:
                 child = Node("nasfile", name)
                 entries.append((name.encode(), self.virtual_attrs(self.inodes.ino(child, lookup=False), RO_FILE)))
-            entries.append((b"deref", self.virtual_attrs(self.inodes.ino(Node("deref", ""), lookup=False), RO_DIR)))
-        elif node.kind != "deref":
+            for name, child in (("deref", Node("deref", "")), ("search", Node("searchdir")), ("diff", Node("diffdir"))):
+                entries.append((name.encode(), self.virtual_attrs(self.inodes.ino(child, lookup=False), RO_DIR)))
+        elif node.kind not in ("deref", "searchdir", "diffdir", "nasdir"):
             raise FUSEError(errno.ENOTDIR)
         dh = self._next_dh
         self._next_dh += 1

@@ -49,7 +49,7 @@ def outline_bytes(path: str, data: bytes) -> Outline:
     from .text import outline_binary, outline_text
 
     if is_binary(data):
-        return outline_binary(len(data), data[:64])
+        return outline_binary(len(data), data[:512])
     family = family_for(path)
     if family == "markdown":
         from .markdown import outline_markdown
@@ -79,7 +79,7 @@ def outline_large(path: str, size: int, head: bytes, stream: Callable[[], Iterab
     from .text import outline_binary, outline_text_stream
 
     if is_binary(head):
-        return outline_binary(size, head[:64])
+        return outline_binary(size, head[:512])
     if family_for(path) == "table":
         return outline_table(stream(), _TABLE[_suffix(path)])
     return outline_text_stream(stream())

@@ -1,0 +1,242 @@
+"""Search that answers with snippets and pointers, never whole files.
+
+ripgrep does the matching: it is fast, and its regex engine runs in linear
+time, so no pattern can backtrack catastrophically. The working tree is
+searched in place (``.gitignore`` respected, ``.git`` skipped); a past
+revision is first written out once into a disposable cache folder keyed by
+its commit, then searched the same way. Hits are ranked, grouped by file,
+and each carries a pointer to its line at a commit and the outline entry
+(section or symbol) it sits in.
+
+Query words: ``re:PATTERN`` (a regular expression), ``in:FOLDER`` and
+``glob:PATTERN`` (restrict the files), ``skip:N`` (the next page); the rest,
+joined by single spaces, is a literal. Both are smart-case: all lower case
+matches any case.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .cache import default_cache_dir
+from .errors import BadView, NasError, NotServable
+from .outline import Entry
+from .repo import clean_path
+from .views import Analysis, Evidence, Served
+
+if TYPE_CHECKING:
+    from .declare import Response
+    from .service import Nas
+
+DEFAULT_BUDGET = 1000
+MAX_QUERY = 1024
+RG_SECONDS = 20
+SNIPPET_CHARS = 200
+QUERY_FORMS = "a literal (smart case), re:REGEX, in:FOLDER, glob:PATTERN, skip:N, combined with spaces"
+
+
+class BadQuery(BadView):
+    kind = "bad_query"
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    pattern: str
+    regex: bool = False
+    folder: str = ""
+    glob: str = ""
+    skip: int = 0
+
+    def spelled(self) -> str:
+        words = [f"re:{self.pattern}" if self.regex else self.pattern]
+        words += [f"in:{self.folder}"] if self.folder else []
+        words += [f"glob:{self.glob}"] if self.glob else []
+        words += [f"skip:{self.skip}"] if self.skip else []
+        return " ".join(words)
+
+
+def parse_query(text: str) -> Query:
+    """The one parser of search queries, for every door."""
+    if len(text) > MAX_QUERY:
+        raise BadQuery(f"query is {len(text)} characters long; at most {MAX_QUERY}", QUERY_FORMS)
+    literal: list[str] = []
+    regex = folder = glob = ""
+    skip = 0
+    words = text.split(" ")
+    for i, word in enumerate(words):
+        if word.startswith("re:"):
+            regex = " ".join([word[3:], *words[i + 1 :]])  # a regex runs to the end
+            break
+        if word.startswith("in:"):
+            folder = clean_path(word[3:])
+        elif word.startswith("glob:"):
+            glob = word[5:]
+        elif word.startswith("skip:"):
+            if not word[5:].isdigit():
+                raise BadQuery(f"skip:{word[5:]} is not a whole number", QUERY_FORMS)
+            skip = int(word[5:])
+        elif word:
+            literal.append(word)
+    if regex and literal:
+        raise BadQuery("give either a literal or re:REGEX, not both", QUERY_FORMS)
+    pattern = regex or " ".join(literal)
+    if not pattern.strip():
+        raise BadQuery("empty query: nothing to search for", QUERY_FORMS)
+    return Query(pattern, bool(regex), folder, glob, skip)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    path: str
+    line: int
+    text: bytes
+
+
+def _rg_args(q: Query) -> list[str]:
+    args = ["rg", "--null", "--line-number", "--with-filename", "--no-heading", "--color", "never",
+            "--smart-case", "--hidden", "--glob", "!.git", "--max-filesize", "32M", "--max-columns", "1000"]
+    if not q.regex:
+        args.append("--fixed-strings")
+    if q.glob:
+        args += ["--glob", q.glob]
+    args += ["--regexp", q.pattern, "--", q.folder or "."]
+    return args
+
+
+def run_rg(q: Query, root: Path) -> list[Hit]:
+    """All matching lines under ``root``, as ripgrep reports them."""
+    if shutil.which("rg") is None:
+        raise NotServable("search needs ripgrep (Debian package 'ripgrep'), which is not installed")
+    if q.folder and not (root / q.folder).is_dir():
+        raise BadQuery(f"in:{q.folder} is not a folder of the tree", QUERY_FORMS)
+    try:
+        done = subprocess.run(_rg_args(q), cwd=root, capture_output=True, timeout=RG_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise BadQuery(f"search took more than {RG_SECONDS} s; narrow it with in: or glob:", QUERY_FORMS) from None
+    if done.returncode == 2 and not done.stdout:
+        message = done.stderr.decode(errors="replace").strip().splitlines()
+        raise BadQuery(f"ripgrep refused the query: {' '.join(message[-3:])}", QUERY_FORMS)
+    hits = []
+    for row in done.stdout.split(b"\n"):
+        path, sep, rest = row.partition(b"\0")
+        if not sep:
+            continue
+        number, _, text = rest.partition(b":")
+        rel = os.fsdecode(path)
+        hits.append(Hit(rel[2:] if rel.startswith("./") else rel, int(number), text))
+    return hits
+
+
+def materialize(nas: "Nas", commit: str) -> Path:
+    """The tree of ``commit`` written out once under the cache folder, so the
+    same engine searches the past; safe to delete at any time."""
+    base = default_cache_dir() / "trees"
+    target = base / commit
+    if target.is_dir():
+        return target
+    base.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=base, prefix=f".{commit[:12]}-"))
+    nas.tree.write_tree_at(commit, tmp)
+    try:
+        os.rename(tmp, target)
+    except OSError:  # another search wrote it first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _rank(hits: list[Hit], q: Query) -> list[tuple[str, list[Hit]]]:
+    """Files with the literal in their path first, then most matches, then path."""
+    by_file: dict[str, list[Hit]] = {}
+    for h in hits:
+        by_file.setdefault(h.path, []).append(h)
+    needle = q.pattern.lower()
+    return sorted(by_file.items(), key=lambda kv: (needle not in kv[0].lower() or q.regex, -len(kv[1]), kv[0]))
+
+
+def _enclosing(entries: tuple[Entry, ...], line: int) -> Entry | None:
+    best = None
+    for e in entries:
+        if e.start <= line <= e.end and e.path and (best is None or e.depth >= best.depth):
+            best = e
+    return best
+
+
+def _snippet_line(n: int, text: bytes) -> str:
+    shown = text.decode("utf-8", errors="replace").rstrip("\r\n")
+    if len(shown) > SNIPPET_CHARS:
+        shown = shown[:SNIPPET_CHARS] + "…"
+    return f"    {n}: {shown}\n"
+
+
+def search(nas: "Nas", text: str, at: str | None = None, budget: int | None = None) -> "Response":
+    """Ranked snippets with pointers, as many as fit the budget (default 1000).
+
+    Never a whole file: each hit is its line with one line of context. What
+    did not fit is declared (``shown=K matches=M next=skip:K``), not cut.
+    """
+    from .declare import declare
+
+    q = parse_query(text)
+    budget = DEFAULT_BUDGET if budget is None else budget
+    if at is not None:
+        commit = str(nas.tree.resolve(at).id)
+        root = materialize(nas, commit)
+    else:
+        root = nas.tree.root
+    hits = run_rg(q, root)
+    ranked = _rank(hits, q)
+    flat = [(path, h) for path, file_hits in ranked for h in file_hits]
+    page = flat[q.skip :]
+    keys = [("query", q.spelled()), ("matches", str(len(hits))), ("files", str(len(ranked)))]
+
+    blocks: list[tuple[str, Evidence]] = []
+    analyses: dict[str, Analysis] = {}
+    for path, h in page:
+        a = analyses.get(path)
+        if a is None:
+            try:
+                a = analyses[path] = nas.analysis(nas.content(path, at))
+            except NasError:
+                continue  # changed or gone since rg saw it
+        if h.line > a.line_count or a.binary:
+            continue
+        first, last = max(1, h.line - 1), min(a.line_count, h.line + 1)
+        snippet = "".join(_snippet_line(n, a.lines_bytes(n, n)) for n in range(first, last + 1))
+        entry = _enclosing(a.outline.entries, h.line)
+        where = f" in {entry.label} (L{entry.start}-L{entry.end})" if entry else ""
+        evidence = a.evidence(h.line, h.line)[0]
+        blocks.append((f"{evidence.pointer.short()}{where}\n{snippet}", evidence))
+
+    def served(count: int) -> Served:
+        shown = blocks[:count]
+        more = q.skip + count < len(flat)
+        ks = keys + [("shown", str(count)), ("skip", str(q.skip))]
+        if more:
+            ks.append(("next", f"skip:{q.skip + count}"))
+        body = "".join(b for b, _ in shown)
+        if not shown:
+            body = "no matches\n" if not flat else ""
+        return Served("search", body.encode(), tuple(e for _, e in shown), keys=tuple(ks))
+
+    def declared(s: Served) -> "Response":
+        return declare(s, None, nas.tokenizer, budget)
+
+    count = len(blocks)
+    response = declared(served(count))
+    if response.tokens > budget:  # find the largest page that fits
+        lo, hi = 0, count
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if declared(served(mid)).tokens <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        response = declared(served(lo))
+    return response
+
