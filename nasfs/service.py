@@ -35,10 +35,13 @@ class Stats:
     cache_hits: int = 0
     cache_misses: int = 0
 
-    def record(self, response: Response, hit: bool) -> None:
+    def record(self, response: Response) -> None:
+        """A view served to a reader (not a door's size probe)."""
         self.views[response.view] += 1
         self.tokens_served += response.tokens
         self.tokens_full += response.full_tokens or 0
+
+    def lookup(self, hit: bool) -> None:
         if hit:
             self.cache_hits += 1
         else:
@@ -147,16 +150,17 @@ class Nas:
             hit = _response_from_json(raw, self.tree) if raw else None
             if hit is not None:
                 self._responses.put(key, hit)
+        self.stats.lookup(hit is not None)
         if hit is not None:
             if record:
-                self.stats.record(hit, True)
+                self.stats.record(hit)
             return hit
         response = self._serve(content, view)
         self._responses.put(key, response)
         if self.disk is not None and view.kind != "summary":
             self.disk.put(key, _response_to_json(response))
         if record:
-            self.stats.record(response, False)
+            self.stats.record(response)
         return response
 
     def _response_key(self, content: Content, view: View) -> str:

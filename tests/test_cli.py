@@ -1,0 +1,92 @@
+"""The CLI door as a user runs it: real processes, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import git
+
+ACME = "notes/customer-acme.md"
+
+
+def nasfs(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "nasfs", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_read_forms_and_json(home: Path) -> None:
+    raw = nasfs("read", "--repo", str(home), ACME)
+    assert raw.returncode == 0 and raw.stdout == (home / ACME).read_text()
+    out = nasfs("read", "--repo", str(home), f"{ACME}@outline")
+    assert out.stdout.startswith("nasfs view=outline ") and "## Renewal (L11-L20)" in out.stdout
+    env = json.loads(nasfs("read", "--repo", str(home), "--json", f"{ACME}@section=Renewal").stdout)
+    assert env["view"] == "section" and env["evidence"][0]["pointer"].endswith("#L11-L20")
+    assert json.loads(nasfs("read", "--repo", str(home), f"{ACME}@200.json").stdout)["budget_tokens"] == 200
+    old = nasfs("read", "--repo", str(home), "--at", "v1", f"{ACME}@L15")
+    assert old.stdout == "- price held at the 2026 rate for twelve months\n"
+    o200 = nasfs("read", "--repo", str(home), "--tokenizer", "o200k_base", f"{ACME}@outline")
+    assert "tokenizer=o200k_base" in o200.stdout
+
+
+def test_repo_defaults_to_the_work_tree_around_the_cwd(home: Path) -> None:
+    out = nasfs("read", "customer-acme.md@L1", cwd=home / "notes")
+    assert out.returncode == 0 and out.stdout == "# Acme Corp\n"
+
+
+def test_every_emitted_pointer_verifies_with_git_show(home: Path) -> None:
+    for spec in (f"{ACME}@section=Renewal", "code/billing.py@section=Invoice.add", "config/deploy.yaml@section=spec.replicas"):
+        env = json.loads(nasfs("read", "--repo", str(home), "--json", spec).stdout)
+        ev = env["evidence"][0]
+        path, rest = ev["pointer"].split("/", 4)[4].rsplit("@", 1)
+        commit, lines = rest.split("#")
+        a, b = (int(x) for x in lines[1:].split("-L"))
+        shown = git(home, "show", f"{commit}:{path}").encode().splitlines(keepends=True)[a - 1 : b]
+        assert hashlib.sha256(b"".join(shown)).hexdigest() == ev["sha256"]
+        assert nasfs("verify", "--repo", str(home), ev["pointer"], "--sha256", ev["sha256"]).returncode == 0
+        assert nasfs("deref", "--repo", str(home), ev["pointer"]).stdout.encode() == b"".join(shown)
+
+
+@pytest.mark.parametrize("args, code, says", [
+    (["read", f"{ACME}@bogus"], 2, "unknown view"),
+    (["read", f"{ACME}@L0"], 2, "start at 1"),
+    (["read", f"{ACME}@L9-L3"], 2, "ends before it starts"),
+    (["read", f"{ACME}@L1-L999999999"], 2, "valid: L1-L38"),
+    (["read", f"{ACME}@section=Nope"], 2, "Acme Corp.Renewal"),
+    (["read", "--at", "nosuch", f"{ACME}@outline"], 2, "unknown revision"),
+    (["read", "../outside@outline"], 2, "leaves the tree"),
+    (["read", "/etc/passwd"], 2, "absolute"),
+    (["read", "notes"], 2, "directory"),
+    (["read", "--tokenizer", "gpt2", f"{ACME}@outline"], 2, "unknown tokenizer"),
+    (["verify", "nas://box/home/x"], 2, "malformed pointer"),
+    (["verify", f"nas://other/home/{ACME}@0000000#L1-L2"], 2, "this is node"),
+    (["verify", f"{ACME}@0000000000#L1-L2"], 1, "does not verify"),
+    (["deref", "garbage"], 2, "malformed pointer"),
+])
+def test_bad_input_exit_codes_and_messages(home: Path, args: list[str], code: int, says: str) -> None:
+    done = nasfs(*args[:1], "--repo", str(home), "--node", "box", "--tree", "home", *args[1:])
+    assert done.returncode == code, done.stderr
+    assert says in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_not_a_git_tree(tmp_path: Path) -> None:
+    done = nasfs("read", "--repo", str(tmp_path), "x.md@outline")
+    assert done.returncode == 2 and "not inside a git work tree" in done.stderr
+
+
+def test_warm_read_skips_the_tokenizer(home: Path, tmp_path: Path) -> None:
+    env = dict(os.environ, NASFS_CACHE_DIR=str(tmp_path / "c"))
+    code = ("import sys; from nasfs.cli import main; rc = main(sys.argv[1:]);"
+            "print('tiktoken' in sys.modules, 'tree_sitter' in sys.modules, file=sys.stderr); sys.exit(rc)")
+    run = lambda: subprocess.run([sys.executable, "-c", code, "read", "--repo", str(home), "code/billing.py@outline"],  # noqa: E731
+                                 capture_output=True, text=True, env=env)
+    first, second = run(), run()
+    assert first.stdout == second.stdout
+    assert first.stderr.split() == ["True", "True"]
+    assert second.stderr.split() == ["False", "False"]  # served from the disk cache by blob id
