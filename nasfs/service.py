@@ -7,6 +7,7 @@ CLI, FUSE, HTTP and MCP doors differ only in how they carry it.
 from __future__ import annotations
 
 import collections
+import os
 import hashlib
 import json
 import threading
@@ -75,10 +76,15 @@ class Refusal:
 class Nas:
     """Views of one git-backed tree, declared and budgeted."""
 
-    def __init__(self, tree: GitTree, tokenizer: str = tok.DEFAULT_TOKENIZER, disk: DiskCache | None = None) -> None:
+    def __init__(self, tree: GitTree, tokenizer: str = tok.DEFAULT_TOKENIZER, disk: DiskCache | None = None,
+                 summarizer: str | None = None) -> None:
+        from .summary import Summarizer
+
         self.tree = tree
         self.tokenizer = tok.check_tokenizer(tokenizer)
         self.disk = disk
+        command = summarizer if summarizer is not None else os.environ.get("NASFS_SUMMARIZER")
+        self.summarizer = Summarizer(command, disk) if command else None
         self.stats = Stats()
         self.errors: collections.deque[Refusal] = collections.deque(maxlen=100)
         self._analyses: LRU[tuple[str, str, str], Analysis] = LRU(256)
@@ -137,15 +143,18 @@ class Nas:
 
     def read_view(self, path: str, view: View, at: str | None = None, record: bool = True) -> Response:
         """Serve a parsed view; ``record=False`` for a door's size probes
-        (FUSE lookup/getattr), which are not reads and stay out of the stats."""
+        (FUSE lookup/getattr), which are not reads and stay out of the stats.
+        Responses are cached by content (summaries keep their own cache, since
+        a stale one must be retried)."""
         if view.kind == "since" and at is None:
             from .diffs import split_range
 
             at = split_range(view.arg)[1]  # since=A..B reads the file as it is at B
         content = self.content(path, at)
+        cacheable = view.kind != "summary"
         key = self._response_key(content, view)
-        hit = self._responses.get(key)
-        if hit is None and self.disk is not None:
+        hit = self._responses.get(key) if cacheable else None
+        if hit is None and cacheable and self.disk is not None:
             raw = self.disk.get(key)
             hit = _response_from_json(raw, self.tree) if raw else None
             if hit is not None:
@@ -156,9 +165,10 @@ class Nas:
                 self.stats.record(hit)
             return hit
         response = self._serve(content, view)
-        self._responses.put(key, response)
-        if self.disk is not None and view.kind != "summary":
-            self.disk.put(key, _response_to_json(response))
+        if cacheable:
+            self._responses.put(key, response)
+            if self.disk is not None:
+                self.disk.put(key, _response_to_json(response))
         if record:
             self.stats.record(response)
         return response
@@ -198,7 +208,8 @@ class Nas:
             scoped = a.section_outline(entry)
             if view.budget is None:
                 return declared(served)
-            return fit([lambda: served, *self._outline_rungs(a, scoped, entry), lambda: a.skeleton(entry)], declared, view.budget, nothing)
+            rungs = [lambda: served, *self._outline_rungs(a, scoped, entry), lambda: a.skeleton(entry)]
+            return fit(rungs, declared, view.budget, Served("none", b"", served.evidence, truncated=True, keys=served.keys))
         if view.kind == "outline":
             if view.budget is None:
                 return declared(a.outline_view(a.outline, None, None))
@@ -219,7 +230,17 @@ class Nas:
                 return declared(rungs[0]())
             return fit(rungs, declared, view.budget, nothing)
         if view.kind == "summary":
-            raise NotServable("no summarizer is configured for this tree", "@outline, @N, @section=NAME, @L12-L18")
+            if self.summarizer is None or a.data is None or a.binary:
+                why = "no summarizer is configured for this tree (NASFS_SUMMARIZER or --summarizer)" if self.summarizer is None \
+                    else f"{content.path} is binary or too large to summarize"
+                raise NotServable(why, "@outline, @N, @section=NAME, @L12-L18")
+            summary = self.summarizer.summarize(content.path, content.blob_id, content.commit, a.data)
+            keys = (("stale", str(summary.stale).lower()), ("describes", summary.commit[:12]))
+            described = self.analysis(self.tree.at(summary.commit, content.path)).whole_evidence() if summary.stale else whole
+            served = Served("summary", summary.text, described, generated=True, keys=keys)
+            if view.budget is None:
+                return declared(served)
+            return fit([lambda: served, lambda: a.skeleton(None)], declared, view.budget, nothing)
         raise NotServable(f"view {view.kind!r} is not served")
 
     @staticmethod

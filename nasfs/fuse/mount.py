@@ -90,7 +90,8 @@ def check_mountpoint(mountpoint: str) -> None:
 
 
 def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str | None, tokenizer: str,
-                   autocommit: bool, allow_other: bool, attr_timeout: float, faults: bool = False) -> int:
+                   autocommit: bool, allow_other: bool, attr_timeout: float, summarizer: str | None = None,
+                   faults: bool = False) -> int:
     """Mount and serve until unmounted or signalled; returns an exit code."""
     from ..cache import DiskCache
     from ..repo import GitTree
@@ -99,7 +100,7 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
 
     check_mountpoint(mountpoint)
     git_tree = GitTree(source, node=node, tree=tree)
-    nas = Nas(git_tree, tokenizer=tokenizer, disk=DiskCache())
+    nas = Nas(git_tree, tokenizer=tokenizer, disk=DiskCache(), summarizer=summarizer)
     ops = NasOperations(nas, autocommit=autocommit, attr_timeout=attr_timeout, faults=faults)
     options = set(pyfuse3.default_options)
     options |= {f"fsname={git_tree.root}", "subtype=nasfs"}
