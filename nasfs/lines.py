@@ -58,21 +58,28 @@ def count_lines(data: bytes) -> int:
 
 def stream_lines(chunks: Iterable[bytes], first: int, last: int) -> Iterator[bytes]:
     """Pieces of lines first..last of a stream, in bounded memory; stops
-    reading once ``last`` is complete."""
+    reading once ``last`` is complete. Whole chunks inside or before the
+    range are passed or skipped by counting newlines, not line by line."""
     line = 1  # the line the next byte belongs to
     for chunk in chunks:
+        newlines = chunk.count(b"\n")
+        if line + newlines < first:  # the range starts after this chunk
+            line += newlines
+            continue
         pos = 0
-        while pos < len(chunk):
-            nl = chunk.find(b"\n", pos)
-            stop = len(chunk) if nl == -1 else nl + 1
-            if first <= line <= last:
-                yield chunk[pos:stop]
-            if nl == -1:
-                break
+        while line < first:
+            pos = chunk.index(b"\n", pos) + 1
             line += 1
-            pos = stop
-            if line > last:
-                return
+        if line + chunk.count(b"\n", pos) <= last:  # the range goes on past this chunk
+            yield chunk[pos:]
+            line += chunk.count(b"\n", pos)
+            continue
+        end = pos
+        while line <= last:
+            end = chunk.index(b"\n", end) + 1
+            line += 1
+        yield chunk[pos:end]
+        return
 
 
 def count_lines_stream(chunks: Iterable[bytes]) -> int:

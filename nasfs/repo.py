@@ -17,13 +17,18 @@ import os
 import posixpath
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pygit2
 
 from .errors import BadPath, NotFound, NotServable
+
+if TYPE_CHECKING:
+    from .cache import DiskCache as HashCache
 
 LARGE_BYTES = 32 << 20  # above this a file is streamed, never held whole
 CHUNK = 1 << 20
@@ -111,7 +116,8 @@ class TreeItem:
 class GitTree:
     """One served tree: a git work tree, its node and tree names for pointers."""
 
-    def __init__(self, workdir: str | os.PathLike[str], node: str | None = None, tree: str | None = None) -> None:
+    def __init__(self, workdir: str | os.PathLike[str], node: str | None = None, tree: str | None = None,
+                 hashes: HashCache | None = None) -> None:
         try:
             repo = pygit2.Repository(str(workdir))
         except pygit2.GitError as exc:
@@ -124,6 +130,7 @@ class GitTree:
         self.tree = tree or self.root.name
         self._lock = threading.Lock()
         self._hashes: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+        self._hash_store = hashes
 
     # -- revisions ---------------------------------------------------------
     def resolve(self, rev: str) -> pygit2.Commit:
@@ -231,13 +238,20 @@ class GitTree:
         return Content(rel, blob_id, st.st_size, commit, "worktree", self.repo, str(real))
 
     def _hash(self, real: Path, st: os.stat_result) -> str:
-        """Blob id of a file, cached by (inode, size, mtime, ctime)."""
+        """Blob id of a file, cached by (inode, size, mtime, ctime) as git's
+        index does, in memory and (for files not touched in the last two
+        seconds, to stay clear of same-timestamp rewrites) in ``hashes``."""
         key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         hit = self._hashes.get(str(real))
         if hit and hit[0] == key:
             return hit[1]
-        blob_id = str(pygit2.hashfile(str(real)))
+        stored_key = f"hash:{real}:{':'.join(map(str, key))}"
+        stored = self._hash_store.get(stored_key) if self._hash_store else None
+        blob_id = stored.decode() if stored else str(pygit2.hashfile(str(real)))
         self._hashes[str(real)] = (key, blob_id)
+        settled = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > 2_000_000_000
+        if self._hash_store is not None and stored is None and settled:
+            self._hash_store.put(stored_key, blob_id.encode())
         return blob_id
 
     def _commit_holding(self, rel: str, blob_id: str, real: Path) -> str:

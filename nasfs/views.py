@@ -87,7 +87,8 @@ class Analysis:
         elif self.data is not None:
             digest.update(self.data if self.binary else self.lines_bytes(first, last))
         else:
-            pieces = self.content.stream() if self.binary else stream_lines(self.content.stream(), first, last)
+            whole = self.binary or (first == 1 and last == self.line_count)
+            pieces = self.content.stream() if whole else stream_lines(self.content.stream(), first, last)
             for piece in pieces:
                 digest.update(piece)
         pointer = self.pointer() if self.binary else self.pointer(first, last)

@@ -99,8 +99,9 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     from .ops import NasOperations
 
     check_mountpoint(mountpoint)
-    git_tree = GitTree(source, node=node, tree=tree)
-    nas = Nas(git_tree, tokenizer=tokenizer, disk=DiskCache(), summarizer=summarizer)
+    disk = DiskCache()
+    git_tree = GitTree(source, node=node, tree=tree, hashes=disk)
+    nas = Nas(git_tree, tokenizer=tokenizer, disk=disk, summarizer=summarizer)
     ops = NasOperations(nas, autocommit=autocommit, attr_timeout=attr_timeout, faults=faults)
     options = set(pyfuse3.default_options)
     options |= {f"fsname={git_tree.root}", "subtype=nasfs"}
