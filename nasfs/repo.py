@@ -488,7 +488,7 @@ class _GitDirLock:
         self.path = path
         self.fd = -1
 
-    def __enter__(self) -> "_GitDirLock":
+    def __enter__(self) -> _GitDirLock:
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         return self

@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -133,7 +134,7 @@ def run_rg(q: Query, root: Path) -> list[Hit]:
     return hits
 
 
-def materialize(nas: "Nas", commit: str) -> Path:
+def materialize(nas: Nas, commit: str) -> Path:
     """The tree of ``commit`` written out once under the cache folder, so the
     same engine searches the past; safe to delete at any time."""
     base = default_cache_dir() / "trees"
@@ -174,11 +175,13 @@ def _snippet_line(n: int, text: bytes) -> str:
     return f"    {n}: {shown}\n"
 
 
-def search(nas: "Nas", text: str, at: str | None = None, budget: int | None = None) -> "Response":
+def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None,
+           readable: Callable[[str], bool] | None = None) -> Response:
     """Ranked snippets with pointers, as many as fit the budget (default 1000).
 
     Never a whole file: each hit is its line with one line of context. What
     did not fit is declared (``shown=K matches=M next=skip:K``), not cut.
+    ``readable`` leaves out the files a door's caller may not read.
     """
     from .declare import declare
 
@@ -190,6 +193,8 @@ def search(nas: "Nas", text: str, at: str | None = None, budget: int | None = No
     else:
         root = nas.tree.root
     hits = run_rg(q, root)
+    if readable is not None:
+        hits = [h for h in hits if readable(h.path)]
     ranked = _rank(hits, q)
     flat = [(path, h) for path, file_hits in ranked for h in file_hits]
     page = flat[q.skip :]
@@ -224,7 +229,7 @@ def search(nas: "Nas", text: str, at: str | None = None, budget: int | None = No
             body = "no matches\n" if not flat else ""
         return Served("search", body.encode(), tuple(e for _, e in shown), keys=tuple(ks))
 
-    def declared(s: Served) -> "Response":
+    def declared(s: Served) -> Response:
         return declare(s, None, nas.tokenizer, budget)
 
     count = len(blocks)

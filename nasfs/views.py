@@ -54,7 +54,7 @@ class Analysis:
     _whole: tuple[Evidence, ...] | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, content: Content, node: str, tree: str) -> "Analysis":
+    def of(cls, content: Content, node: str, tree: str) -> Analysis:
         if content.large:
             head = content.head()
             binary = is_binary(head)

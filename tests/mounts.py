@@ -8,13 +8,14 @@ import sys
 import time
 from pathlib import Path
 
-from nasfs.fuse.mount import mount_at, mounts
+from nasfs.fuse.mount import is_stale, mount_at, mounts
 
 
 def clear_stale_mounts(under: str) -> None:
-    """Lazy-unmount nasfs mounts a crashed earlier run left below ``under``."""
+    """Lazy-unmount the dead nasfs mounts a crashed earlier run left below
+    ``under``. Live ones are left alone: they may be another test session's."""
     for m in mounts():
-        if m.mountpoint.startswith(under):
+        if m.mountpoint.startswith(under) and is_stale(m.mountpoint):
             subprocess.run(["fusermount3", "-u", "-z", m.mountpoint], capture_output=True)
 
 

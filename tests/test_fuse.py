@@ -348,3 +348,67 @@ def test_lifecycle_signals_refusals_and_stale_mounts(home: Path, tmp_path: Path)
     subprocess.run([*nasfs, "umount", str(tmp_path / "mp")], check=True)
     assert mount_at(str(tmp_path / "mp")) is None
     _ = hashlib
+
+
+def test_core_bad_input_rows_through_the_mount_match_the_cli(mounted: Mount, home: Path) -> None:
+    """Each row of the core's bad-input list, read with cat, answers as `nasfs read` does."""
+    (home / "latin.txt").write_bytes(b"caf\xe9 au lait\nsecond\n")
+    (home / "broken.json").write_text('{"a": 1,\n "b": \n')
+    (home / "empty.md").write_bytes(b"")
+    (home / "crlf.txt").write_bytes(b"one\r\ntwo\r\nthree")
+    specs = ["latin.txt@outline", "latin.txt@L1", "broken.json@outline", "data/shipments.csv@outline",
+             "empty.md@outline", "crlf.txt@L2-L3", "crlf.txt@outline@0", f"{ACME}@{10**12}",
+             f"{ACME}@L1-L999999999", f"{ACME}@section=Nope", "notes@outline", f"{ACME}@since=nosuch"]
+    for spec in specs:
+        via_cat = subprocess.run(["cat", str(mounted.mountpoint / spec)], capture_output=True)
+        via_cli = subprocess.run([sys.executable, "-m", "nasfs", "read", "--repo", str(home), "--node", "box",
+                                  "--tree", "home", spec], capture_output=True)
+        assert (via_cat.returncode == 0) == (via_cli.returncode == 0), spec
+        assert via_cat.stdout == via_cli.stdout, spec
+
+
+def test_large_file_through_the_mount_in_bounded_daemon_memory(mounted: Mount, home: Path) -> None:
+    line = b"2026-11-30T05:00:00 worker-3 processed shipment batch with no errors\n"
+    with open(home / "big.log", "wb") as fh:
+        for _ in range(200):
+            fh.write(line * 15000)
+    outline = cat(mounted.mountpoint / "big.log@outline")
+    assert b"text: 3000000 lines" in outline
+    assert cat(mounted.mountpoint / "big.log@L2999999-L3000000") == line * 2
+    status = Path(f"/proc/{mounted.proc.pid}/status").read_text()
+    hwm_kb = int(status.split("VmHWM:")[1].split()[0])
+    assert hwm_kb < 200 * 1024, f"daemon peak {hwm_kb} KiB"
+
+
+def test_what_other_users_may_read_with_allow_other(home: Path) -> None:
+    """Views read like their file; history and side files like .git; a search
+    shows nobody a hit from a file they could not cat."""
+    import shutil
+    import tempfile
+
+    (home / "secret.md").write_text("# Secret\n\nthe vault code is hunter2\n")
+    os.chmod(home / "secret.md", 0o600)
+    (home / "open.md").write_text("# Open\n\nhunter2 is a famous password\n")
+    base = Path(tempfile.mkdtemp(prefix="nasfs-perm-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    m = Mount(home, base / "mnt", "--allow-other")
+    as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+
+    def cat_as_nobody(rel: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([*as_nobody, "cat", str(m.mountpoint / rel)], capture_output=True)
+
+    try:
+        assert cat_as_nobody("open.md@outline").returncode == 0
+        assert cat_as_nobody("secret.md@L3").returncode != 0  # as unreadable as secret.md itself
+        assert cat(m.mountpoint / "secret.md@L3") == b"the vault code is hunter2\n"  # root reads it
+        theirs = cat_as_nobody(".nas/search/hunter2")
+        assert theirs.returncode == 0 and b"open.md" in theirs.stdout and b"secret.md" not in theirs.stdout
+        assert b"secret.md" in cat(m.mountpoint / ".nas" / "search" / "hunter2")
+        assert cat_as_nobody(".at/v1/README.txt").returncode == 0  # .git is world-readable here
+        os.chmod(home / ".git", 0o700)
+        for rel in (".at/v1/README.txt", ".nas/errors", ".nas/search/hunter2"):
+            assert cat_as_nobody(rel).returncode != 0, rel  # history is as private as .git
+    finally:
+        os.chmod(home / ".git", 0o755)
+        assert m.stop() == 0
+        shutil.rmtree(base, ignore_errors=True)

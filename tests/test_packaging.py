@@ -22,7 +22,7 @@ def test_systemd_unit_verifies(tmp_path: Path) -> None:
     (tmp_path / "nasfs@home.service").write_text(local)
     done = subprocess.run(["systemd-analyze", "verify", str(tmp_path / "nasfs@home.service")],
                           capture_output=True, text=True)
-    complaints = [l for l in (done.stdout + done.stderr).splitlines() if "nasfs@home.service" in l]
+    complaints = [row for row in (done.stdout + done.stderr).splitlines() if "nasfs@home.service" in row]
     assert complaints == [], complaints
 
 

@@ -14,7 +14,7 @@ import pytest
 from nasfs import tokens
 from nasfs.diffs import TreeDiff, diff_response
 from nasfs.errors import BadView, NasError, NotFound
-from nasfs.search import BadQuery, search
+from nasfs.search import search
 from nasfs.service import Nas
 
 from .conftest import git

@@ -226,7 +226,7 @@ def test_since_is_a_unified_diff(nas: Nas, home: Path) -> None:
     r = nas.read(f"{ACME}@since=v1")
     assert r.view == "diff"
     expected = git(home, "diff", "v1", "--", ACME)
-    minus_plus = [l for l in expected.splitlines() if l[:1] in "+-" and not l.startswith(("+++", "---"))]
+    minus_plus = [row for row in expected.splitlines() if row[:1] in "+-" and not row.startswith(("+++", "---"))]
     got = r.served.body.decode().splitlines()
     assert minus_plus and all(line in got for line in minus_plus)
     degraded = {nas.read(f"{ACME}@since=v1@{b}").view for b in range(60, 300, 10)}

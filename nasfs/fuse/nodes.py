@@ -1,15 +1,17 @@
 """The inode table: which FUSE inode is which node, real or virtual.
 
 Inode numbers are ours, allocated on first sight and stable for the daemon's
-life (NFS and Samba re-open by handle long after a lookup). Real nodes are
-never forgotten; virtual ones (views, history, side files) are dropped when
-the kernel forgets them.
+life (NFS and Samba re-open by handle long after a lookup, also after the
+kernel forgot the inode). Real nodes are never dropped; virtual ones (views,
+history, side files) are kept for the last RETAINED forgotten ones, so a
+re-export's handles stay valid while bounding memory.
 """
 
 from __future__ import annotations
 
 import errno
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import pyfuse3
@@ -17,6 +19,7 @@ import pyfuse3
 from ..grammar import View
 
 ROOT = pyfuse3.ROOT_INODE
+RETAINED = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,7 @@ class Node:
     path: str = ""
     commit: str = ""
     view: View | None = None
+    caller: tuple[int, ...] = ()  # a search's reader (uid, gids): hits depend on who asks
 
     @property
     def virtual(self) -> bool:
@@ -52,6 +56,7 @@ class Inodes:
         self._lookups: dict[int, int] = {}
         self._next = ROOT + 1
         self._lock = threading.Lock()
+        self._forgotten: OrderedDict[int, None] = OrderedDict()  # virtual inodes the kernel let go
 
     def ino(self, node: Node, lookup: bool = True) -> int:
         """The inode of ``node``, allocated if new; counts a kernel lookup."""
@@ -64,6 +69,7 @@ class Inodes:
                 self._by_ino[ino] = node
             if lookup:
                 self._lookups[ino] = self._lookups.get(ino, 0) + 1
+                self._forgotten.pop(ino, None)
             return ino
 
     def node(self, ino: int) -> Node:
@@ -80,9 +86,14 @@ class Inodes:
                 return
             self._lookups.pop(ino, None)
             node = self._by_ino.get(ino)
-            if node is not None and node.virtual:
-                del self._by_ino[ino]
-                del self._by_node[node]
+            if node is None or not node.virtual:
+                return
+            self._forgotten[ino] = None
+            while len(self._forgotten) > RETAINED:
+                old, _ = self._forgotten.popitem(last=False)
+                gone = self._by_ino.pop(old, None)
+                if gone is not None:
+                    self._by_node.pop(gone, None)
 
     def views_of(self, path: str) -> list[int]:
         """Inodes of the current-content views of the file at ``path``."""

@@ -43,20 +43,52 @@ RO_DIR = stat.S_IFDIR | 0o555
 XATTR_PREFIX = b"user.nas."
 
 
+def _caller(ctx: pyfuse3.RequestContext | None) -> tuple[int, ...]:
+    """(uid, gid, supplementary groups...) of a request; () for root, who reads all."""
+    if ctx is None or ctx.uid == 0:
+        return ()
+    try:
+        groups = sorted(pyfuse3.get_sup_groups(ctx.pid))
+    except (OSError, ValueError):  # the process is gone: its primary group only
+        groups = []
+    return (ctx.uid, ctx.gid, *groups)
+
+
+def _readable_by(caller: tuple[int, ...], root: str) -> Callable[[str], bool]:
+    """Whether the caller may read a working-tree file, by its mode bits: a
+    search on the mount shows nobody a hit from a file they could not cat."""
+    uid, groups = caller[0], set(caller[1:])
+
+    def readable(path: str) -> bool:
+        try:
+            st = os.stat(os.path.join(root, path))
+        except OSError:
+            return False
+        if st.st_uid == uid:
+            return bool(st.st_mode & stat.S_IRUSR)
+        if st.st_gid in groups:
+            return bool(st.st_mode & stat.S_IRGRP)
+        return bool(st.st_mode & stat.S_IROTH)
+
+    return readable
+
+
 def fuse_op(fn: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
     """Map every error to an errno: NasError to its own, OSError to its errno,
     anything else to EIO (logged), so no exception ends the daemon."""
 
     @functools.wraps(fn)
-    async def wrapper(self: "NasOperations", *args: Any) -> T:
+    async def wrapper(self: NasOperations, *args: Any) -> T:
         try:
             return await fn(self, *args)
         except FUSEError as exc:
             log.debug("%s%r: errno %s", fn.__name__, args[:2], exc.errno)
             raise
         except NasError as exc:
+            log.debug("%s%r refused: %s", fn.__name__, args[:2], exc)
             raise FUSEError(exc.errno) from None
         except OSError as exc:
+            log.debug("%s%r: %s", fn.__name__, args[:2], exc)
             raise FUSEError(exc.errno or errno.EIO) from None
         except Exception:
             self.internal_errors += 1
@@ -75,6 +107,7 @@ class NasOperations(pyfuse3.Operations):
         self.nas = nas
         self.tree = nas.tree
         self.root = str(nas.tree.root)
+        self.git_dir = nas.tree.repo.path
         self.autocommit = autocommit
         self.attr_timeout = attr_timeout
         self.faults = faults  # test hook: setxattr user.nas.fault on .nas arms a crash
@@ -114,15 +147,17 @@ class NasOperations(pyfuse3.Operations):
         return a
 
     def virtual_attrs(self, ino: int, mode: int, size: int = 0, mtime_ns: int | None = None) -> pyfuse3.EntryAttributes:
-        """Attributes of a virtual node: read-only, owned by the tree's owner,
-        never cached by the kernel (its content can change with the file's)."""
+        """Attributes of a virtual node, never cached by the kernel (its content
+        can change with the file's). History and side files (``.at``, ``.nas``)
+        are exactly as readable as ``.git``, which holds all of it anyway: its
+        owner, and its read and search bits."""
         a = pyfuse3.EntryAttributes()
-        root_st = os.stat(self.root)
+        git_st = os.stat(self.git_dir)
         a.st_ino = ino
-        a.st_mode = mode
+        a.st_mode = stat.S_IFMT(mode) | (stat.S_IMODE(mode) & git_st.st_mode)
         a.st_nlink = 2 if stat.S_ISDIR(mode) else 1
-        a.st_uid = root_st.st_uid
-        a.st_gid = root_st.st_gid
+        a.st_uid = git_st.st_uid
+        a.st_gid = git_st.st_gid
         a.st_size = size
         a.st_blksize = 4096
         a.st_blocks = (size + 511) // 512
@@ -151,10 +186,13 @@ class NasOperations(pyfuse3.Operations):
                 raise FUSEError(errno.ENOENT)
             return self.at_attrs(ino, node.commit, item, await self.core(self.tree.commit_time, node.commit))
         data = await self.content(node)
-        mtime = None
         if kind == "view" and not node.commit:
-            mtime = os.stat(self.real(node.path)).st_mtime_ns
-        return self.virtual_attrs(ino, RO_FILE, len(data), mtime)
+            # a view reads like its file: same owner, the file's read bits (allow_other, Samba, NFS)
+            st = os.stat(self.real(node.path))
+            a = self.virtual_attrs(ino, stat.S_IFREG | (st.st_mode & 0o444), len(data), st.st_mtime_ns)
+            a.st_uid, a.st_gid = st.st_uid, st.st_gid
+            return a
+        return self.virtual_attrs(ino, RO_FILE, len(data))
 
     def at_attrs(self, ino: int, commit: str, item: TreeItem, when: int) -> pyfuse3.EntryAttributes:
         if item.kind == "dir":
@@ -203,7 +241,8 @@ class NasOperations(pyfuse3.Operations):
 
         text, budget, _ = split_suffixes(node.path)
         if node.kind == "search":
-            return search(self.nas, text, at=node.commit or None, budget=budget)
+            readable = _readable_by(node.caller, self.root) if node.caller else None
+            return search(self.nas, text, at=node.commit or None, budget=budget, readable=readable)
         return diff_response(self.nas, text, None, budget)
 
     # -- lookup ------------------------------------------------------------------------
@@ -217,7 +256,7 @@ class NasOperations(pyfuse3.Operations):
         if name == b"..":
             return await self.lookup_parent(parent)
         text = os.fsdecode(name)
-        node = await self.child(parent, text)
+        node = await self.child(parent, text, ctx)
         ino = self.inodes.ino(node)
         try:
             return await self.attrs(ino, node)
@@ -247,7 +286,7 @@ class NasOperations(pyfuse3.Operations):
                 "searchdir": ".nas/search", "diffdir": ".nas/diff"}.get(parent.kind, "")
         return f"{base}/{name}" if base else name
 
-    async def child(self, parent: Node, name: str) -> Node:
+    async def child(self, parent: Node, name: str, ctx: pyfuse3.RequestContext | None = None) -> Node:
         """The node ``name`` names inside ``parent`` (real entries win)."""
         if parent.kind == "real":
             path = f"{parent.path}/{name}" if parent.path else name
@@ -292,7 +331,8 @@ class NasOperations(pyfuse3.Operations):
                 return Node(f"{name}dir")
             raise FUSEError(errno.ENOENT)
         if parent.kind in ("searchdir", "diffdir"):
-            node = Node(parent.kind[:-3], name, parent.commit)
+            caller = _caller(ctx) if parent.kind == "searchdir" and not parent.commit else ()
+            node = Node(parent.kind[:-3], name, parent.commit, caller=caller)
             try:
                 await self.content(node)  # refuse a bad query or range at lookup, with its reason
             except NasError as exc:

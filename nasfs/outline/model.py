@@ -55,7 +55,7 @@ class Outline:
     def max_depth(self) -> int:
         return max((e.depth for e in self.entries), default=-1)
 
-    def to_depth(self, depth: int) -> "Outline":
+    def to_depth(self, depth: int) -> Outline:
         """The same outline with every entry deeper than ``depth`` dropped."""
         kept = tuple(e for e in self.entries if e.depth <= depth)
         return Outline(self.kind, kept, self.notes, self.indent, self.extra)
