@@ -20,6 +20,7 @@ def _tree_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--node", help="node name in pointers (default: the host name)")
     p.add_argument("--tree", help="tree name in pointers (default: the source folder's name)")
     p.add_argument("--tokenizer", default="cl100k_base", help="cl100k_base (default) or o200k_base")
+    p.add_argument("--summarizer", help="command that summarizes stdin, for @summary (default: $NASFS_SUMMARIZER)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     mount.add_argument("--node", help="node name in pointers (default: the host name)")
     mount.add_argument("--tree", help="tree name in pointers (default: the source folder's name)")
     mount.add_argument("--tokenizer", default="cl100k_base", help="cl100k_base (default) or o200k_base")
+    mount.add_argument("--summarizer", help="command that summarizes stdin, for @summary (default: $NASFS_SUMMARIZER)")
     mount.add_argument("--autocommit", action="store_true", help="commit writes through the mount onto the checked-out branch on close")
     mount.add_argument("--allow-other", action="store_true", help="let other users (Samba, NFS servers) use the mount")
     mount.add_argument("--foreground", action="store_true", help="stay in the foreground (systemd, debugging)")
@@ -75,6 +77,14 @@ def _parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="what is mounted from where")
     status.add_argument("mountpoint", nargs="?")
 
+    serve = sub.add_parser("serve", help="the HTTP API (POST /v1/files/read, /v1/search, ...); loopback unless --token-file")
+    _tree_args(serve)
+    serve.add_argument("--listen", default="127.0.0.1:8740", metavar="HOST:PORT", help="address to listen on (default 127.0.0.1:8740)")
+    serve.add_argument("--token-file", help="file holding the bearer token clients must send; required off loopback")
+
+    mcp = sub.add_parser("mcp", help="the MCP server over stdio: nas_read, nas_search, nas_deref, nas_diff")
+    _tree_args(mcp)
+
     sub.add_parser("help", help="the view grammar with examples")
     return parser
 
@@ -86,13 +96,14 @@ def _open(args: argparse.Namespace):
     from .repo import GitTree
     from .service import Nas
 
-    tree = GitTree(args.repo or os.getcwd(), node=args.node, tree=args.tree)
+    disk = DiskCache()
+    tree = GitTree(args.repo or os.getcwd(), node=args.node, tree=args.tree, hashes=disk)
     prefix = ""
     if not args.repo:
         cwd = Path(os.getcwd()).resolve()
         if tree.root in cwd.parents:
             prefix = cwd.relative_to(tree.root).as_posix() + "/"
-    return Nas(tree, tokenizer=args.tokenizer, disk=DiskCache()), prefix
+    return Nas(tree, tokenizer=args.tokenizer, disk=disk, summarizer=args.summarizer), prefix
 
 
 def _write(data: bytes) -> None:
@@ -177,6 +188,7 @@ def cmd_mount(args: argparse.Namespace) -> int:
     return run_foreground(
         args.source, args.mountpoint, node=args.node, tree=args.tree, tokenizer=args.tokenizer,
         autocommit=args.autocommit, allow_other=args.allow_other, attr_timeout=args.attr_timeout,
+        summarizer=args.summarizer,
         faults=os.environ.get("NASFS_TEST_FAULTS") == "1",
     )
 
@@ -196,6 +208,21 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if text or not args.mountpoint else 1
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .http import Listen, serve
+
+    listen = Listen.parse(args.listen, args.token_file)  # refuse an unguarded address before opening anything
+    nas, _ = _open(args)
+    return serve(nas, listen)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from .mcp import serve_stdio
+
+    nas, _ = _open(args)
+    return serve_stdio(nas)
+
+
 def cmd_help(args: argparse.Namespace) -> int:
     from .help import HELP
 
@@ -212,6 +239,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "mount": cmd_mount,
     "umount": cmd_umount,
     "status": cmd_status,
+    "serve": cmd_serve,
+    "mcp": cmd_mcp,
     "help": cmd_help,
 }
 

@@ -71,3 +71,15 @@ class VerifyFailed(NasError):
     exit_code = 1
     http_status = 200
     kind = "verify_failed"
+
+
+def check_text(what: str, value: str, error: type[NasError]) -> str:
+    """Refuse text no file name, view or query can hold: a NUL character, or
+    a lone surrogate (bytes that are not UTF-8, which no view can declare)."""
+    if "\0" in value:
+        raise error(f"{what} contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise error(f"{what} is not valid UTF-8", "UTF-8 text; such files are still served as plain files") from None
+    return value

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from .errors import BadView
+from .errors import BadView, NotFound, check_text
 
 MAX_BUDGET = 10**15
 VALID_FORMS = (
@@ -66,6 +66,7 @@ def _budget(text: str) -> int:
 
 def parse_view(text: str) -> View:
     """Parse the text after the first ``@``; raise :class:`BadView` otherwise."""
+    check_text("the view", text, BadView)
     as_json = text.endswith(".json")
     if as_json:
         text = text[: -len(".json")]
@@ -117,8 +118,8 @@ def split_name(name: str, exists: Callable[[str], bool], is_file: Callable[[str]
 
     A name that exists is always the real entry, ``@`` or not. Otherwise the
     name splits at the ``@`` whose left part is an existing file, the longest
-    such left part first (``user@host.txt@outline``). Raises :class:`BadView`
-    when no left part is a file or the view does not parse.
+    such left part first (``user@host.txt@outline``). Raises :class:`NotFound`
+    when no left part is a file, :class:`BadView` when the view does not parse.
     """
     if exists(name):
         return name, RAW
@@ -126,7 +127,9 @@ def split_name(name: str, exists: Callable[[str], bool], is_file: Callable[[str]
     while True:
         pos = name.rfind("@", 0, pos)
         if pos <= 0:
-            raise BadView(f"no file {name!r}, and no '@' in it follows an existing file", VALID_FORMS)
+            if "@" not in name:
+                raise NotFound(f"no file {name!r}", "a path of a file in the tree")
+            raise NotFound(f"no file {name!r}, and no '@' in it follows an existing file", VALID_FORMS)
         if is_file(name[:pos]):
             return name[:pos], parse_view(name[pos + 1:])
 
@@ -135,9 +138,8 @@ def split_path(path: str, exists: Callable[[str], bool], is_file: Callable[[str]
     """Split a tree-relative path whose last component may carry a view."""
     folder, _, leaf = path.rpartition("/")
     prefix = folder + "/" if folder else ""
-    real, view = split_name(
-        leaf,
-        lambda n: exists(prefix + n),
-        lambda n: is_file(prefix + n),
-    )
+    try:
+        real, view = split_name(leaf, lambda n: exists(prefix + n), lambda n: is_file(prefix + n))
+    except NotFound as exc:  # name the whole path, not just its last part
+        raise NotFound(exc.message.replace(repr(leaf), repr(path), 1), exc.valid) from None
     return prefix + real, view

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from .errors import BadPointer
+from .errors import BadPointer, check_text
 
 EMIT_HEX = 12
 _SAFE = "/@+~!$&'()*,;=:-._"
@@ -41,7 +41,7 @@ class Pointer:
 
 def parse_pointer(text: str, node: str, tree: str) -> Pointer:
     """Parse a full or short pointer; a full one must name this node and tree."""
-    text = text.strip()
+    text = check_text("the pointer", text, BadPointer).strip()
     m = _FULL.fullmatch(text)
     if m:
         if (m.group(1), m.group(2)) != (node, tree):

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from .errors import BadPath, NotFound, NotServable
+from .errors import BadPath, NotFound, NotServable, check_text
 
 if TYPE_CHECKING:
     from .cache import DiskCache as HashCache
@@ -91,8 +91,7 @@ class Content:
 
 def clean_path(path: str) -> str:
     """A tree-relative POSIX path, or :class:`BadPath` saying why not."""
-    if "\0" in path:
-        raise BadPath("a path cannot contain a NUL byte")
+    check_text("the path", path, BadPath)
     if path.startswith("/"):
         raise BadPath(f"{path!r} is absolute", "a path relative to the tree root, like notes/acme.md")
     parts = [p for p in path.split("/") if p not in ("", ".")]
@@ -135,7 +134,7 @@ class GitTree:
     # -- revisions ---------------------------------------------------------
     def resolve(self, rev: str) -> pygit2.Commit:
         """A commit from a full or abbreviated id, a branch or a tag."""
-        if not rev or rev.startswith("-") or any(c in rev for c in " \t\n:"):
+        if not rev or rev.startswith("-") or any(c in rev for c in " \t\n:\0"):
             raise NotFound(f"unknown revision {rev!r}", self.valid_revisions())
         try:
             obj = self.repo.revparse_single(rev)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .cache import default_cache_dir
-from .errors import BadView, NasError, NotServable
+from .errors import BadView, NasError, NotServable, check_text
 from .outline import Entry
 from .repo import clean_path
 from .views import Analysis, Evidence, Served
@@ -64,6 +64,7 @@ class Query:
 
 def parse_query(text: str) -> Query:
     """The one parser of search queries, for every door."""
+    check_text("the query", text, BadQuery)
     if len(text) > MAX_QUERY:
         raise BadQuery(f"query is {len(text)} characters long; at most {MAX_QUERY}", QUERY_FORMS)
     literal: list[str] = []

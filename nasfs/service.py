@@ -19,7 +19,7 @@ from . import tokens as tok
 from .budget import fit
 from .cache import LRU, DiskCache
 from .declare import Response, declare
-from .errors import NasError, NotFound, NotServable, VerifyFailed
+from .errors import BadView, NasError, NotFound, NotServable, VerifyFailed, check_text
 from .grammar import RAW, View, split_path
 from .pointers import Pointer, parse_pointer
 from .repo import Content, GitTree, clean_path
@@ -281,7 +281,7 @@ class Nas:
         digest = hashlib.sha256(body).hexdigest()
         if sha256 is not None and sha256.lower() != digest:
             raise VerifyFailed(f"does not verify: sha256 of those lines is {digest}, not {sha256}")
-        if quote is not None and quote.encode() not in body:
+        if quote is not None and check_text("the quote", quote, BadView).encode() not in body:
             raise VerifyFailed(f"does not verify: the quoted text does not occur in {p.short()}")
         return f"verified {p} sha256={digest}"
 

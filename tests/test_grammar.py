@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nasfs.errors import BadView
+from nasfs.errors import BadView, NotFound
 from nasfs.grammar import View, parse_view, split_name
 
 
@@ -64,7 +64,9 @@ def test_real_names_with_at_win() -> None:
     assert split_name("user@host.txt", exists, is_file) == ("user@host.txt", View("raw"))
     assert split_name("user@host.txt@outline", exists, is_file) == ("user@host.txt", View("outline"))
     assert split_name("notes.md@L2", exists, is_file) == ("notes.md", View("lines", 2, 2))
-    with pytest.raises(BadView, match="no file"):
+    with pytest.raises(NotFound, match="no file"):
         split_name("other.md@outline", exists, is_file)
+    with pytest.raises(NotFound, match="no file"):
+        split_name("other.md", exists, is_file)
     with pytest.raises(BadView, match="unknown view"):
         split_name("notes.md@bogus", exists, is_file)

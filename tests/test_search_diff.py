@@ -96,6 +96,7 @@ def test_search_at_a_past_revision(nas: Nas, home: Path) -> None:
     ("x" * 2000, "at most 1024"),
     ("foo skip:abc", "not a whole number"),
     ("foo in:../etc", "leaves the tree"),
+    ("a\0b", "NUL"),
 ])
 def test_bad_queries(nas: Nas, query: str, says: str) -> None:
     with pytest.raises(NasError) as err:

@@ -1,0 +1,418 @@
+"""The HTTP door: ``nasfs serve`` — the core's answers as JSON over HTTP.
+
+Starlette routes the requests and uvicorn serves them (docs/http.md says why).
+Every endpoint is a thin carrier: the body is checked against the same field
+table the OpenAPI document is made from, the work is one call into
+:class:`~nasfs.service.Nas` (or search/diff), and the answer is
+``Response.envelope()`` unchanged. Paths and views go through the one grammar
+parser: ``{path, view}`` is spelled ``path@view`` and handed to ``Nas.read``.
+
+:class:`Door` is shared with the MCP door: core calls block (pygit2,
+tree-sitter, ripgrep), so they run in a worker thread, one at a time, never
+on the event loop. Errors are mapped in one place, :func:`_endpoint`: a
+:class:`NasError` becomes ``{error, detail}`` with its ``http_status``;
+anything else is logged with its traceback and answered 500.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import ipaddress
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from . import __version__
+from .diffs import diff_response
+from .errors import NasError, VerifyFailed
+from .grammar import MAX_BUDGET, parse_view
+from .repo import clean_path
+from .search import search
+from .service import Nas
+
+log = logging.getLogger("nasfs.http")
+
+MAX_BODY = 64 * 1024
+
+
+class BadRequest(NasError):
+    """A body that is not the JSON object an endpoint takes."""
+
+    kind = "bad_request"
+
+
+class Unauthorized(NasError):
+    """No bearer token, or the wrong one, where a token file guards the server."""
+
+    http_status = 401
+    kind = "unauthorized"
+
+
+class TooLarge(NasError):
+    """A body over :data:`MAX_BODY`: refused before it is held or parsed."""
+
+    http_status = 413
+    kind = "too_large"
+
+
+class Exposed(NasError):
+    """A listen address other than loopback, with no token to guard it."""
+
+    kind = "exposed"
+
+
+# -- the operations, shared by the HTTP and MCP doors -------------------------
+def _budget(value: int | None) -> int | None:
+    """A budget checked as ``@N`` is (one grammar: the same limits)."""
+    return None if value is None else parse_view(str(value)).budget
+
+
+class Door:
+    """One :class:`Nas` behind async calls, one core call at a time."""
+
+    def __init__(self, nas: Nas) -> None:
+        self.nas = nas
+        self._limiter = anyio.CapacityLimiter(1)
+
+    async def call(self, op: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+        """Run ``op`` in a worker thread: the event loop never blocks on git."""
+        return await anyio.to_thread.run_sync(functools.partial(op, **kwargs), limiter=self._limiter)
+
+    def read(self, path: str, view: str | None = None, budget_tokens: int | None = None, at: str | None = None) -> dict[str, Any]:
+        """``{path, view}`` is ``path@view`` read through ``Nas.read``."""
+        spec = f"{path}@{view.removeprefix('@')}" if view else path
+        return self.nas.read(spec, at, _budget(budget_tokens)).envelope()
+
+    def search(self, query: str, budget_tokens: int | None = None, at: str | None = None) -> dict[str, Any]:
+        return search(self.nas, query, at=at, budget=_budget(budget_tokens)).envelope()
+
+    def deref(self, pointer: str) -> dict[str, Any]:
+        """The bytes a pointer names; ``sha256`` is of the bytes, exactly
+        (``content`` shows them as UTF-8, invalid bytes replaced)."""
+        p, body = self.nas.deref(pointer)
+        return {"pointer": str(p), "content": body.decode("utf-8", errors="replace"), "sha256": hashlib.sha256(body).hexdigest()}
+
+    def verify(self, pointer: str, sha256: str | None = None, quote: str | None = None) -> dict[str, Any]:
+        try:
+            return {"verified": True, "detail": self.nas.verify(pointer, sha256=sha256, quote=quote)}
+        except VerifyFailed as exc:
+            return {"verified": False, "detail": str(exc)}
+
+    def diff(self, range: str, path: str | None = None, budget_tokens: int | None = None) -> dict[str, Any]:
+        where = clean_path(path) if path else None
+        return diff_response(self.nas, range, where, _budget(budget_tokens)).envelope()
+
+
+# -- request bodies: one table gives the checks and the OpenAPI schema --------
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str
+    kind: type  # str or int
+    required: bool = False
+    doc: str = ""
+
+    def schema(self) -> dict[str, Any]:
+        base: dict[str, Any] = {"type": "string"} if self.kind is str else {"type": "integer", "minimum": 0, "maximum": MAX_BUDGET}
+        if not self.required:
+            base["type"] = [base["type"], "null"]
+        return {**base, "description": self.doc}
+
+    def check(self, value: object) -> None:
+        if value is None and not self.required:
+            return
+        if self.kind is int:
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise BadRequest(f"{self.name} must be a whole number of tokens")
+            if not 0 <= value <= MAX_BUDGET:
+                raise BadRequest(f"{self.name} must be between 0 and {MAX_BUDGET}")
+        elif not isinstance(value, str):
+            raise BadRequest(f"{self.name} must be a string")
+
+
+_BUDGET_DOC = "tokens for the whole answer; the view degrades (outline, shallower outline, skeleton) to fit, never cut"
+READ = (
+    Field("path", str, True, "a file relative to the tree root; may carry a view: notes/acme.md@outline"),
+    Field("view", str, False, "outline, L12-L18, L12, section=NAME, since=REV, summary, N, each optionally @N"),
+    Field("budget_tokens", int, False, _BUDGET_DOC),
+    Field("at", str, False, "read the tree at this revision (commit, branch, tag)"),
+)
+SEARCH = (
+    Field("query", str, True, "a literal (smart case), re:REGEX, in:FOLDER, glob:PATTERN, skip:N, combined with spaces"),
+    Field("at", str, False, "search the tree at this revision"),
+    Field("budget_tokens", int, False, "tokens for the whole answer (default 1000); what does not fit is declared, with next=skip:K"),
+)
+POINTER = Field("pointer", str, True, "nas://NODE/TREE/PATH@COMMIT#La-Lb, or PATH@COMMIT#La-Lb")
+DEREF = (POINTER,)
+VERIFY = (
+    POINTER,
+    Field("sha256", str, False, "the sha256 the named bytes must have"),
+    Field("quote", str, False, "a text that must occur in the named bytes"),
+)
+DIFF = (
+    Field("range", str, True, "REV (to now), A..B, or A.. (to now)"),
+    Field("path", str, False, "one file; without it, the whole tree"),
+    Field("budget_tokens", int, False, "tokens for the whole answer: full diff, then changed outline entries, then a diffstat"),
+)
+
+
+def _arguments(body: object, fields: tuple[Field, ...]) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object", ", ".join(f.name for f in fields))
+    known = {f.name: f for f in fields}
+    unknown = sorted(set(body) - set(known))
+    if unknown:
+        raise BadRequest(f"unknown field {unknown[0]!r}", ", ".join(known))
+    for f in fields:
+        if f.required and f.name not in body:
+            raise BadRequest(f"{f.name} is required")
+        f.check(body.get(f.name))
+    return {k: v for k, v in body.items() if v is not None}
+
+
+async def _json_body(request: Request) -> object:
+    """The body, read with a limit: 413 past ``MAX_BODY`` bytes, declared or sent."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise TooLarge(f"the body is {declared} bytes; at most {MAX_BODY}")
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            raise TooLarge(f"the body is over {MAX_BODY} bytes")
+    try:
+        return json.loads(raw)
+    except ValueError as exc:  # also bad UTF-8
+        raise BadRequest(f"the body is not JSON: {exc}") from None
+
+
+# -- the application -----------------------------------------------------------
+def _error(status: int, kind: str, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": kind, "detail": detail}, status_code=status, headers=headers)
+
+
+def _endpoint(
+    work: Callable[[Request], Awaitable[dict[str, Any]]], token: str | None
+) -> Callable[[Request], Awaitable[JSONResponse]]:
+    """Authorize, run, and map every error: the one place a door's errors become statuses."""
+
+    async def endpoint(request: Request) -> JSONResponse:
+        try:
+            if token is not None:
+                scheme, _, given = request.headers.get("authorization", "").partition(" ")
+                if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+                    raise Unauthorized("a bearer token is required: Authorization: Bearer <token>")
+            return JSONResponse(await work(request))
+        except NasError as exc:
+            headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthorized) else None
+            return _error(exc.http_status, exc.kind, str(exc), headers)
+        except Exception:
+            log.exception("%s %s failed", request.method, request.url.path)
+            return _error(500, "internal", "internal error; the server log has the traceback")
+
+    return endpoint
+
+
+def _post(door: Door, op: Callable[..., dict[str, Any]], fields: tuple[Field, ...]) -> Callable[[Request], Awaitable[dict[str, Any]]]:
+    async def work(request: Request) -> dict[str, Any]:
+        return await door.call(op, **_arguments(await _json_body(request), fields))
+
+    return work
+
+
+async def _framework_error(request: Request, exc: Exception) -> JSONResponse:
+    """Starlette's own refusals (no route, wrong method) in the same JSON shape."""
+    assert isinstance(exc, HTTPException)
+    kind = HTTPStatus(exc.status_code).phrase.lower().replace(" ", "_")
+    return _error(exc.status_code, kind, str(exc.detail), dict(exc.headers or {}))
+
+
+def app(nas: Nas, token: str | None = None) -> Starlette:
+    """The ASGI application; ``token`` set: every operation wants it as a bearer token."""
+    door = Door(nas)
+    document = openapi()
+
+    async def health(request: Request) -> dict[str, Any]:
+        return {"status": "ok", "version": __version__}
+
+    async def spec(request: Request) -> dict[str, Any]:
+        return document
+
+    routes = [
+        Route("/v1/health", _endpoint(health, None), methods=["GET"]),
+        Route("/v1/openapi.json", _endpoint(spec, None), methods=["GET"]),
+        Route("/v1/files/read", _endpoint(_post(door, door.read, READ), token), methods=["POST"]),
+        Route("/v1/search", _endpoint(_post(door, door.search, SEARCH), token), methods=["POST"]),
+        Route("/v1/evidence/dereference", _endpoint(_post(door, door.deref, DEREF), token), methods=["POST"]),
+        Route("/v1/evidence/verify", _endpoint(_post(door, door.verify, VERIFY), token), methods=["POST"]),
+        Route("/v1/diff", _endpoint(_post(door, door.diff, DIFF), token), methods=["POST"]),
+    ]
+    return Starlette(routes=routes, exception_handlers={HTTPException: _framework_error})
+
+
+# -- the OpenAPI document (served at /v1/openapi.json, kept in docs/) ----------
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _operation(summary: str, fields: tuple[Field, ...], result: str, statuses: tuple[int, ...]) -> dict[str, Any]:
+    body = {
+        "type": "object",
+        "properties": {f.name: f.schema() for f in fields},
+        "required": [f.name for f in fields if f.required],
+        "additionalProperties": False,
+    }
+    responses = {"200": _json(_ref(result), "the answer")}
+    for status in (400, 401, *statuses, 413):
+        responses[str(status)] = _json(_ref("Error"), HTTPStatus(status).phrase)
+    return {
+        "summary": summary,
+        "security": [{}, {"bearer": []}],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
+        "responses": responses,
+    }
+
+
+def openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 document of this door, made from the field tables."""
+    evidence = {
+        "type": "object",
+        "properties": {"pointer": {"type": "string"}, "sha256": {"type": "string"}},
+        "required": ["pointer", "sha256"],
+    }
+    envelope = {
+        "type": "object",
+        "description": "What a response declares (design §5); extra keys of a view (query, matches, next...) may follow.",
+        "properties": {
+            "view": {"type": "string", "description": "the view actually served, e.g. outline, full, skeleton, none"},
+            "tokens": {"type": "integer", "description": "tokens of content"},
+            "generated": {"type": "boolean"},
+            "truncated": {"type": "boolean", "description": "true only for view=none: even the skeleton did not fit"},
+            "content": {"type": "string"},
+            "evidence": {"type": "array", "items": _ref("Evidence")},
+            "tokenizer": {"type": "string"},
+            "budget_tokens": {"type": ["integer", "null"]},
+            "full_tokens": {"type": ["integer", "null"], "description": "tokens of the whole file; null for binary or large files"},
+        },
+        "required": ["view", "tokens", "generated", "truncated", "content", "evidence", "tokenizer", "budget_tokens", "full_tokens"],
+    }
+    strings = {"type": "string"}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "nasfs",
+            "version": __version__,
+            "description": "Budgeted, checkable reads over a git-backed tree. See docs/http.md.",
+        },
+        "paths": {
+            "/v1/files/read": {"post": _operation("Read a file or a view of it, within a token budget", READ, "Envelope", (404,))},
+            "/v1/search": {"post": _operation("Snippets with evidence pointers, never whole files", SEARCH, "Envelope", (404,))},
+            "/v1/evidence/dereference": {"post": _operation("Exactly the bytes a pointer names", DEREF, "Dereferenced", (404,))},
+            "/v1/evidence/verify": {"post": _operation("Check a pointer: commit, lines, sha256, quote", VERIFY, "Verified", ())},
+            "/v1/diff": {"post": _operation("Diff between revisions, within a token budget", DIFF, "Envelope", (404,))},
+            "/v1/health": {"get": {"summary": "Liveness", "security": [], "responses": {"200": _json(_ref("Health"), "up")}}},
+            "/v1/openapi.json": {
+                "get": {"summary": "This document", "security": [], "responses": {"200": _json({"type": "object"}, "this document")}},
+            },
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "required when the server has --token-file"}},
+            "schemas": {
+                "Envelope": envelope,
+                "Evidence": evidence,
+                "Dereferenced": {
+                    "type": "object",
+                    "properties": {"pointer": strings, "content": strings, "sha256": strings},
+                    "required": ["pointer", "content", "sha256"],
+                },
+                "Verified": {
+                    "type": "object",
+                    "properties": {"verified": {"type": "boolean"}, "detail": strings},
+                    "required": ["verified", "detail"],
+                },
+                "Health": {
+                    "type": "object",
+                    "properties": {"status": {"const": "ok"}, "version": strings},
+                    "required": ["status", "version"],
+                },
+                "Error": {
+                    "type": "object",
+                    "properties": {"error": strings, "detail": strings},
+                    "required": ["error", "detail"],
+                },
+            },
+        },
+    }
+
+
+# -- serving ------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Listen:
+    host: str
+    port: int
+    token: str | None
+
+    @classmethod
+    def parse(cls, address: str, token_file: str | None) -> Listen:
+        """``HOST:PORT`` (``[::1]:PORT`` for IPv6); refuses anything but
+        loopback unless a token file guards it."""
+        host, sep, port = address.rpartition(":")
+        host = host.removeprefix("[").removesuffix("]")
+        if not sep or not host or not port.isdigit() or int(port) > 65535:
+            raise BadRequest(f"--listen {address!r} is not HOST:PORT", "127.0.0.1:8740, [::1]:8740, 0.0.0.0:8740 (with --token-file)")
+        token = None
+        if token_file is not None:
+            try:
+                token = Path(token_file).read_text().strip()
+            except OSError as exc:
+                raise BadRequest(f"cannot read --token-file {token_file}: {exc.strerror}") from None
+            if not token:
+                raise BadRequest(f"--token-file {token_file} is empty")
+        if token is None and not _loopback(host):
+            raise Exposed(
+                f"refusing to listen on {host}, which is not loopback, without a bearer token",
+                "--token-file FILE (clients send Authorization: Bearer <its content>), or --listen 127.0.0.1:PORT",
+            )
+        return cls(host, int(port), token)
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(nas: Nas, listen: Listen) -> int:
+    """Run until SIGINT/SIGTERM."""
+    import uvicorn
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    uvicorn.run(app(nas, listen.token), host=listen.host, port=listen.port, log_level="info", server_header=False)
+    return 0
+
+
+__all__ = ["MAX_BODY", "Door", "Listen", "app", "openapi", "serve"]
+
+
+if __name__ == "__main__":  # python -m nasfs.http > docs/openapi.json
+    print(json.dumps(openapi(), indent=2, ensure_ascii=False))

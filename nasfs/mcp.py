@@ -1,0 +1,125 @@
+"""The MCP door: ``nasfs mcp`` — the core's answers as MCP tools over stdio.
+
+Built on the official Python SDK's ``MCPServer``. Each tool is one call
+through :class:`~nasfs.http.Door` (the same operations, worker thread and
+one-at-a-time limit as the HTTP door), answered with the JSON envelope as
+text content and as structured content. A :class:`NasError` becomes a tool
+error carrying its message, so the agent reads what was wrong and what is
+valid; the SDK reports anything else as a crash and logs it on stderr
+(stdout is the protocol's).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import Field
+
+from . import __version__
+from .errors import NasError
+from .grammar import MAX_BUDGET
+from .http import Door
+from .service import Nas
+
+WORKFLOW = """\
+nasfs serves a git-backed tree with budgeted, checkable reads. Spend tokens like this:
+1. Look before reading: nas_read(path, view="outline") or a budget alone, nas_read(path, budget_tokens=300).
+2. Read only what you need: view="section=NAME" (a heading, Class.method, or key.path) or view="L12-L18".
+3. Cite the evidence pointers each answer carries (nas://node/tree/path@commit#La-Lb); nas_deref shows their bytes.
+4. Find text with nas_search: ranked snippets with pointers, never whole files.
+5. See what changed with view="since=REV" or nas_diff("REV..").
+Every answer declares the view it served and its tokens; when the budget is too small the view
+degrades (outline, shallower outline, skeleton, none) instead of being cut.
+"""
+
+Budget = Annotated[
+    int | None,
+    Field(ge=0, le=MAX_BUDGET, description="tokens for the whole answer; the view degrades to fit, never cut"),
+]
+At = Annotated[str | None, Field(description="read at this revision: commit, branch or tag (default: the working tree)")]
+
+
+async def _answer(door: Door, op: Callable[..., dict[str, Any]], **kwargs: Any) -> CallToolResult:
+    """The envelope as JSON text and as structured content; refusals as tool errors."""
+    try:
+        result = await door.call(op, **{k: v for k, v in kwargs.items() if v is not None})
+    except NasError as exc:
+        raise ToolError(str(exc)) from None
+    text = json.dumps(result, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=result)
+
+
+def build(nas: Nas) -> MCPServer:
+    """The MCP server with its four tools over one tree."""
+    door = Door(nas)
+    server: MCPServer = MCPServer("nasfs", instructions=WORKFLOW, version=__version__)
+
+    @server.tool(
+        description=(
+            "Read a file of the tree, or a view of it, within a token budget. Start with view='outline' "
+            "(or budget_tokens alone: the richest view that fits), then read view='section=NAME' or "
+            "view='L12-L18'. view='since=REV' is the file's diff since REV. Cite the evidence pointers. "
+            "Returns the envelope: view, tokens, generated, truncated, content, evidence[{pointer, sha256}]."
+        )
+    )
+    async def nas_read(
+        path: Annotated[str, Field(description="a file relative to the tree root, e.g. notes/acme.md (may carry @view)")],
+        view: Annotated[str | None, Field(description="outline | L12-L18 | section=NAME | since=REV | N (a budget)")] = None,
+        budget_tokens: Budget = None,
+        at: At = None,
+    ) -> CallToolResult:
+        return await _answer(door, door.read, path=path, view=view, budget_tokens=budget_tokens, at=at)
+
+    @server.tool(
+        description=(
+            "Search the tree: ranked snippets (the hit line with one line of context), each with an evidence "
+            "pointer and the section or symbol it sits in; never whole files. Query: a literal (smart case), "
+            "re:REGEX, in:FOLDER, glob:PATTERN; when an answer says next=skip:K, add skip:K for the next page. "
+            "Then read the section you need with nas_read."
+        )
+    )
+    async def nas_search(
+        query: Annotated[str, Field(description="e.g. 'renewal', 're:price.*2026 in:notes'")],
+        budget_tokens: Annotated[int | None, Field(ge=0, le=MAX_BUDGET, description="tokens for the answer (default 1000)")] = None,
+        at: At = None,
+    ) -> CallToolResult:
+        return await _answer(door, door.search, query=query, budget_tokens=budget_tokens, at=at)
+
+    @server.tool(
+        description=(
+            "Dereference an evidence pointer (nas://node/tree/path@commit#La-Lb): exactly those bytes at that "
+            "commit, with their sha256. Use it to check a citation or to quote it."
+        )
+    )
+    async def nas_deref(pointer: Annotated[str, Field(description="a pointer from an answer's evidence")]) -> CallToolResult:
+        return await _answer(door, door.deref, pointer=pointer)
+
+    @server.tool(
+        description=(
+            "What changed between revisions: 'REV' or 'REV..' (to now) or 'A..B', for the whole tree or one "
+            "path. Within budget_tokens it degrades from the full diff to the changed outline entries to a "
+            "diffstat. For one file you can also nas_read(path, view='since=REV')."
+        )
+    )
+    async def nas_diff(
+        range: Annotated[str, Field(description="REV, REV.. or A..B (commits, branches, tags)")],
+        path: Annotated[str | None, Field(description="one file; without it, the whole tree")] = None,
+        budget_tokens: Budget = None,
+    ) -> CallToolResult:
+        return await _answer(door, door.diff, range=range, path=path, budget_tokens=budget_tokens)
+
+    return server
+
+
+def serve_stdio(nas: Nas) -> int:
+    """Serve MCP on stdin/stdout until the client closes them."""
+    build(nas).run("stdio")
+    return 0
+
+
+__all__ = ["WORKFLOW", "build", "serve_stdio"]

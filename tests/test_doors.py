@@ -1,0 +1,107 @@
+"""One core, four doors, the same answers (design §1): the same reads through
+the CLI, HTTP, MCP and the FUSE mount give identical JSON envelopes.
+
+Each door runs as its own process with its own disk cache, so each computes
+its answers afresh rather than sharing one cached copy.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession
+
+from .mounts import Mount
+from .test_http import serving
+from .test_mcp import call, session
+
+ACME = "notes/customer-acme.md"
+# (path, view, budget_tokens): spelled P@view@N for the CLI and the mount
+READS = [
+    (ACME, "outline", None),
+    (ACME, "section=Renewal", None),
+    (ACME, "L12-L18", None),
+    (ACME, None, 120),
+    (ACME, "outline", 90),  # the outline, its deepest level dropped
+    (ACME, "section=Renewal", 100),  # degraded to the section's outline
+    (ACME, "outline", 30),  # not even the skeleton fits: view=none
+    (ACME, "since=v1", None),
+    ("code/billing.py", "outline", None),
+    ("code/billing.py", "section=Invoice.add", None),
+    ("config/deploy.yaml", "outline", 90),  # the skeleton
+]
+SEARCH = ("renewal", 300)
+
+
+def spelled(path: str, view: str | None, budget: int | None) -> str:
+    return path + "".join(f"@{part}" for part in (view, budget) if part is not None)
+
+
+def cli(home: Path, *args: str) -> bytes:
+    return subprocess.run(
+        [sys.executable, "-m", "nasfs", *args, "--repo", str(home), "--node", "box", "--tree", "home"],
+        check=True, capture_output=True, timeout=120,
+    ).stdout
+
+
+def test_every_door_gives_the_same_envelopes(mounted: Mount, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    query, budget = SEARCH
+    answers: dict[str, list[object]] = {}
+
+    # FUSE: P@view.json files, .nas/search/Q@N.json, .nas/deref/<pointer>
+    mnt = mounted.mountpoint
+    fuse = [json.loads((mnt / (spelled(*r) + ".json")).read_text()) for r in READS]
+    fuse.append(json.loads((mnt / ".nas" / "search" / f"{query}@{budget}.json").read_text()))
+    pointers = [ev["pointer"] for env in fuse for ev in env["evidence"]]
+    assert len(pointers) >= len(READS)
+    shorts = [p.removeprefix("nas://box/home/") for p in pointers]
+    fuse += [(mnt / ".nas" / "deref" / s).read_bytes().decode() for s in shorts]
+    answers["fuse"] = fuse
+
+    # CLI: read --json, search --json, deref
+    monkeypatch.setenv("NASFS_CACHE_DIR", str(tmp_path / "cache-cli"))
+    answers["cli"] = (
+        [json.loads(cli(home, "read", "--json", spelled(*r))) for r in READS]
+        + [json.loads(cli(home, "search", "--json", "--budget", str(budget), query))]
+        + [cli(home, "deref", p).decode() for p in pointers]
+    )
+
+    # HTTP: {path, view, budget_tokens}, /v1/search, /v1/evidence/dereference
+    monkeypatch.setenv("NASFS_CACHE_DIR", str(tmp_path / "cache-http"))
+    with serving(home) as server:
+        answers["http"] = (
+            [server.post("/v1/files/read", {"path": p, "view": v, "budget_tokens": n}).json() for p, v, n in READS]
+            + [server.post("/v1/search", {"query": query, "budget_tokens": budget}).json()]
+            + [server.post("/v1/evidence/dereference", {"pointer": p}).json()["content"] for p in pointers]
+        )
+
+    # MCP: nas_read, nas_search, nas_deref over stdio
+    monkeypatch.setenv("NASFS_CACHE_DIR", str(tmp_path / "cache-mcp"))
+
+    async def over_mcp() -> list[object]:
+        with anyio.fail_after(120):
+            async with session(home) as s:
+                return await mcp_answers(s, pointers, query, budget)
+
+    answers["mcp"] = anyio.run(over_mcp)
+
+    for door in ("cli", "http", "mcp"):
+        for i, (theirs, ours) in enumerate(zip(answers["fuse"], answers[door], strict=True)):
+            assert ours == theirs, f"{door} differs from the mount on answer {i}"
+    served = [env["view"] for env in answers["fuse"][: len(READS)]]
+    assert {"outline", "section", "lines", "diff", "skeleton", "none"} <= set(served), served
+
+
+async def mcp_answers(s: ClientSession, pointers: list[str], query: str, budget: int) -> list[object]:
+    out: list[object] = []
+    for p, v, n in READS:
+        out.append(await call(s, "nas_read", **{k: x for k, x in (("path", p), ("view", v), ("budget_tokens", n)) if x is not None}))
+    out.append(await call(s, "nas_search", query=query, budget_tokens=budget))
+    for p in pointers:
+        out.append((await call(s, "nas_deref", pointer=p))["content"])
+    return out

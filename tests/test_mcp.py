@@ -1,0 +1,124 @@
+"""The MCP door, driven by the SDK's own stdio client: ``python -m nasfs mcp``
+as a subprocess, ClientSession + stdio_client, as an agent's host would."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+ACME = "notes/customer-acme.md"
+TOOLS = {"nas_read", "nas_search", "nas_deref", "nas_diff"}
+
+
+@contextlib.asynccontextmanager
+async def session(home: Path) -> AsyncIterator[ClientSession]:
+    """An initialized MCP session with ``nasfs mcp`` over ``home`` (node box, tree home)."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "nasfs", "mcp", "--repo", str(home), "--node", "box", "--tree", "home"],
+        env={"NASFS_CACHE_DIR": os.environ["NASFS_CACHE_DIR"]},  # the client passes a minimal environment
+    )
+    with (home.parent / "mcp.log").open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            yield s
+
+
+def run(home: Path, body: Callable[[ClientSession], Awaitable[None]]) -> None:
+    async def main() -> None:
+        with anyio.fail_after(120):
+            async with session(home) as s:
+                await body(s)
+
+    anyio.run(main)
+
+
+async def call(s: ClientSession, tool: str, **arguments: object) -> dict:
+    """A successful call: its text content and structured content are the same JSON."""
+    result = await s.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    [text] = result.content
+    assert text.type == "text"
+    parsed = json.loads(text.text)
+    assert parsed == result.structured_content
+    return parsed
+
+
+def envelope(response) -> dict:
+    return json.loads(json.dumps(response.envelope()))
+
+
+def test_tools_are_listed_and_teach_the_budget_workflow(home: Path) -> None:
+    async def body(s: ClientSession) -> None:
+        listed = (await s.list_tools()).tools
+        assert {t.name for t in listed} == TOOLS
+        by_name = {t.name: t for t in listed}
+        read = by_name["nas_read"].description
+        for word in ("outline", "section=NAME", "L12-L18", "since=REV", "evidence", "budget"):
+            assert word in read
+        assert "snippets" in by_name["nas_search"].description
+        schema = by_name["nas_read"].input_schema
+        assert schema["required"] == ["path"]
+        assert set(schema["properties"]) == {"path", "view", "budget_tokens", "at"}
+        assert set(by_name["nas_diff"].input_schema["properties"]) == {"range", "path", "budget_tokens"}
+        instructions = (await s.initialize()).instructions  # the handshake's answer, kept by the session
+        assert "outline" in instructions and "since=REV" in instructions
+
+    run(home, body)
+
+
+def test_each_tool_answers_as_the_core_does(home: Path, nas) -> None:
+    from nasfs.diffs import diff_response
+    from nasfs.search import search
+
+    async def body(s: ClientSession) -> None:
+        assert await call(s, "nas_read", path=ACME, view="outline") == envelope(nas.read(ACME + "@outline"))
+        assert await call(s, "nas_read", path=ACME + "@section=Renewal") == envelope(nas.read(ACME + "@section=Renewal"))
+        assert await call(s, "nas_read", path=ACME, view="outline", budget_tokens=30) == envelope(nas.read(ACME + "@outline@30"))
+        assert await call(s, "nas_read", path=ACME, budget_tokens=100) == envelope(nas.read(ACME + "@100"))
+        assert await call(s, "nas_read", path=ACME, view="L14", at="v1") == envelope(nas.read(ACME + "@L14", at="v1"))
+
+        found = await call(s, "nas_search", query="renewal", budget_tokens=300)
+        assert found == envelope(search(nas, "renewal", budget=300))
+        pointer = found["evidence"][0]["pointer"]
+
+        deref = await call(s, "nas_deref", pointer=pointer)
+        _, raw = nas.deref(pointer)
+        assert deref["content"].encode() == raw
+        assert deref["sha256"] == found["evidence"][0]["sha256"]
+
+        changed = await call(s, "nas_diff", range="v1..main", path=ACME)
+        assert changed == envelope(diff_response(nas, "v1..main", ACME, None))
+        whole = await call(s, "nas_diff", range="v1", budget_tokens=40)
+        assert whole["tokens"] <= 40
+
+    run(home, body)
+
+
+def test_refusals_are_tool_errors_with_the_reason(home: Path) -> None:
+    async def body(s: ClientSession) -> None:
+        cases = [
+            ("nas_read", {"path": "notes/absent.md"}, "no file 'notes/absent.md'"),
+            ("nas_read", {"path": ACME, "view": "outlines"}, "valid: @outline"),
+            ("nas_read", {"path": ACME, "view": "section=Pricing"}, "Pricing"),
+            ("nas_read", {"path": ACME, "at": "no-such-rev"}, "unknown revision"),
+            ("nas_read", {"path": ACME, "budget_tokens": -1}, "budget_tokens"),
+            ("nas_search", {"query": "re:("}, "ripgrep refused"),
+            ("nas_deref", {"pointer": "not a pointer"}, "malformed pointer"),
+            ("nas_diff", {"range": "..."}, "bad revision range"),
+        ]
+        for tool, arguments, reason in cases:
+            result = await s.call_tool(tool, arguments)
+            assert result.is_error, (tool, arguments)
+            assert reason in result.content[0].text, result.content[0].text
+        # the server is still there after its refusals
+        assert (await call(s, "nas_read", path=ACME, view="L1"))["content"] == "# Acme Corp\n"
+
+    run(home, body)
