@@ -412,3 +412,37 @@ def test_what_other_users_may_read_with_allow_other(home: Path) -> None:
         os.chmod(home / ".git", 0o755)
         assert m.stop() == 0
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_git_commit_rsync_and_fsync_through_the_mount(mounted: Mount, home: Path, tmp_path: Path) -> None:
+    mnt = mounted.mountpoint
+    (mnt / "notes" / "log.md").write_text("# Log\n\n- renewal call booked\n")
+    fd = os.open(mnt / "notes" / "log.md", os.O_WRONLY | os.O_APPEND)
+    os.write(fd, b"- draft sent\n")
+    os.fsync(fd)
+    os.close(fd)
+    env = dict(os.environ, GIT_AUTHOR_NAME="Agent", GIT_AUTHOR_EMAIL="a@example.com",
+               GIT_COMMITTER_NAME="Agent", GIT_COMMITTER_EMAIL="a@example.com")
+    subprocess.run(["git", "add", "notes/log.md"], cwd=mnt, check=True, env=env)
+    subprocess.run(["git", "commit", "-q", "-m", "log through the mount"], cwd=mnt, check=True, env=env)
+    assert git(home, "log", "-1", "--format=%s") == "log through the mount\n"
+    assert git(home, "show", "HEAD:notes/log.md") == "# Log\n\n- renewal call booked\n- draft sent\n"
+    assert git(home, "status", "--porcelain") == ""
+    ptr = header(cat(mnt / "notes" / "log.md@outline"))["pointer"]
+    assert git(home, "rev-parse", "HEAD").startswith(ptr.split("@")[1][:12])  # committed content: HEAD
+    copy = tmp_path / "copy"
+    subprocess.run(["rsync", "-a", "--exclude", ".git", f"{mnt}/", f"{copy}/"], check=True)
+    assert sorted(p.name for p in copy.rglob("*")) == sorted(p.name for p in home.rglob("*") if ".git" not in p.parts)
+    assert not any("@" in p.name for p in copy.rglob("*"))
+    back = tmp_path / "back"
+    back.mkdir()
+    (back / "imported.md").write_text("# Imported\n")
+    subprocess.run(["rsync", "-a", f"{back}/", f"{mnt}/notes/"], check=True)
+    assert (home / "notes" / "imported.md").read_text() == "# Imported\n"
+    assert b"# Imported (L1-L1)" in cat(mnt / "notes" / "imported.md@outline")
+
+
+def test_sigint_unmounts_cleanly(home: Path, tmp_path: Path) -> None:
+    m = Mount(home, tmp_path / "mnt5")
+    m.proc.send_signal(signal.SIGINT)
+    assert m.proc.wait(timeout=15) == 0 and mount_at(str(m.mountpoint)) is None
