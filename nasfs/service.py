@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 
 from . import __version__
 from . import tokens as tok
-from .budget import fit
+from .budget import Rung, fit
 from .cache import LRU, DiskCache
 from .declare import Response, declare
 from .errors import BadView, NasError, NotFound, NotServable, VerifyFailed, check_text
 from .grammar import RAW, View, split_path
+from .outline import Entry, Outline
 from .pointers import Pointer, parse_pointer
 from .repo import Content, GitTree, clean_path
 from .views import Analysis, Evidence, Served
@@ -71,6 +72,9 @@ class Refusal:
     def render(self) -> str:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.when))
         return f"{stamp} {self.name}: {self.error}"
+
+
+SUMMARY_ALTERNATIVES = "@outline, @N, @section=NAME, @L12-L18"
 
 
 class Nas:
@@ -185,6 +189,8 @@ class Nas:
         return "resp:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     def _serve(self, content: Content, view: View) -> Response:
+        """Declare the view, or with a budget the richest rung of its ladder
+        that fits; exact line ranges and raw reads carry no header."""
         a = self.analysis(content)
         full = self.full_tokens(a)
 
@@ -192,67 +198,60 @@ class Nas:
             body_tokens = full if served.body is a.data and full is not None else None
             return declare(served, full, self.tokenizer, view.budget, headed, body_tokens)
 
+        rungs, nothing = self._ladder(a, view)
+        if view.budget is None:
+            return declared(rungs[0](), headed=view.kind not in ("raw", "lines"))
+        return fit(rungs, declared, view.budget, nothing)
+
+    def _ladder(self, a: Analysis, view: View) -> tuple[list[Rung], Served]:
+        """The rungs of a view, richest (the view itself) first, and its none."""
         whole = a.whole_evidence()
         nothing = Served("none", b"", whole, truncated=True)
+        skeleton: Rung = lambda: a.skeleton(None)  # noqa: E731
         if view.kind == "raw":
             if a.data is None:
-                raise NotServable(f"{content.path} is {content.size} bytes; read it as a plain file", "a line range @La-Lb or @outline")
-            return declared(Served("full", a.data, whole), headed=False)
+                raise NotServable(f"{a.content.path} is {a.content.size} bytes; read it as a plain file", "a line range @La-Lb or @outline")
+            return [lambda: Served("full", a.data or b"", whole)], nothing
         if view.kind == "lines":
             served = a.lines(view.start, view.end)
-            if view.budget is None:
-                return declared(served, headed=False)
-            return fit([lambda: served, lambda: a.skeleton(None)], declared, view.budget, nothing)
+            return [lambda: served, skeleton], nothing
         if view.kind == "section":
             entry, served = a.section(view.arg)
-            scoped = a.section_outline(entry)
-            if view.budget is None:
-                return declared(served)
-            rungs = [lambda: served, *self._outline_rungs(a, scoped, entry), lambda: a.skeleton(entry)]
-            return fit(rungs, declared, view.budget, Served("none", b"", served.evidence, truncated=True, keys=served.keys))
+            rungs = [lambda: served, *_outline_rungs(a, a.section_outline(entry), entry), lambda: a.skeleton(entry)]
+            return rungs, Served("none", b"", served.evidence, truncated=True, keys=served.keys)
         if view.kind == "outline":
-            if view.budget is None:
-                return declared(a.outline_view(a.outline, None, None))
-            return fit([*self._outline_rungs(a, a.outline, None), lambda: a.skeleton(None)], declared, view.budget, nothing)
+            return [*_outline_rungs(a, a.outline, None), skeleton], nothing
         if view.kind == "best":
-            assert view.budget is not None
-            return fit([a.full, *self._outline_rungs(a, a.outline, None), lambda: a.skeleton(None)], declared, view.budget, nothing)
+            return [a.full, *_outline_rungs(a, a.outline, None), skeleton], nothing
         if view.kind == "since":
-            from .diffs import TreeDiff, check_order, split_range
-
-            a_rev, b_rev = split_range(view.arg)
-            old = str(self.tree.resolve(a_rev).id)
-            if b_rev is not None and str(self.tree.resolve(b_rev).id) != content.commit:
-                raise NotServable(f"internal: {content.path} was read at the wrong end of {view.arg}")
-            check_order(self, old, content.commit)
-            rungs = TreeDiff(self, old, content.commit, content.path).rungs()
-            if view.budget is None:
-                return declared(rungs[0]())
-            return fit(rungs, declared, view.budget, nothing)
+            return self._since_rungs(a, view.arg), nothing
         if view.kind == "summary":
-            if self.summarizer is None or a.data is None or a.binary:
-                why = "no summarizer is configured for this tree (NASFS_SUMMARIZER or --summarizer)" if self.summarizer is None \
-                    else f"{content.path} is binary or too large to summarize"
-                raise NotServable(why, "@outline, @N, @section=NAME, @L12-L18")
-            summary = self.summarizer.summarize(content.path, content.blob_id, content.commit, a.data)
-            keys = (("stale", str(summary.stale).lower()), ("describes", summary.commit[:12]))
-            described = self.analysis(self.tree.at(summary.commit, content.path)).whole_evidence() if summary.stale else whole
-            served = Served("summary", summary.text, described, generated=True, keys=keys)
-            if view.budget is None:
-                return declared(served)
-            return fit([lambda: served, lambda: a.skeleton(None)], declared, view.budget, nothing)
+            return [self._summary(a), skeleton], nothing
         raise NotServable(f"view {view.kind!r} is not served")
 
-    @staticmethod
-    def _outline_rungs(a: Analysis, outline, scope):
-        """The outline at full depth, then with its deepest level dropped, repeatedly."""
-        rungs = []
-        deepest = outline.max_depth
-        for depth in range(deepest, -1, -1):
-            rungs.append(lambda d=depth: a.outline_view(outline, None if d == deepest else d, scope))
-        if deepest < 0:  # no entries: the outline is its notes alone
-            rungs.append(lambda: a.outline_view(outline, None, scope))
-        return rungs
+    def _since_rungs(self, a: Analysis, spec: str) -> list[Rung]:
+        from .diffs import TreeDiff, check_order, split_range
+
+        a_rev, b_rev = split_range(spec)
+        old = str(self.tree.resolve(a_rev).id)
+        if b_rev is not None and str(self.tree.resolve(b_rev).id) != a.content.commit:
+            raise NotServable(f"internal: {a.content.path} was read at the wrong end of {spec}")
+        check_order(self, old, a.content.commit)
+        return TreeDiff(self, old, a.content.commit, a.content.path).rungs()
+
+    def _summary(self, a: Analysis) -> Rung:
+        """The generated summary, marked stale (with the commit it describes,
+        and that commit's evidence) when the summarizer could not redo it."""
+        if self.summarizer is None:
+            raise NotServable("no summarizer is configured for this tree (NASFS_SUMMARIZER or --summarizer)", SUMMARY_ALTERNATIVES)
+        if a.data is None or a.binary:
+            raise NotServable(f"{a.content.path} is binary or too large to summarize", SUMMARY_ALTERNATIVES)
+        c = a.content
+        summary = self.summarizer.summarize(c.path, c.blob_id, c.commit, a.data)
+        keys = (("stale", str(summary.stale).lower()), ("describes", summary.commit[:12]))
+        described = self.analysis(self.tree.at(summary.commit, c.path)).whole_evidence() if summary.stale else a.whole_evidence()
+        served = Served("summary", summary.text, described, generated=True, keys=keys)
+        return lambda: served
 
     # -- evidence --------------------------------------------------------------
     def resolve_pointer(self, text: str) -> tuple[Pointer, Content]:
@@ -274,9 +273,7 @@ class Nas:
         """Check a pointer; raise :class:`VerifyFailed` saying what did not hold."""
         try:
             p, body = self.deref(text)
-        except NotFound as exc:
-            raise VerifyFailed(f"does not verify: {exc}") from None
-        except NotServable as exc:
+        except (NotFound, NotServable) as exc:
             raise VerifyFailed(f"does not verify: {exc}") from None
         digest = hashlib.sha256(body).hexdigest()
         if sha256 is not None and sha256.lower() != digest:
@@ -284,6 +281,14 @@ class Nas:
         if quote is not None and check_text("the quote", quote, BadView).encode() not in body:
             raise VerifyFailed(f"does not verify: the quoted text does not occur in {p.short()}")
         return f"verified {p} sha256={digest}"
+
+
+def _outline_rungs(a: Analysis, outline: Outline, scope: Entry | None) -> list[Rung]:
+    """The outline at full depth, then with its deepest level dropped, repeatedly."""
+    deepest = outline.max_depth
+    if deepest < 0:  # no entries: the outline is its notes alone
+        return [lambda: a.outline_view(outline, None, scope)]
+    return [lambda d=depth: a.outline_view(outline, None if d == deepest else d, scope) for depth in range(deepest, -1, -1)]
 
 
 def _with_budget(view: View, budget: int) -> View:
