@@ -181,7 +181,8 @@ def test_pointers_from_headers_verify_with_git_and_deref(mounted: Mount, home: P
 
 def test_side_directory(mounted: Mount) -> None:
     mnt = mounted.mountpoint
-    assert "cat notes.md@outline" in cat(mnt / ".nas" / "HELP").decode()
+    help_text = cat(mnt / ".nas" / "HELP").decode()
+    assert "cat notes.md@outline" in help_text and ".nas/search/" in help_text and "glob:" in help_text
     cat(mnt / f"{ACME}@outline")
     stats = cat(mnt / ".nas" / "stats").decode()
     assert "view.outline=1" in stats and "tokens_saved=" in stats
