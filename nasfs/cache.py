@@ -63,6 +63,7 @@ class DiskCache:
             folder.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(folder / "cache.sqlite3", timeout=2, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # a lost cache entry after a crash is only recomputed
             db.execute("CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v BLOB NOT NULL)")
             self._db = db
         except (OSError, sqlite3.Error):

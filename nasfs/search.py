@@ -29,6 +29,7 @@ from .cache import default_cache_dir
 from .errors import BadView, NasError, NotServable, check_text
 from .outline import Entry
 from .repo import clean_path
+from .tokens import count as count_tokens
 from .views import Analysis, Evidence, Served
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ DEFAULT_BUDGET = 1000
 MAX_QUERY = 1024
 RG_SECONDS = 20
 SNIPPET_CHARS = 200
+HEADER_SLACK = 4  # tokens the header may grow by as shown=/next= numbers get longer
 QUERY_FORMS = "a literal (smart case), re:REGEX, in:FOLDER, glob:PATTERN, skip:N, combined with spaces"
 
 
@@ -201,9 +203,23 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
     page = flat[q.skip :]
     keys = [("query", q.spelled()), ("matches", str(len(hits))), ("files", str(len(ranked)))]
 
-    blocks: list[tuple[str, Evidence]] = []
+    def served(blocks: list[tuple[str, Evidence, int]]) -> Served:
+        consumed = blocks[-1][2] + 1 if blocks else 0  # page hits used up, shown or skipped
+        ks = keys + [("shown", str(len(blocks))), ("skip", str(q.skip))]
+        if blocks and q.skip + consumed < len(flat):  # (nothing shown: a larger budget, not a next page)
+            ks.append(("next", f"skip:{q.skip + consumed}"))
+        body = "".join(b for b, _, _ in blocks) or ("no matches\n" if not flat else "")
+        return Served("search", body.encode(), tuple(e for _, e, _ in blocks), keys=tuple(ks))
+
+    def declared(s: Served) -> Response:
+        return declare(s, None, nas.tokenizer, budget)
+
+    # Blocks are built in rank order and counted once each, until the budget is
+    # spent: a common word's thousands of later hits are never outlined.
+    blocks: list[tuple[str, Evidence, int]] = []
+    spent = declared(served([])).tokens + HEADER_SLACK
     analyses: dict[str, Analysis] = {}
-    for path, h in page:
+    for index, (path, h) in enumerate(page):
         a = analyses.get(path)
         if a is None:
             try:
@@ -217,32 +233,14 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
         entry = _enclosing(a.outline.entries, h.line)
         where = f" in {entry.label} (L{entry.start}-L{entry.end})" if entry else ""
         evidence = a.evidence(h.line, h.line)[0]
-        blocks.append((f"{evidence.pointer.short()}{where}\n{snippet}", evidence))
-
-    def served(count: int) -> Served:
-        shown = blocks[:count]
-        more = q.skip + count < len(flat)
-        ks = keys + [("shown", str(count)), ("skip", str(q.skip))]
-        if more:
-            ks.append(("next", f"skip:{q.skip + count}"))
-        body = "".join(b for b, _ in shown)
-        if not shown:
-            body = "no matches\n" if not flat else ""
-        return Served("search", body.encode(), tuple(e for _, e in shown), keys=tuple(ks))
-
-    def declared(s: Served) -> Response:
-        return declare(s, None, nas.tokenizer, budget)
-
-    count = len(blocks)
-    response = declared(served(count))
-    if response.tokens > budget:  # find the largest page that fits
-        lo, hi = 0, count
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if declared(served(mid)).tokens <= budget:
-                lo = mid
-            else:
-                hi = mid - 1
-        response = declared(served(lo))
+        block = f"{evidence.pointer.short()}{where}\n{snippet}"
+        spent += count_tokens(block, nas.tokenizer)
+        if spent > budget:
+            break
+        blocks.append((block, evidence, index))
+    response = declared(served(blocks))
+    while response.tokens > budget and blocks:  # the estimate was short: give back whole hits
+        blocks.pop()
+        response = declared(served(blocks))
     return response
 

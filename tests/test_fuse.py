@@ -444,3 +444,12 @@ def test_sigint_unmounts_cleanly(home: Path, tmp_path: Path) -> None:
     m = Mount(home, tmp_path / "mnt5")
     m.proc.send_signal(signal.SIGINT)
     assert m.proc.wait(timeout=15) == 0 and mount_at(str(m.mountpoint)) is None
+
+
+def test_since_a_branch_follows_the_branch(mounted: Mount, home: Path) -> None:
+    mnt = mounted.mountpoint
+    before = cat(mnt / f"{ACME}@since=main")
+    assert b"files=0" in before
+    git(home, "update-ref", "refs/heads/main", "v1")  # the branch moves; the file is not touched
+    after = cat(mnt / f"{ACME}@since=main")
+    assert b"files=1" in after and b"+- price held at the 2026 rate, then +3%" in after

@@ -27,6 +27,8 @@ from ..errors import NasError, NotFound
 from ..grammar import RAW, split_name, split_suffixes
 from ..help import HELP
 from ..repo import LARGE_BYTES, TreeItem
+from ..cache import LRU
+from ..declare import Response
 from ..service import Nas
 from .nodes import ROOT, Inodes, Node
 
@@ -116,6 +118,7 @@ class NasOperations(pyfuse3.Operations):
         self.internal_errors = 0
         self._core = trio.CapacityLimiter(1)  # pygit2 and the core run one call at a time
         self._bytes: dict[int, bytes] = {}  # virtual file handles -> the bytes served
+        self._views: LRU[tuple[object, ...], Response] = LRU(4096)
         self._next_fh = VIRTUAL_FH_BASE
         self._fd_ino: dict[int, int] = {}  # real fds -> inode
         self._ino_fds: dict[int, set[int]] = {}
@@ -205,12 +208,32 @@ class NasOperations(pyfuse3.Operations):
         a.entry_timeout = a.attr_timeout = 300  # a commit never changes
         return a
 
+    async def view_response(self, node: Node, record: bool = False) -> Response:
+        """A view's response, remembered by the node and its file's stat:
+        one open asks for a view's attributes several times, and a stat in the
+        event loop is far cheaper than a trip to the core thread. A changed
+        file has a new stat, so its views are computed again."""
+        assert node.view is not None
+        if node.view.kind in ("since", "summary"):  # these also depend on moving refs or a command
+            return await self.core(self.nas.read_view, node.path, node.view, node.commit or None, record)
+        key: tuple[object, ...] = (node,)
+        if not node.commit:  # the working tree changes; a commit does not
+            st = os.stat(self.real(node.path))
+            key = (node, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        response = self._views.get(key)
+        if response is None:
+            response = await self.core(self.nas.read_view, node.path, node.view, node.commit or None, record)
+            self._views.put(key, response)
+        elif record:
+            self.nas.stats.lookup(True)
+            self.nas.stats.record(response)
+        return response
+
     async def content(self, node: Node, record: bool = False) -> bytes:
         """The bytes a virtual file serves now; ``record`` when it is an open."""
         if node.kind == "view":
-            assert node.view is not None
-            response = await self.core(self.nas.read_view, node.path, node.view, node.commit or None, record)
-            return response.envelope_bytes() if node.view.json else response.text
+            response = await self.view_response(node, record)
+            return response.envelope_bytes() if node.view and node.view.json else response.text
         if node.kind == "nasfile":
             if node.path == "HELP":
                 return HELP.encode()
@@ -669,8 +692,7 @@ class NasOperations(pyfuse3.Operations):
 
     # -- extended attributes -------------------------------------------------------------
     async def view_xattrs(self, node: Node) -> dict[bytes, bytes]:
-        assert node.view is not None
-        response = await self.core(self.nas.read_view, node.path, node.view, node.commit or None, False)
+        response = await self.view_response(node)
         return {k.encode(): v.encode() for k, v in response.xattrs().items()}
 
     @fuse_op
