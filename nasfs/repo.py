@@ -53,6 +53,7 @@ class Content:
     source: str  # "worktree" or "commit"
     _repo: pygit2.Repository = field(repr=False, compare=False)
     _disk: str | None = field(default=None, repr=False, compare=False)
+    _data: bytes | None = field(default=None, repr=False, compare=False)  # the bytes that were hashed, when read
 
     @property
     def large(self) -> bool:
@@ -62,6 +63,8 @@ class Content:
         """The whole content; refused for large files, which are streamed."""
         if self.large:
             raise NotServable(f"{self.path} is {self.size} bytes, too large to serve whole", "a line range @La-Lb or @outline")
+        if self._data is not None:
+            return self._data
         if self._disk is not None:
             with open(self._disk, "rb") as fh:
                 data = fh.read()
@@ -130,6 +133,7 @@ class GitTree:
         self._lock = threading.Lock()
         self._hashes: dict[str, tuple[tuple[int, int, int, int], str]] = {}
         self._hash_store = hashes
+        self._head_tree: tuple[pygit2.Oid, pygit2.Tree] | None = None
 
     # -- revisions ---------------------------------------------------------
     def resolve(self, rev: str) -> pygit2.Commit:
@@ -232,37 +236,52 @@ class GitTree:
             raise NotServable(f"{path!r} is a directory", "a file path; views are of files")
         if not real.is_file():
             raise NotServable(f"{path!r} is not a regular file")
-        blob_id = self._hash(real, st)
-        commit = self._commit_holding(rel, blob_id, real)
-        return Content(rel, blob_id, st.st_size, commit, "worktree", self.repo, str(real))
+        blob_id, data = self._hash(real, st)
+        commit = self._commit_holding(rel, blob_id, real, data)
+        return Content(rel, blob_id, st.st_size, commit, "worktree", self.repo, str(real), data)
 
-    def _hash(self, real: Path, st: os.stat_result) -> str:
-        """Blob id of a file, cached by (inode, size, mtime, ctime) as git's
-        index does, in memory and (for files not touched in the last two
-        seconds, to stay clear of same-timestamp rewrites) in ``hashes``."""
+    def _hash(self, real: Path, st: os.stat_result) -> tuple[str, bytes | None]:
+        """Blob id of a file, and its bytes when they had to be read for it.
+
+        Cached by (inode, size, mtime, ctime) as git's index does, in memory
+        and (for files not touched in the last two seconds, to stay clear of
+        same-timestamp rewrites) in ``hashes``. A file small enough to hold is
+        read once and hashed in memory; its views then use those very bytes.
+        """
         key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         hit = self._hashes.get(str(real))
         if hit and hit[0] == key:
-            return hit[1]
+            return hit[1], None
         stored_key = f"hash:{real}:{':'.join(map(str, key))}"
         stored = self._hash_store.get(stored_key) if self._hash_store else None
-        blob_id = stored.decode() if stored else str(pygit2.hashfile(str(real)))
-        self._hashes[str(real)] = (key, blob_id)
-        settled = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > 2_000_000_000
-        if self._hash_store is not None and stored is None and settled:
-            self._hash_store.put(stored_key, blob_id.encode())
-        return blob_id
+        data = None
+        if stored:
+            blob_id = stored.decode()
+        elif st.st_size <= LARGE_BYTES:
+            with open(real, "rb") as fh:
+                data = fh.read()
+            blob_id = str(pygit2.hash(data))
+        else:
+            blob_id = str(pygit2.hashfile(str(real)))
+        if data is None or len(data) == st.st_size:  # a file growing while read is not cached
+            self._hashes[str(real)] = (key, blob_id)
+            settled = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > 2_000_000_000
+            if self._hash_store is not None and stored is None and settled:
+                self._hash_store.put(stored_key, blob_id.encode())
+        return blob_id, data
 
-    def _commit_holding(self, rel: str, blob_id: str, real: Path) -> str:
+    def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None) -> str:
         head = self.head()
         if head is not None:
+            if self._head_tree is None or self._head_tree[0] != head.id:
+                self._head_tree = (head.id, head.tree)  # parsed once per HEAD, not per file
             try:
-                entry = head.tree[rel]
+                entry = self._head_tree[1][rel]
                 if str(entry.id) == blob_id and entry.filemode in _FILE_MODES:
                     return str(head.id)
             except KeyError:
                 pass
-        return self.snapshot(rel, blob_id, real, head)
+        return self.snapshot(rel, blob_id, real, head, data)
 
     # -- trees at a commit, for read-only browsing (.at/<rev>/) ---------------
     def _item(self, name: str, filemode: int, oid: pygit2.Oid) -> TreeItem:
@@ -415,7 +434,7 @@ class GitTree:
         return builder.write()
 
     # -- snapshot commits --------------------------------------------------
-    def snapshot(self, rel: str, blob_id: str, real: Path, head: pygit2.Commit | None) -> str:
+    def snapshot(self, rel: str, blob_id: str, real: Path, head: pygit2.Commit | None, data: bytes | None = None) -> str:
         """Record HEAD's tree with ``rel`` set to this blob as a commit under refs/nasfs.
 
         Deterministic (fixed author and time), so the same content over the same
@@ -424,8 +443,11 @@ class GitTree:
         with self._lock, _GitDirLock(Path(self.repo.path) / "nasfs.lock"):
             oid = pygit2.Oid(hex=blob_id)
             if not self.repo.odb.exists(oid):  # ('in repo' would read the blob whole)
-                with open(real, "rb") as fh:
-                    written = self.repo.create_blob_fromiobase(fh)
+                if data is not None:
+                    written = self.repo.create_blob(data)
+                else:
+                    with open(real, "rb") as fh:
+                        written = self.repo.create_blob_fromiobase(fh)
                 if written != oid:
                     raise NotServable(f"{rel!r} changed while it was being recorded; read it again")
             base = head.tree if head is not None else None

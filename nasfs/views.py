@@ -63,8 +63,8 @@ class Analysis:
             return cls(content, node, tree, binary, lines, outline, None)
         data = content.read()
         binary = is_binary(data)
-        outline = outline_bytes(content.path, data)
         index = LineIndex(data)
+        outline = outline_bytes(content.path, data, index)
         return cls(content, node, tree, binary, 0 if binary else index.count, outline, data, index)
 
     # -- evidence ----------------------------------------------------------

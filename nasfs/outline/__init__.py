@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from ..lines import LineIndex
 from .model import Entry, Outline
 
 __all__ = ["Entry", "Outline", "family_for", "is_binary", "outline_bytes", "outline_large"]
@@ -44,8 +45,8 @@ def family_for(path: str) -> str:
     return "text"
 
 
-def outline_bytes(path: str, data: bytes) -> Outline:
-    """The outline of a file held in memory."""
+def outline_bytes(path: str, data: bytes, lines: LineIndex | None = None) -> Outline:
+    """The outline of a file held in memory (``lines``: its line index, if built)."""
     from .text import outline_binary, outline_text
 
     if is_binary(data):
@@ -67,7 +68,7 @@ def outline_bytes(path: str, data: bytes) -> Outline:
         from .code import language_for, outline_code
 
         language = language_for(path)
-        found = outline_code(data, language) if language else None
+        found = outline_code(data, language, lines) if language else None
         if found is not None:
             return found
     return outline_text(data)

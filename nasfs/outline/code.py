@@ -694,8 +694,9 @@ def _parser(language: str) -> Parser | None:
     return _PARSERS[language]
 
 
-def outline_code(data: bytes, language: str) -> Outline | None:
-    """Outline ``data`` as ``language``; None if that language is not supported."""
+def outline_code(data: bytes, language: str, lines: LineIndex | None = None) -> Outline | None:
+    """Outline ``data`` as ``language``; None if that language is not supported.
+    ``lines`` is the line index of ``data`` when the caller has built it already."""
     spec = SPECS.get(language)
     parser = _parser(language) if spec is not None else None
     if spec is None or parser is None:
@@ -706,7 +707,7 @@ def outline_code(data: bytes, language: str) -> Outline | None:
         # data costs seconds per megabyte and finds nothing.
         return Outline(kind=kind, notes=("binary data (NUL bytes), not parsed",), indent=True)
     tree = parser.parse(data)
-    walker = _Walker(spec, LineIndex(data))
+    walker = _Walker(spec, lines or LineIndex(data))
     walker.walk(tree.root_node.named_children, (), 0, None, False, 0)
     return Outline(kind=kind, entries=tuple(walker.entries), indent=True)
 
