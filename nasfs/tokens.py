@@ -62,15 +62,43 @@ def _seed(name: str) -> None:
     raise OSError(f"no writable folder for the {name} vocabulary")
 
 
+def _parsed(name: str) -> dict:
+    """tiktoken's constructor arguments for ``name``: from a marshal file beside
+    the vocabulary when there is one (about 4x faster than parsing the base64
+    vocabulary, which every one-shot ``nasfs`` process would otherwise pay),
+    else from tiktoken itself, then written there for next time."""
+    import marshal
+
+    from tiktoken import __version__ as tiktoken_version
+
+    _seed(name)
+    folder = Path(os.environ["TIKTOKEN_CACHE_DIR"])
+    fast = folder / f"{name}.nasfs-{tiktoken_version}.marshal"
+    try:
+        return marshal.loads(fast.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    from tiktoken_ext.openai_public import ENCODING_CONSTRUCTORS
+
+    args = ENCODING_CONSTRUCTORS[name]()
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder)
+        with os.fdopen(fd, "wb") as out:
+            out.write(marshal.dumps(args))
+        os.replace(tmp, fast)
+    except OSError:
+        pass  # a cache we cannot write only costs time
+    return args
+
+
 def encoding(name: str = DEFAULT_TOKENIZER):  # -> tiktoken.Encoding
     check_tokenizer(name)
     with _lock:
         enc = _loaded.get(name)
         if enc is None:
-            _seed(name)
             import tiktoken
 
-            enc = tiktoken.get_encoding(name)
+            enc = tiktoken.Encoding(**_parsed(name))
             _loaded[name] = enc
     return enc
 
