@@ -10,6 +10,8 @@ from pathlib import Path
 
 from nasfs.fuse.mount import is_stale, mount_at, mounts
 
+from .processes import end
+
 
 def clear_stale_mounts(under: str) -> None:
     """Lazy-unmount the dead nasfs mounts a crashed earlier run left below
@@ -49,14 +51,9 @@ class Mount:
         if mount_at(str(self.mountpoint)) is not None:
             subprocess.run(["fusermount3", "-u", str(self.mountpoint)], capture_output=True)
         try:
-            return self.proc.wait(timeout=15)
+            return self.proc.wait(timeout=15)  # the unmount ends it
         except subprocess.TimeoutExpired:
-            self.proc.terminate()
-            try:
-                return self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                return self.proc.wait()
+            return end(self.proc, grace=5)
         finally:
             if mount_at(str(self.mountpoint)) is not None:
                 subprocess.run(["fusermount3", "-u", "-z", str(self.mountpoint)], capture_output=True)

@@ -28,6 +28,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from .processes import end
+
 ROOT = Path(__file__).resolve().parent.parent
 ACME = "notes/customer-acme.md"
 
@@ -73,12 +75,7 @@ def serving(home: Path, *extra: str) -> Iterator[Server]:
             time.sleep(0.05)
         yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        end(proc)
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ import pytest
 from nasfs.fuse.mount import is_stale, mount_at, mounts
 
 from .mounts import Mount
+from .processes import end
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMBA_EXPORT = ROOT / "scripts" / "samba-export"
@@ -85,13 +86,7 @@ def processes_with(marker: str) -> list[int]:
 
 def stop_server(proc: subprocess.Popen, marker: str) -> None:
     """Terminate the server we started, then any process it left that names our config."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    end(proc, grace=15)
     deadline = time.monotonic() + 5
     while (left := [pid for pid in processes_with(marker) if pid != os.getpid()]) and time.monotonic() < deadline:
         time.sleep(0.1)
