@@ -453,3 +453,26 @@ def test_since_a_branch_follows_the_branch(mounted: Mount, home: Path) -> None:
     git(home, "update-ref", "refs/heads/main", "v1")  # the branch moves; the file is not touched
     after = cat(mnt / f"{ACME}@since=main")
     assert b"files=1" in after and b"+- price held at the 2026 rate, then +3%" in after
+
+
+def test_refused_names_do_not_pile_up_in_the_inode_table(home: Path) -> None:
+    """Every refused lookup allocates nothing that lives on (tested in-process:
+    the table is the daemon's own state)."""
+    import pyfuse3
+    import trio
+
+    from nasfs.fuse.nodes import RETAINED
+    from nasfs.fuse.ops import NasOperations
+    from nasfs.repo import GitTree
+    from nasfs.service import Nas
+
+    ops = NasOperations(Nas(GitTree(home, node="box", tree="home")))
+
+    async def refuse_many() -> None:
+        for i in range(200):
+            with pytest.raises(pyfuse3.FUSEError):
+                await ops.lookup(pyfuse3.ROOT_INODE, f"README.txt@section=nope{i}".encode(), None)
+
+    trio.run(refuse_many)
+    assert len(ops.inodes._forgotten) == 200 <= RETAINED
+    assert all(ops.inodes._lookups.get(i, 0) == 0 for i in ops.inodes._forgotten)

@@ -280,12 +280,16 @@ class NasOperations(pyfuse3.Operations):
             return await self.lookup_parent(parent)
         text = os.fsdecode(name)
         node = await self.child(parent, text, ctx)
-        ino = self.inodes.ino(node)
+        ino = self.inodes.ino(node, lookup=False)
         try:
-            return await self.attrs(ino, node)
-        except NasError as exc:
-            self.refuse(self.display(parent, text), exc)
+            attrs = await self.attrs(ino, node)
+        except Exception as exc:
+            if isinstance(exc, NasError):
+                self.refuse(self.display(parent, text), exc)
+            self.inodes.forget(ino, 0)  # never handed to the kernel: a refused name ages out
             raise
+        self.inodes.ino(node)  # the kernel now holds one more lookup of it
+        return attrs
 
     async def lookup_parent(self, node: Node) -> pyfuse3.EntryAttributes:
         if node.kind == "real":
