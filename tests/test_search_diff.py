@@ -206,3 +206,5 @@ def test_search_and_diff_through_the_mount(mounted: Mount, home: Path) -> None:
         (mnt / ".nas" / "diff" / "main..v1").read_bytes()
     errors = (mnt / ".nas" / "errors").read_text()
     assert "unclosed character class" in errors and "older than" in errors
+    assert os.getxattr(mnt / ".nas" / "search" / "renew@400", "user.nas.view") == b"search"
+    assert os.getxattr(mnt / ".nas" / "diff" / "v1..main", "user.nas.pointer").startswith(b"nas://box/home/")

@@ -695,8 +695,14 @@ class NasOperations(pyfuse3.Operations):
         return out
 
     # -- extended attributes -------------------------------------------------------------
-    async def view_xattrs(self, node: Node) -> dict[bytes, bytes]:
-        response = await self.view_response(node)
+    async def declared_xattrs(self, node: Node) -> dict[bytes, bytes]:
+        """``user.nas.*`` of a declared answer: a view, a search or a diff."""
+        if node.kind == "view":
+            response = await self.view_response(node)
+        elif node.kind in ("search", "diff"):
+            response = await self.core(self.side_view, node)
+        else:
+            return {}
         return {k.encode(): v.encode() for k, v in response.xattrs().items()}
 
     @fuse_op
@@ -704,20 +710,17 @@ class NasOperations(pyfuse3.Operations):
         node = self.inodes.node(inode)
         if node.kind == "real":
             return os.getxattr(self.real(node.path), name, follow_symlinks=False)
-        if node.kind == "view":
-            value = (await self.view_xattrs(node)).get(name)
-            if value is not None:
-                return value
-        raise FUSEError(pyfuse3.ENOATTR)
+        value = (await self.declared_xattrs(node)).get(name)
+        if value is None:
+            raise FUSEError(pyfuse3.ENOATTR)
+        return value
 
     @fuse_op
     async def listxattr(self, inode: int, ctx: pyfuse3.RequestContext) -> list[bytes]:
         node = self.inodes.node(inode)
         if node.kind == "real":
             return [os.fsencode(n) for n in os.listxattr(self.real(node.path), follow_symlinks=False)]
-        if node.kind == "view":
-            return list(await self.view_xattrs(node))
-        return []
+        return list(await self.declared_xattrs(node))
 
     @fuse_op
     async def setxattr(self, inode: int, name: bytes, value: bytes, ctx: pyfuse3.RequestContext) -> None:
