@@ -30,6 +30,7 @@ from ..repo import LARGE_BYTES, TreeItem
 from ..cache import LRU
 from ..declare import Response
 from ..service import Nas
+from .access import caller_of, readable_by
 from .nodes import ROOT, Inodes, Node
 
 log = logging.getLogger("nasfs.fuse")
@@ -43,36 +44,6 @@ NAS_FILES = ("HELP", "stats", "errors")
 RO_FILE = stat.S_IFREG | 0o444
 RO_DIR = stat.S_IFDIR | 0o555
 XATTR_PREFIX = b"user.nas."
-
-
-def _caller(ctx: pyfuse3.RequestContext | None) -> tuple[int, ...]:
-    """(uid, gid, supplementary groups...) of a request; () for root, who reads all."""
-    if ctx is None or ctx.uid == 0:
-        return ()
-    try:
-        groups = sorted(pyfuse3.get_sup_groups(ctx.pid))
-    except (OSError, ValueError):  # the process is gone: its primary group only
-        groups = []
-    return (ctx.uid, ctx.gid, *groups)
-
-
-def _readable_by(caller: tuple[int, ...], root: str) -> Callable[[str], bool]:
-    """Whether the caller may read a working-tree file, by its mode bits: a
-    search on the mount shows nobody a hit from a file they could not cat."""
-    uid, groups = caller[0], set(caller[1:])
-
-    def readable(path: str) -> bool:
-        try:
-            st = os.stat(os.path.join(root, path))
-        except OSError:
-            return False
-        if st.st_uid == uid:
-            return bool(st.st_mode & stat.S_IRUSR)
-        if st.st_gid in groups:
-            return bool(st.st_mode & stat.S_IRGRP)
-        return bool(st.st_mode & stat.S_IROTH)
-
-    return readable
 
 
 def fuse_op(fn: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
@@ -264,7 +235,7 @@ class NasOperations(pyfuse3.Operations):
 
         text, budget, _ = split_suffixes(node.path)
         if node.kind == "search":
-            readable = _readable_by(node.caller, self.root) if node.caller else None
+            readable = readable_by(node.caller, self.root) if node.caller else None
             return search(self.nas, text, at=node.commit or None, budget=budget, readable=readable)
         return diff_response(self.nas, text, None, budget)
 
@@ -358,7 +329,7 @@ class NasOperations(pyfuse3.Operations):
                 return Node(f"{name}dir")
             raise FUSEError(errno.ENOENT)
         if parent.kind in ("searchdir", "diffdir"):
-            caller = _caller(ctx) if parent.kind == "searchdir" and not parent.commit else ()
+            caller = caller_of(ctx) if parent.kind == "searchdir" and not parent.commit else ()
             node = Node(parent.kind[:-3], name, parent.commit, caller=caller)
             try:
                 await self.content(node)  # refuse a bad query or range at lookup, with its reason
