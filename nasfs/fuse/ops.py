@@ -23,7 +23,7 @@ import pyfuse3
 import trio
 from pyfuse3 import FUSEError
 
-from ..errors import NasError, NotFound
+from ..errors import NasError
 from ..grammar import RAW, split_name, split_suffixes
 from ..help import HELP
 from ..repo import LARGE_BYTES, TreeItem
@@ -225,7 +225,7 @@ class NasOperations(pyfuse3.Operations):
             return body
         if node.kind in ("search", "diff"):
             response = await self.core(self.side_view, node)
-            return response.envelope_bytes() if node.path.endswith(".json") else response.text
+            return response.envelope_bytes() if split_suffixes(node.path)[2] else response.text
         raise FUSEError(errno.EISDIR)
 
     def side_view(self, node: Node):  # -> Response; runs in the core thread
@@ -250,14 +250,16 @@ class NasOperations(pyfuse3.Operations):
         if name == b"..":
             return await self.lookup_parent(parent)
         text = os.fsdecode(name)
-        node = await self.child(parent, text, ctx)
-        ino = self.inodes.ino(node, lookup=False)
-        try:
-            attrs = await self.attrs(ino, node)
-        except Exception as exc:
-            if isinstance(exc, NasError):
-                self.refuse(self.display(parent, text), exc)
-            self.inodes.forget(ino, 0)  # never handed to the kernel: a refused name ages out
+        try:  # the one place a refused name is recorded, with its reason
+            node = await self.child(parent, text, ctx)
+            ino = self.inodes.ino(node, lookup=False)
+            try:
+                attrs = await self.attrs(ino, node)
+            except Exception:
+                self.inodes.forget(ino, 0)  # never handed to the kernel: a refused name ages out
+                raise
+        except NasError as exc:
+            self.refuse(self.display(parent, text), exc)
             raise
         self.inodes.ino(node)  # the kernel now holds one more lookup of it
         return attrs
@@ -301,11 +303,7 @@ class NasOperations(pyfuse3.Operations):
                 raise FUSEError(errno.ENOENT)
             return await self.view_node(parent.path, name, "")
         if parent.kind == "atroot":
-            try:
-                commit = await self.core(self.tree.resolve, unquote(name))
-            except NotFound as exc:
-                self.refuse(f".at/{name}", exc)
-                raise
+            commit = await self.core(self.tree.resolve, unquote(name))
             return Node("at", "", str(commit.id))
         if parent.kind == "at":
             path = f"{parent.path}/{name}" if parent.path else name
@@ -330,13 +328,7 @@ class NasOperations(pyfuse3.Operations):
             raise FUSEError(errno.ENOENT)
         if parent.kind in ("searchdir", "diffdir"):
             caller = caller_of(ctx) if parent.kind == "searchdir" and not parent.commit else ()
-            node = Node(parent.kind[:-3], name, parent.commit, caller=caller)
-            try:
-                await self.content(node)  # refuse a bad query or range at lookup, with its reason
-            except NasError as exc:
-                self.refuse(self.display(parent, name), exc)
-                raise
-            return node
+            return Node(parent.kind[:-3], name, parent.commit, caller=caller)  # lookup's attrs runs it
         if parent.kind == "deref" and parent.view is None:
             path = f"{parent.path}/{name}" if parent.path else name
             if "@" in name:
@@ -348,15 +340,11 @@ class NasOperations(pyfuse3.Operations):
         """Split ``name`` with the grammar against the folder's real entries."""
         prefix = f"{folder}/" if folder else ""
         at = commit or None
-        try:
-            real_name, view = await self.core(
-                split_name, name,
-                lambda n: self.tree.exists(prefix + n, at),
-                lambda n: self.tree.is_file(prefix + n, at),
-            )
-        except NasError as exc:
-            self.refuse(prefix + name if not commit else f".at/{commit[:12]}/{prefix}{name}", exc)
-            raise
+        real_name, view = await self.core(
+            split_name, name,
+            lambda n: self.tree.exists(prefix + n, at),
+            lambda n: self.tree.is_file(prefix + n, at),
+        )
         if view.kind == "raw":
             raise FUSEError(errno.ENOENT)
         return Node("view", prefix + real_name, commit, view)
