@@ -139,17 +139,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
-def _budget_arg(value: int | None) -> int | None:
-    from .grammar import parse_view
-
-    return None if value is None else parse_view(str(value)).budget  # one grammar: same limits as @N
-
-
 def cmd_search(args: argparse.Namespace) -> int:
     from .search import search
 
     nas, _ = _open(args)
-    response = search(nas, " ".join(args.query), at=args.at, budget=_budget_arg(args.budget))
+    response = search(nas, " ".join(args.query), at=args.at, budget=args.budget)
     _write(response.envelope_bytes() if args.json else response.text)
     return 0
 
@@ -160,7 +154,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     nas, prefix = _open(args)
     path = clean_path(prefix + args.path) if args.path else None
-    response = diff_response(nas, args.range, path, _budget_arg(args.budget))
+    response = diff_response(nas, args.range, path, args.budget)
     _write(response.envelope_bytes() if args.json else response.text)
     return 0
 

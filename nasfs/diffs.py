@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .errors import BadView, NotFound
+from .grammar import check_budget
 from .outline import Entry
 from .repo import FileChange, diff_bytes
 from .views import Analysis, Evidence, Served
@@ -121,6 +122,7 @@ def diff_response(nas: Nas, spec: str, path: str | None, budget: int | None):
     from .budget import fit
     from .declare import declare
 
+    budget = check_budget(budget)
     a_rev, b_rev = split_range(spec)
     a = str(nas.tree.resolve(a_rev).id)
     b = str(nas.tree.resolve(b_rev).id) if b_rev else nas.tree.snapshot_worktree()

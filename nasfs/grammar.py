@@ -64,6 +64,11 @@ def _budget(text: str) -> int:
     return value
 
 
+def check_budget(value: int | None) -> int | None:
+    """A budget given as a number (HTTP, MCP, ``--budget``) checked as ``@N`` is."""
+    return None if value is None else _budget(str(value))
+
+
 def parse_view(text: str) -> View:
     """Parse the text after the first ``@``; raise :class:`BadView` otherwise."""
     check_text("the view", text, BadView)

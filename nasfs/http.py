@@ -39,7 +39,7 @@ from starlette.routing import Route
 from . import __version__
 from .diffs import diff_response
 from .errors import NasError, VerifyFailed
-from .grammar import MAX_BUDGET, parse_view
+from .grammar import MAX_BUDGET
 from .repo import clean_path
 from .search import search
 from .service import Nas
@@ -76,11 +76,6 @@ class Exposed(NasError):
 
 
 # -- the operations, shared by the HTTP and MCP doors -------------------------
-def _budget(value: int | None) -> int | None:
-    """A budget checked as ``@N`` is (one grammar: the same limits)."""
-    return None if value is None else parse_view(str(value)).budget
-
-
 class Door:
     """One :class:`Nas` behind async calls, one core call at a time."""
 
@@ -95,10 +90,10 @@ class Door:
     def read(self, path: str, view: str | None = None, budget_tokens: int | None = None, at: str | None = None) -> dict[str, Any]:
         """``{path, view}`` is ``path@view`` read through ``Nas.read``."""
         spec = f"{path}@{view.removeprefix('@')}" if view else path
-        return self.nas.read(spec, at, _budget(budget_tokens)).envelope()
+        return self.nas.read(spec, at, budget_tokens).envelope()
 
     def search(self, query: str, budget_tokens: int | None = None, at: str | None = None) -> dict[str, Any]:
-        return search(self.nas, query, at=at, budget=_budget(budget_tokens)).envelope()
+        return search(self.nas, query, at=at, budget=budget_tokens).envelope()
 
     def deref(self, pointer: str) -> dict[str, Any]:
         """The bytes a pointer names; ``sha256`` is of the bytes, exactly
@@ -114,7 +109,7 @@ class Door:
 
     def diff(self, range: str, path: str | None = None, budget_tokens: int | None = None) -> dict[str, Any]:
         where = clean_path(path) if path else None
-        return diff_response(self.nas, range, where, _budget(budget_tokens)).envelope()
+        return diff_response(self.nas, range, where, budget_tokens).envelope()
 
 
 # -- request bodies: one table gives the checks and the OpenAPI schema --------

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from .cache import default_cache_dir
 from .errors import BadView, NasError, NotServable, check_text
 from .outline import Entry
+from .grammar import check_budget
 from .repo import clean_path
 from .tokens import count as count_tokens
 from .views import Analysis, Evidence, Served
@@ -189,6 +190,7 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
     from .declare import declare
 
     q = parse_query(text)
+    budget = check_budget(budget)
     budget = DEFAULT_BUDGET if budget is None else budget
     if at is not None:
         commit = str(nas.tree.resolve(at).id)

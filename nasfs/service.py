@@ -20,7 +20,7 @@ from .budget import Rung, fit
 from .cache import LRU, DiskCache
 from .declare import Response, declare
 from .errors import BadView, NasError, NotFound, NotServable, VerifyFailed, check_text
-from .grammar import RAW, View, split_path
+from .grammar import RAW, View, check_budget, split_path
 from .outline import Entry, Outline
 from .pointers import Pointer, parse_pointer
 from .repo import Content, GitTree, clean_path
@@ -135,7 +135,7 @@ class Nas:
         """Serve ``path@view``; ``budget`` (HTTP's budget_tokens) adds ``@N``."""
         try:
             path, view = self.split(spec, at)
-            if budget is not None:
+            if check_budget(budget) is not None:
                 view = _with_budget(view, budget)
             return self.read_view(path, view, at)
         except NasError as exc:

@@ -104,6 +104,13 @@ def test_bad_queries(nas: Nas, query: str, says: str) -> None:
     assert says in str(err.value)
 
 
+def test_budgets_given_as_numbers_are_checked_like_at_n(nas: Nas) -> None:
+    for call in (lambda: search(nas, "renew", budget=-1), lambda: diff_response(nas, "v1..main", None, -1),
+                 lambda: nas.read("notes/customer-acme.md@outline", budget=-1)):
+        with pytest.raises(BadView, match="not a whole number"):
+            call()
+
+
 def test_catastrophic_regex_runs_in_bounded_time(nas: Nas, home: Path) -> None:
     (home / "evil.txt").write_text("a" * 5000 + "!\n")
     start = time.monotonic()
