@@ -135,6 +135,10 @@ class GitTree:
         self._hash_store = hashes
         self._head_tree: tuple[pygit2.Oid, pygit2.Tree] | None = None
 
+    def _git_lock(self) -> _GitDirLock:
+        """The lock every writer of nasfs's commits and refs holds, across processes."""
+        return _GitDirLock(Path(self.repo.path) / "nasfs.lock")
+
     # -- revisions ---------------------------------------------------------
     def resolve(self, rev: str) -> pygit2.Commit:
         """A commit from a full or abbreviated id, a branch or a tag."""
@@ -355,12 +359,13 @@ class GitTree:
         head = self.head()
         changed: list[tuple[str, pygit2.Oid | None]] = []
         for path, flags in sorted(self.repo.status().items()):
-            if flags & (pygit2.GIT_STATUS_IGNORED):
+            if flags & pygit2.GIT_STATUS_IGNORED:
                 continue
-            worktree = flags & (pygit2.GIT_STATUS_WT_NEW | pygit2.GIT_STATUS_WT_MODIFIED | pygit2.GIT_STATUS_WT_DELETED
-                                | pygit2.GIT_STATUS_WT_TYPECHANGE | pygit2.GIT_STATUS_WT_RENAMED | pygit2.GIT_STATUS_INDEX_MODIFIED
-                                | pygit2.GIT_STATUS_INDEX_NEW | pygit2.GIT_STATUS_INDEX_DELETED)
-            if not worktree:
+            differs_from_head = flags & (
+                pygit2.GIT_STATUS_WT_NEW | pygit2.GIT_STATUS_WT_MODIFIED | pygit2.GIT_STATUS_WT_DELETED
+                | pygit2.GIT_STATUS_WT_TYPECHANGE | pygit2.GIT_STATUS_WT_RENAMED | pygit2.GIT_STATUS_INDEX_MODIFIED
+                | pygit2.GIT_STATUS_INDEX_NEW | pygit2.GIT_STATUS_INDEX_DELETED)
+            if not differs_from_head:
                 continue
             real = self.root / path
             if real.is_file() and not real.is_symlink():
@@ -370,7 +375,7 @@ class GitTree:
                 changed.append((path, None))
         if not changed and head is not None:
             return str(head.id)
-        with self._lock, _GitDirLock(Path(self.repo.path) / "nasfs.lock"):
+        with self._lock, self._git_lock():
             tree = head.tree if head is not None else None
             tree_id = tree.id if tree is not None else self.repo.TreeBuilder().write()
             for path, blob in changed:
@@ -397,7 +402,7 @@ class GitTree:
         """
         rel = clean_path(path)
         real = self.root / rel
-        with self._lock, _GitDirLock(Path(self.repo.path) / "nasfs.lock"):
+        with self._lock, self._git_lock():
             head = self.head()
             base = head.tree if head is not None else None
             index = self.repo.index
@@ -440,7 +445,7 @@ class GitTree:
         Deterministic (fixed author and time), so the same content over the same
         HEAD is the same commit, written once.
         """
-        with self._lock, _GitDirLock(Path(self.repo.path) / "nasfs.lock"):
+        with self._lock, self._git_lock():
             oid = pygit2.Oid(hex=blob_id)
             if not self.repo.odb.exists(oid):  # ('in repo' would read the blob whole)
                 if data is not None:
