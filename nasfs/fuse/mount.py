@@ -107,8 +107,6 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     options |= {f"fsname={git_tree.root}", "subtype=nasfs"}
     if allow_other:
         options.add("allow_other")
-    if os.environ.get("NASFS_FUSE_DEBUG") == "1":
-        options.add("debug")
     pyfuse3.init(ops, mountpoint, options)
     clean = False
     try:
