@@ -143,7 +143,14 @@ def test_ladder_degrades_monotonically(nas: Nas, path: str) -> None:
 def test_ladder_steps_for_the_acme_note(nas: Nas) -> None:
     seen = [header_keys(nas.read(f"{ACME}@{b}").text) for b in (10**12, 200, 100, 0)]
     assert [k["view"] for k in seen] == ["full", "outline", "outline", "none"]
-    assert "depth" not in seen[1] and seen[2]["depth"] == "1/3"
+    # at 100 tokens the outline loses a level or two; which one depends on how the commit id in
+    # the pointer tokenizes, so check it is the richest depth that fits, whatever the commit
+    kept, deepest = map(int, seen[2]["depth"].split("/"))
+    assert "depth" not in seen[1] and deepest == 3 and kept < 3
+    richer = next(header_keys(nas.read(f"{ACME}@{b}").text) for b in range(101, 400)
+                  if header_keys(nas.read(f"{ACME}@{b}").text).get("depth") != seen[2]["depth"])
+    assert int(richer["tokens"]) > 100 and int(seen[2]["tokens"]) <= 100
+    assert richer.get("depth", "3/3") > seen[2]["depth"]
     full = nas.read(f"{ACME}@{10**12}")
     assert full.served.body == nas.read(ACME).text  # never cut: the whole file
     assert int(header_keys(full.text)["full_tokens"]) == tokens.count(full.served.body)
