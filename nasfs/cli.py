@@ -170,8 +170,7 @@ def cmd_mount(args: argparse.Namespace) -> int:
     GitTree(args.source)  # refuse a source that is not a git work tree, here and now
     check_mountpoint(args.mountpoint)
     if not args.foreground:
-        argv = sys.argv[1:] if args.argv is None else args.argv
-        pid = start_daemon(argv, args.mountpoint, args.log_file)
+        pid = start_daemon(_daemon_argv(args), args.mountpoint, args.log_file)
         print(f"nasfs: {args.source} mounted at {args.mountpoint} (daemon pid {pid}); 'nasfs umount {args.mountpoint}' to stop")
         return 0
     logging.basicConfig(
@@ -185,6 +184,17 @@ def cmd_mount(args: argparse.Namespace) -> int:
         summarizer=args.summarizer,
         faults=os.environ.get("NASFS_TEST_FAULTS") == "1",
     )
+
+
+def _daemon_argv(args: argparse.Namespace) -> list[str]:
+    """The same mount for the daemon, which runs in /: every path made absolute."""
+    argv = ["mount", os.path.abspath(args.source), os.path.abspath(args.mountpoint),
+            "--tokenizer", args.tokenizer, "--log-level", args.log_level, "--attr-timeout", str(args.attr_timeout)]
+    for flag, value in (("--node", args.node), ("--tree", args.tree), ("--summarizer", args.summarizer),
+                        ("--log-file", args.log_file and os.path.abspath(args.log_file))):
+        if value is not None:
+            argv += [flag, value]
+    return argv + [flag for flag, on in (("--autocommit", args.autocommit), ("--allow-other", args.allow_other)) if on]
 
 
 def cmd_umount(args: argparse.Namespace) -> int:
@@ -241,7 +251,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    args.argv = list(argv) if argv is not None else None
     try:
         return COMMANDS[args.command](args)
     except NasError as exc:

@@ -157,9 +157,11 @@ def start_daemon(argv: list[str], mountpoint: str, log_file: str | None, timeout
     """Run ``nasfs mount --foreground ...`` in a new session; wait until the
     mount answers or the child fails, and say which."""
     out = open(log_file, "ab") if log_file else subprocess.DEVNULL
-    child = subprocess.Popen([sys.executable, "-m", "nasfs.cli", *argv, "--foreground"],
+    # -P: the daemon imports the installed nasfs, never a folder named nasfs in
+    # the caller's current folder; it runs in / so it holds no folder busy.
+    child = subprocess.Popen([sys.executable, "-P", "-m", "nasfs.cli", *argv, "--foreground"],
                              stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE if not log_file else out,
-                             start_new_session=True)
+                             start_new_session=True, cwd="/")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if child.poll() is not None:

@@ -1,10 +1,12 @@
-"""The inode table: which FUSE inode is which node, real or virtual.
+"""The inode table of virtual nodes: views, history and side files.
 
-Inode numbers are ours, allocated on first sight and stable for the daemon's
-life (NFS and Samba re-open by handle long after a lookup, also after the
-kernel forgot the inode). Real nodes are never dropped; virtual ones (views,
-history, side files) are kept for the last RETAINED forgotten ones, so a
-re-export's handles stay valid while bounding memory.
+Their numbers are ours, from VIRTUAL_BASE up, so they never meet a source
+inode number (real.py). A virtual file is immutable: its node names the
+version of its content (a digest), so a changed file's view is a new inode
+and a reader holding the old one keeps reading exactly the old bytes; the
+kernel may cache every page of it and nothing is ever invalidated. Forgotten
+nodes are kept for the last RETAINED ones, so a re-export's handles stay
+valid while bounding memory.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from dataclasses import dataclass
 import pyfuse3
 
 from ..grammar import View
+from .real import VIRTUAL_BASE
 
-ROOT = pyfuse3.ROOT_INODE
 RETAINED = 50_000
 
 
@@ -26,7 +28,7 @@ RETAINED = 50_000
 class Node:
     """What an inode stands for.
 
-    kind: ``real`` (a source path), ``view`` (a view of ``path``, at ``commit``
+    kind: ``view`` (a view of ``path``, at ``commit``
     when non-empty), ``atroot`` (``.at``), ``at`` (``path`` in ``commit``),
     ``nasdir`` / ``nasfile`` (``.nas`` and its files, named by ``path``; a
     ``nasdir`` with a commit is ``.at/<rev>/.nas``), ``deref`` (a pointer
@@ -40,21 +42,18 @@ class Node:
     commit: str = ""
     view: View | None = None
     caller: tuple[int, ...] = ()  # a search's reader (uid, gids): hits depend on who asks
+    version: str = ""  # digest of a file's content: one inode per version
 
-    @property
-    def virtual(self) -> bool:
-        return self.kind != "real"
-
-
-ROOT_NODE = Node("real", "")
+    def versioned(self, version: str) -> Node:
+        return Node(self.kind, self.path, self.commit, self.view, self.caller, version)
 
 
 class Inodes:
     def __init__(self) -> None:
-        self._by_node: dict[Node, int] = {ROOT_NODE: ROOT}
-        self._by_ino: dict[int, Node] = {ROOT: ROOT_NODE}
+        self._by_node: dict[Node, int] = {}
+        self._by_ino: dict[int, Node] = {}
         self._lookups: dict[int, int] = {}
-        self._next = ROOT + 1
+        self._next = VIRTUAL_BASE + 1
         self._lock = threading.Lock()
         self._forgotten: OrderedDict[int, None] = OrderedDict()  # virtual inodes the kernel let go
 
@@ -85,8 +84,7 @@ class Inodes:
                 self._lookups[ino] = left
                 return
             self._lookups.pop(ino, None)
-            node = self._by_ino.get(ino)
-            if node is None or not node.virtual:
+            if ino not in self._by_ino:
                 return
             self._forgotten[ino] = None
             while len(self._forgotten) > RETAINED:
@@ -95,21 +93,5 @@ class Inodes:
                 if gone is not None:
                     self._by_node.pop(gone, None)
 
-    def views_of(self, path: str) -> list[int]:
-        """Inodes of the current-content views of the file at ``path``."""
-        with self._lock:
-            return [i for n, i in self._by_node.items() if n.kind == "view" and not n.commit and n.path == path]
-
-    def move(self, old: str, new: str) -> None:
-        """A real path (and everything below it) was renamed: keep its inodes."""
-        with self._lock:
-            prefix = old + "/"
-            moved = [(n, i) for n, i in self._by_node.items() if n.kind == "real" and (n.path == old or n.path.startswith(prefix))]
-            displaced = self._by_node.pop(Node("real", new), None)
-            if displaced is not None:
-                self._by_ino.pop(displaced, None)
-            for n, i in moved:
-                renamed = Node("real", new + n.path[len(old):])
-                del self._by_node[n]
-                self._by_node[renamed] = i
-                self._by_ino[i] = renamed
+    def __contains__(self, ino: int) -> bool:
+        return ino in self._by_ino

@@ -1,0 +1,228 @@
+"""The real tree passed through: plain syscalls on the source, by inode.
+
+Every name is resolved relative to its directory's descriptor and every
+inode is reached through its own (``real.RealInodes``), never as root +
+path. New entries get the caller's ownership and exactly the mode asked for
+(the daemon's own umask and chown's clearing of set-id bits undone), and a
+write or truncate by anyone but root clears set-id bits as the kernel does
+for a local disk (libfuse asks the filesystem to, with handle_killpriv).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+import pyfuse3
+from pyfuse3 import FUSEError
+
+from .real import O_PATH, ROOT, RealInodes
+from .syscalls import chown_fd, link_fd, rename2
+
+SETID = stat.S_ISUID | stat.S_ISGID
+_STAT_FIELDS = ("st_mode", "st_nlink", "st_uid", "st_gid", "st_rdev", "st_size", "st_atime_ns",
+                "st_mtime_ns", "st_ctime_ns", "st_blksize", "st_blocks")
+
+
+def _proc(fd: int) -> str:
+    return f"/proc/self/fd/{fd}"
+
+
+def killed_privileges(mode: int) -> int:
+    """The mode a non-root write or truncate leaves: set-uid always goes,
+    set-gid when group-executable (otherwise it marks mandatory locking)."""
+    kill = stat.S_ISUID
+    if mode & stat.S_IXGRP:
+        kill |= stat.S_ISGID
+    return stat.S_IMODE(mode) & ~kill
+
+
+class PassThrough:
+    real: RealInodes
+    attr_timeout: float
+
+    def __init__(self, root: str) -> None:
+        self.real = RealInodes(root)
+        self._fd_ino: dict[int, int] = {}  # open real fds -> inode
+        self._ino_fds: dict[int, set[int]] = {}
+        self._unprivileged: set[int] = set()  # fds opened by a non-root caller
+        self._opened_at: dict[int, tuple[int, int]] = {}  # inode -> (mtime, size) at last open
+
+    def real_attrs(self, ino: int, st: os.stat_result) -> pyfuse3.EntryAttributes:
+        a = pyfuse3.EntryAttributes()
+        for name in _STAT_FIELDS:
+            setattr(a, name, getattr(st, name))
+        a.st_ino = ino
+        a.generation = 0
+        a.entry_timeout = a.attr_timeout = self.attr_timeout
+        return a
+
+    # -- names ----------------------------------------------------------------
+    def real_lookup(self, parent: int, name: bytes) -> pyfuse3.EntryAttributes | None:
+        """The real entry ``name`` in ``parent``, or None when there is none."""
+        try:
+            fd = os.open(name, O_PATH, dir_fd=self.real.fd(parent))
+        except FileNotFoundError:
+            return None
+        st = os.fstat(fd)
+        ino = self.real.learn(fd, st, self.hint_of(parent, name))
+        return self.real_attrs(ino, st)
+
+    def real_exists(self, parent: int, name: bytes) -> bool:
+        try:
+            os.stat(name, dir_fd=self.real.fd(parent), follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def hint_of(self, parent: int, name: bytes) -> str:
+        base = self.real.hint(parent)
+        return f"{base}/{os.fsdecode(name)}" if base else os.fsdecode(name)
+
+    def real_getattr(self, ino: int) -> pyfuse3.EntryAttributes:
+        return self.real_attrs(ino, os.fstat(self.real.fd(ino)))
+
+    def real_readlink(self, ino: int) -> bytes:
+        return os.readlink(b"", dir_fd=self.real.fd(ino))
+
+    # -- new entries ------------------------------------------------------------
+    def settle_new(self, parent: int, name: bytes, fd: int, mode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        """Give a new entry (``fd``: O_PATH, taken over) the caller's ownership
+        and the mode asked for, then count the kernel's lookup of it."""
+        st = os.fstat(fd)
+        if os.geteuid() == 0 and (st.st_uid, st.st_gid) != (ctx.uid, ctx.gid):
+            inherit = os.fstat(self.real.fd(parent)).st_mode & stat.S_ISGID  # a set-gid folder gives its group
+            chown_fd(fd, ctx.uid, -1 if inherit else ctx.gid)
+        want = stat.S_IMODE(mode) & ~ctx.umask
+        if stat.S_ISDIR(st.st_mode):
+            want |= st.st_mode & stat.S_ISGID  # inherited from a set-gid parent
+        if not stat.S_ISLNK(st.st_mode):
+            st = os.fstat(fd)
+            if stat.S_IMODE(st.st_mode) != want:
+                os.chmod(_proc(fd), want)
+        st = os.fstat(fd)
+        return self.real_attrs(self.real.learn(fd, st, self.hint_of(parent, name)), st)
+
+    def real_create(self, parent: int, name: bytes, mode: int, flags: int, ctx: pyfuse3.RequestContext) -> tuple[int, pyfuse3.EntryAttributes]:
+        dir_fd = self.real.fd(parent)
+        fd = os.open(name, flags | os.O_CREAT | os.O_NOFOLLOW, stat.S_IMODE(mode) & ~ctx.umask, dir_fd=dir_fd)
+        try:
+            attrs = self.settle_new(parent, name, os.open(_proc(fd), os.O_PATH), mode, ctx)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.track_fd(fd, attrs.st_ino, ctx)
+        return fd, attrs
+
+    def real_mkdir(self, parent: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        dir_fd = self.real.fd(parent)
+        os.mkdir(name, stat.S_IMODE(mode) & ~ctx.umask, dir_fd=dir_fd)
+        return self.settle_new(parent, name, os.open(name, O_PATH, dir_fd=dir_fd), mode, ctx)
+
+    def real_mknod(self, parent: int, name: bytes, mode: int, rdev: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        dir_fd = self.real.fd(parent)
+        os.mknod(name, mode & ~ctx.umask, rdev, dir_fd=dir_fd)
+        return self.settle_new(parent, name, os.open(name, O_PATH, dir_fd=dir_fd), mode, ctx)
+
+    def real_symlink(self, parent: int, name: bytes, target: bytes, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        dir_fd = self.real.fd(parent)
+        os.symlink(target, name, dir_fd=dir_fd)
+        return self.settle_new(parent, name, os.open(name, O_PATH, dir_fd=dir_fd), 0o777, ctx)
+
+    def real_link(self, ino: int, parent: int, name: bytes) -> pyfuse3.EntryAttributes:
+        fd = self.real.fd(ino)
+        link_fd(fd, self.real.fd(parent), name)
+        self.real.looked_up(ino)
+        return self.real_attrs(ino, os.fstat(self.real.fd(ino)))
+
+    # -- removing and renaming -----------------------------------------------------
+    def real_unlink(self, parent: int, name: bytes) -> None:
+        os.unlink(name, dir_fd=self.real.fd(parent))
+
+    def real_rmdir(self, parent: int, name: bytes) -> None:
+        os.rmdir(name, dir_fd=self.real.fd(parent))
+
+    def real_rename(self, old_parent: int, old: bytes, new_parent: int, new: bytes, flags: int) -> None:
+        old_fd = self.real.fd(old_parent)
+        new_fd = self.real.fd(new_parent)
+        if flags:
+            rename2(old_fd, old, new_fd, new, flags)
+        else:
+            os.rename(old, new, src_dir_fd=old_fd, dst_dir_fd=new_fd)
+
+    # -- attributes -----------------------------------------------------------------
+    def real_setattr(self, ino: int, attr: pyfuse3.EntryAttributes, fields: pyfuse3.SetattrFields,
+                     fh: int | None, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        fd = self.real.fd(ino)
+        st = os.fstat(fd)
+        if fields.update_size:
+            if fh is not None and fh in self._fd_ino:
+                os.ftruncate(fh, attr.st_size)
+            else:
+                os.truncate(_proc(fd), attr.st_size)
+            if ctx.uid != 0 and st.st_mode & SETID and not fields.update_mode:
+                os.chmod(_proc(fd), killed_privileges(st.st_mode))
+        if fields.update_mode:
+            if stat.S_ISLNK(st.st_mode):
+                raise FUSEError(errno.EOPNOTSUPP)
+            os.chmod(_proc(fd), stat.S_IMODE(attr.st_mode))
+        if fields.update_uid or fields.update_gid:
+            chown_fd(fd, attr.st_uid if fields.update_uid else -1, attr.st_gid if fields.update_gid else -1)
+        if fields.update_atime or fields.update_mtime:
+            now = os.fstat(fd)
+            atime = attr.st_atime_ns if fields.update_atime else now.st_atime_ns
+            mtime = attr.st_mtime_ns if fields.update_mtime else now.st_mtime_ns
+            os.utime(_proc(fd), ns=(atime, mtime))  # the magic link is the inode itself, symlinks too
+        return self.real_getattr(ino)
+
+    # -- open files ----------------------------------------------------------------
+    def real_open(self, ino: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
+        fd = os.open(_proc(self.real.fd(ino)), flags & ~(os.O_CREAT | os.O_EXCL | os.O_NOCTTY | os.O_NOFOLLOW))
+        self.track_fd(fd, ino, ctx)
+        st = os.fstat(fd)
+        seen = (st.st_mtime_ns, st.st_size)
+        keep = self._opened_at.get(ino) == seen  # unchanged since last open: keep the page cache
+        self._opened_at[ino] = seen
+        return pyfuse3.FileInfo(fh=fd, keep_cache=keep)
+
+    def track_fd(self, fd: int, ino: int, ctx: pyfuse3.RequestContext) -> None:
+        self._fd_ino[fd] = ino
+        self._ino_fds.setdefault(ino, set()).add(fd)
+        if ctx.uid != 0:
+            self._unprivileged.add(fd)
+
+    def real_write(self, fh: int, off: int, buf: bytes) -> int:
+        if fh in self._unprivileged:
+            mode = os.fstat(fh).st_mode
+            if mode & SETID:
+                os.fchmod(fh, killed_privileges(mode))
+        return os.pwrite(fh, buf, off)
+
+    def real_release(self, fh: int) -> int | None:
+        """Close a real fd; returns its inode."""
+        ino = self._fd_ino.pop(fh, None)
+        self._unprivileged.discard(fh)
+        if ino is not None:
+            fds = self._ino_fds.get(ino, set())
+            fds.discard(fh)
+            if not fds:
+                self._ino_fds.pop(ino, None)
+        os.close(fh)
+        return ino
+
+    # -- folders ---------------------------------------------------------------------
+    def real_listing(self, ino: int) -> list[bytes]:
+        fd = os.open(_proc(self.real.fd(ino)), os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            return [os.fsencode(n) for n in os.listdir(fd)]
+        finally:
+            os.close(fd)
+
+    def real_dots(self, ino: int) -> list[tuple[bytes, pyfuse3.EntryAttributes]]:
+        """'.' and '..' of a real folder (no lookup counted: the kernel takes none)."""
+        here = self.real_getattr(ino)
+        if ino == ROOT:
+            return [(b".", here), (b"..", here)]
+        st = os.stat(b"..", dir_fd=self.real.fd(ino))
+        return [(b".", here), (b"..", self.real_attrs(self.real.number_of(st), st))]

@@ -1,0 +1,187 @@
+"""The inode table of the real tree: one FUSE inode per source inode.
+
+An inode is keyed by the source's (st_dev, st_ino), so hard links are one
+inode with one nlink, as on the disk, and the mount's inode numbers are the
+source's own: git's index, stat(1) and rsync see the same numbers through
+the mount and beside it. Each entry keeps a file handle of the source inode
+(``syscalls.file_handle``), not a path: every call goes through a descriptor
+reopened from it, and names are resolved with ``*at()`` calls relative to
+their directory's descriptor, so renames beside the mount, unlinked-but-open
+files and paths near PATH_MAX behave as they do natively. Descriptors are
+cached (an LRU, so a tree of any size fits the process's fd limit); a
+filesystem without handles falls back to reopening by path.
+
+Entries the kernel forgot are kept for the last RETAINED ones: NFS and Samba
+re-open by handle long after a lookup.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import resource
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import pyfuse3
+
+from .syscalls import file_handle, open_by_handle
+
+ROOT = pyfuse3.ROOT_INODE
+REMAPPED_BASE = 1 << 62  # source inodes that cannot keep their number (1, other devices)
+VIRTUAL_BASE = 1 << 63  # views, history and side files (nodes.py)
+RETAINED = 100_000
+O_PATH = os.O_PATH | os.O_NOFOLLOW
+
+
+@dataclass(slots=True)
+class RealInode:
+    key: tuple[int, int]  # (st_dev, st_ino) in the source
+    handle: bytes | None
+    mount_id: int
+    hint: str  # tree-relative path it was last seen at: the fallback without handles
+    lookups: int = 0
+
+
+class RealInodes:
+    def __init__(self, root: str) -> None:
+        self.root = root.rstrip("/") or "/"
+        fd = os.open(self.root, O_PATH | os.O_DIRECTORY)
+        st = os.fstat(fd)
+        self.dev = st.st_dev
+        found = file_handle(fd)
+        handle, mount_id = found if found else (None, -1)
+        self._entries: dict[int, RealInode] = {ROOT: RealInode((st.st_dev, st.st_ino), handle, mount_id, "", 1)}
+        self._by_key: dict[tuple[int, int], int] = {(st.st_dev, st.st_ino): ROOT}
+        self._mount_fds: dict[int, int] = {mount_id: os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)}
+        self._fds: OrderedDict[int, int] = OrderedDict({ROOT: fd})
+        self._forgotten: OrderedDict[int, None] = OrderedDict()
+        self._next_remapped = REMAPPED_BASE
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        self.capacity = max(64, min(8192, hard // 4))
+
+    def __contains__(self, ino: int) -> bool:
+        return ino in self._entries
+
+    # -- descriptors ------------------------------------------------------------
+    def fd(self, ino: int) -> int:
+        """An O_PATH descriptor of the inode, owned by the table: use it before
+        the next call into the table (which may close it to make room)."""
+        fd = self._fds.get(ino)
+        if fd is not None:
+            self._fds.move_to_end(ino)
+            return fd
+        entry = self._entries.get(ino)
+        if entry is None:
+            raise pyfuse3.FUSEError(errno.ESTALE)
+        fd = self._reopen(entry)
+        self._cache(ino, fd)
+        return fd
+
+    def _reopen(self, entry: RealInode) -> int:
+        mount_fd = self._mount_fds.get(entry.mount_id)
+        if entry.handle is not None and mount_fd is not None:
+            return open_by_handle(mount_fd, entry.handle, O_PATH)
+        fd = os.open(os.path.join(self.root, entry.hint), O_PATH)  # no handles: by the last path
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != entry.key:
+            os.close(fd)
+            raise OSError(errno.ESTALE, f"{entry.hint} is no longer the file it was")
+        return fd
+
+    def _cache(self, ino: int, fd: int) -> None:
+        old = self._fds.pop(ino, None)
+        if old is not None and old != fd:
+            os.close(old)
+        self._fds[ino] = fd
+        while len(self._fds) > self.capacity:
+            victim, vfd = next(iter(self._fds.items()))
+            if victim == ROOT:
+                self._fds.move_to_end(ROOT)
+                continue
+            del self._fds[victim]
+            os.close(vfd)
+
+    def path(self, ino: int) -> str | None:
+        """Where the inode is in the tree now (one of its names), or None when
+        it has no name inside the tree (deleted, or moved out beside the mount)."""
+        if ino == ROOT:
+            return ""
+        try:
+            where = os.readlink(f"/proc/self/fd/{self.fd(ino)}")
+        except OSError:
+            entry = self._entries.get(ino)
+            return entry.hint if entry else None
+        if where.endswith(" (deleted)") or not where.startswith(self.root + "/"):
+            return None
+        return where[len(self.root) + 1:]
+
+    def hint(self, ino: int) -> str:
+        entry = self._entries.get(ino)
+        return entry.hint if entry else ""
+
+    # -- learning and forgetting --------------------------------------------------
+    def learn(self, fd: int, st: os.stat_result, hint: str, owned: bool = True, lookup: bool = True) -> int:
+        """The inode of a source entry seen through ``fd`` (an O_PATH descriptor
+        the table takes over when ``owned``); counts one kernel lookup."""
+        key = (st.st_dev, st.st_ino)
+        ino = self._by_key.get(key)
+        found = file_handle(fd)
+        handle, mount_id = found if found else (None, -1)
+        if found and mount_id not in self._mount_fds and os.path.isdir(f"/proc/self/fd/{fd}"):
+            self._mount_fds[mount_id] = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_DIRECTORY)
+        if ino is None:
+            ino = self._number(st)
+            self._by_key[key] = ino
+            self._entries[ino] = RealInode(key, handle, mount_id, hint)
+        else:
+            entry = self._entries[ino]
+            if handle is not None and handle != entry.handle:  # the number was reused by a new file
+                entry.handle, entry.mount_id = handle, mount_id
+                stale = self._fds.pop(ino, None)
+                if stale is not None:
+                    os.close(stale)
+            entry.hint = hint
+        if owned:
+            self._cache(ino, fd)
+        if lookup:
+            self.looked_up(ino)
+        return ino
+
+    def looked_up(self, ino: int) -> None:
+        entry = self._entries[ino]
+        entry.lookups += 1
+        self._forgotten.pop(ino, None)
+
+    def number_of(self, st: os.stat_result) -> int:
+        """The inode number a known source entry has on the mount (its own when unknown)."""
+        return self._by_key.get((st.st_dev, st.st_ino), st.st_ino)
+
+    def _number(self, st: os.stat_result) -> int:
+        if st.st_dev == self.dev and 1 < st.st_ino < REMAPPED_BASE:
+            return st.st_ino
+        self._next_remapped += 1
+        return self._next_remapped
+
+    def forget(self, ino: int, count: int) -> None:
+        entry = self._entries.get(ino)
+        if entry is None or ino == ROOT:
+            return
+        entry.lookups -= count
+        if entry.lookups > 0:
+            return
+        entry.lookups = 0
+        fd = self._fds.pop(ino, None)
+        if fd is not None:
+            os.close(fd)
+        self._forgotten[ino] = None
+        while len(self._forgotten) > RETAINED:
+            old, _ = self._forgotten.popitem(last=False)
+            gone = self._entries.pop(old, None)
+            if gone is not None and self._by_key.get(gone.key) == old:
+                del self._by_key[gone.key]
+
+    def known(self) -> int:
+        return len(self._entries)

@@ -1,0 +1,315 @@
+"""Views, history and side files: the virtual half of the mount.
+
+A virtual file's content is computed once, at lookup, and its inode names
+that version (``Node.version``): size, pages and every read of a handle are
+of one version's bytes, never a mix, and a change to the file only ever
+makes a new inode. Nothing is invalidated from a request handler (libfuse
+forbids it and it deadlocks the kernel). Names are looked up again on every
+path walk (entry timeout 0), so a changed file's view shows at the next open.
+
+Anything that needs the core (views, git trees) runs in the core thread
+through ``trio.to_thread`` so a slow outline never stalls real-file calls.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import hashlib
+import os
+import re
+import stat
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import quote, unquote
+
+import pyfuse3
+import trio
+from pyfuse3 import FUSEError
+
+from ..cache import LRU
+from ..declare import Response
+from ..grammar import RAW, split_name, split_suffixes
+from ..help import HELP
+from ..repo import LARGE_BYTES, TreeItem
+from ..service import Nas
+from .access import caller_of, readable_by
+from .nodes import Inodes, Node
+
+T = TypeVar("T")
+AT = ".at"
+NAS = ".nas"
+NAS_FILES = ("HELP", "stats", "errors")
+RO_FILE = stat.S_IFREG | 0o444
+RO_DIR = stat.S_IFDIR | 0o555
+COMMIT_TIMEOUT = 300.0  # what a full commit id names never changes
+VERSIONED = ("view", "nasfile", "search", "diff", "deref")
+FULL_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+POINTER_TAIL = re.compile(r".*@[0-9A-Fa-f]{7,64}(#L\d+(-L\d+)?)?")
+
+
+class Virtual:
+    nas: Nas
+    attr_timeout: float
+    root: str
+
+    def __init__(self, nas: Nas) -> None:
+        self.inodes = Inodes()
+        self._core = trio.CapacityLimiter(1)  # pygit2 and the core run one call at a time
+        self._files: LRU[int, tuple[bytes, Response | None]] = LRU(8192)  # versioned content by inode
+        self._git_stat = os.stat(nas.tree.repo.path)
+        self.faults = False
+        self.fault_armed = False
+        self.started = time.time()
+        self.internal_errors = 0
+
+    async def core(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a core call in the core thread."""
+        if self.fault_armed and self.faults:
+            self.fault_armed = False
+            raise RuntimeError("injected fault in view code (test hook)")
+        return await trio.to_thread.run_sync(functools.partial(fn, *args), limiter=self._core)
+
+    def git_stat(self) -> os.stat_result:
+        """``.git``'s owner and mode, which history and side files follow;
+        the last known ones while ``.git`` is gone (``.nas/`` must still answer)."""
+        try:
+            self._git_stat = os.stat(self.nas.tree.repo.path)
+        except OSError:
+            pass
+        return self._git_stat
+
+    def virtual_attrs(self, ino: int, mode: int, size: int = 0, mtime_ns: int | None = None) -> pyfuse3.EntryAttributes:
+        """Attributes of a virtual node. History and side files (``.at``,
+        ``.nas``) are exactly as readable as ``.git``, which holds all of it
+        anyway: its owner, and its read and search bits."""
+        a = pyfuse3.EntryAttributes()
+        git_st = self.git_stat()
+        a.st_ino = ino
+        a.st_mode = stat.S_IFMT(mode) | (stat.S_IMODE(mode) & git_st.st_mode)
+        a.st_nlink = 2 if stat.S_ISDIR(mode) else 1
+        a.st_uid = git_st.st_uid
+        a.st_gid = git_st.st_gid
+        a.st_size = size
+        a.st_blksize = 4096
+        a.st_blocks = (size + 511) // 512
+        t = mtime_ns if mtime_ns is not None else int(self.started * 1e9)
+        a.st_atime_ns = a.st_mtime_ns = a.st_ctime_ns = t
+        a.entry_timeout = 0
+        a.attr_timeout = 0
+        return a
+
+    def at_attrs(self, ino: int, item: TreeItem, when: int) -> pyfuse3.EntryAttributes:
+        if item.kind == "dir":
+            mode = RO_DIR
+        elif item.kind == "link":
+            mode = stat.S_IFLNK | 0o777
+        else:
+            mode = stat.S_IFREG | (0o555 if item.executable else 0o444)
+        a = self.virtual_attrs(ino, mode, item.size, when * 10**9)
+        a.entry_timeout = a.attr_timeout = COMMIT_TIMEOUT
+        return a
+
+    # -- what a virtual node is ---------------------------------------------------
+    async def node_attrs(self, ino: int, node: Node) -> pyfuse3.EntryAttributes:
+        kind = node.kind
+        if kind in ("atroot", "nasdir", "searchdir", "diffdir") or (kind == "deref" and node.view is None):
+            return self.virtual_attrs(ino, RO_DIR)
+        if kind == "at":
+            item = await self.core(self.nas.tree.item_at, node.commit, node.path)
+            if item is None:
+                raise FUSEError(errno.ENOENT)
+            a = self.at_attrs(ino, item, await self.core(self.nas.tree.commit_time, node.commit))
+            if not node.path and not FULL_COMMIT.fullmatch(node.version):
+                a.entry_timeout = 0  # .at/main, .at/HEAD: the name moves with every commit
+            return a
+        data, _ = await self.file_content(ino, node)
+        if kind == "view" and not node.commit:
+            # a view reads like its file: same owner, the file's read bits (allow_other, Samba, NFS)
+            st = os.stat(os.path.join(self.root, node.path))
+            a = self.virtual_attrs(ino, stat.S_IFREG | (st.st_mode & 0o444), len(data), st.st_mtime_ns)
+            a.st_uid, a.st_gid = st.st_uid, st.st_gid
+        else:
+            a = self.virtual_attrs(ino, RO_FILE, len(data))
+        a.attr_timeout = self.attr_timeout  # the content never changes; owner and mode may
+        return a
+
+    async def file_content(self, ino: int, node: Node) -> tuple[bytes, Response | None]:
+        """The bytes of a versioned file's inode, computed again when they
+        were dropped: ESTALE when that version can no longer be made."""
+        held = self._files.get(ino)
+        if held is not None:
+            return held
+        made = await self.content(node)
+        if _digest(made[0]) != node.version:
+            raise FUSEError(errno.ESTALE)
+        self._files.put(ino, made)
+        return made
+
+    async def materialize(self, node: Node) -> tuple[int, pyfuse3.EntryAttributes]:
+        """Look up a virtual node: a file is computed now, and its inode is
+        the one of this version of its content."""
+        if node.kind not in VERSIONED or (node.kind == "deref" and node.view is None):
+            ino = self.inodes.ino(node, lookup=False)
+            return ino, await self.node_attrs(ino, node)
+        made = await self.content(node)
+        node = node.versioned(_digest(made[0]))
+        ino = self.inodes.ino(node, lookup=False)
+        self._files.put(ino, made)
+        return ino, await self.node_attrs(ino, node)
+
+    async def content(self, node: Node) -> tuple[bytes, Response | None]:
+        """A virtual file's bytes now, and the declared response they carry."""
+        if node.kind == "view":
+            assert node.view is not None
+            response = await self.core(self.nas.read_view, node.path, node.view, node.commit or None, False)
+            return (response.envelope_bytes() if node.view.json else response.text), response
+        if node.kind == "nasfile":
+            return self.nas_file(node.path), None
+        if node.kind == "deref" and node.view is not None:
+            _, body = await self.core(self.nas.deref, node.path)
+            return body, None
+        if node.kind in ("search", "diff"):
+            response = await self.core(self.side_view, node)
+            return (response.envelope_bytes() if split_suffixes(node.path)[2] else response.text), response
+        raise FUSEError(errno.EISDIR)
+
+    def nas_file(self, name: str) -> bytes:
+        if name == "HELP":
+            return HELP.encode()
+        if name == "stats":
+            extra = f"internal_errors={self.internal_errors}\nuptime_seconds={int(time.time() - self.started)}\n"
+            return (self.nas.stats.render() + extra).encode()
+        return "".join(r.render() + "\n" for r in self.nas.errors).encode("utf-8", "backslashreplace")
+
+    async def at_content(self, node: Node) -> bytes:
+        item = await self.core(self.nas.tree.item_at, node.commit, node.path)
+        if item is None or item.kind != "file":
+            raise FUSEError(errno.EISDIR if item else errno.ENOENT)
+        if item.size > LARGE_BYTES:
+            raise FUSEError(errno.EFBIG)
+        return await self.core(self.nas.tree.raw_at, node.commit, node.path)
+
+    def side_view(self, node: Node) -> Response:  # runs in the core thread
+        """``.nas/search/<query>[@N][.json]`` and ``.nas/diff/<A>..<B>[@N][.json]``."""
+        from ..diffs import diff_response
+        from ..search import search
+
+        text, budget, _ = split_suffixes(node.path)
+        if node.kind == "search":
+            readable = readable_by(node.caller, self.root) if node.caller else None
+            return search(self.nas, text, at=node.commit or None, budget=budget, readable=readable)
+        return diff_response(self.nas, text, None, budget)
+
+    # -- names ----------------------------------------------------------------------
+    async def child(self, parent: Node, name: str, ctx: pyfuse3.RequestContext | None = None) -> Node:
+        """The node ``name`` names inside a virtual folder."""
+        if parent.kind == "atroot":
+            commit = await self.core(self.nas.tree.resolve, unquote(name))
+            return Node("at", "", str(commit.id), version=name)  # version: the name it was reached by
+        if parent.kind == "at":
+            path = f"{parent.path}/{name}" if parent.path else name
+            if await self.core(self.nas.tree.item_at, parent.commit, path) is not None:
+                return Node("at", path, parent.commit)
+            if not parent.path and name == NAS:
+                return Node("nasdir", commit=parent.commit)  # .at/<rev>/.nas/search/
+            if "@" not in name:
+                raise FUSEError(errno.ENOENT)
+            return await self.view_node(parent.path, name, parent.commit)
+        if parent.kind == "nasdir" and parent.commit:
+            if name == "search":
+                return Node("searchdir", commit=parent.commit)
+            raise FUSEError(errno.ENOENT)
+        if parent.kind == "nasdir":
+            if name in NAS_FILES:
+                return Node("nasfile", name)
+            if name == "deref":
+                return Node("deref", "")
+            if name in ("search", "diff"):
+                return Node(f"{name}dir")
+            raise FUSEError(errno.ENOENT)
+        if parent.kind in ("searchdir", "diffdir"):
+            caller = caller_of(ctx) if parent.kind == "searchdir" and not parent.commit else ()
+            return Node(parent.kind[:-3], name, parent.commit, caller=caller)
+        if parent.kind == "deref" and parent.view is None:
+            path = f"{parent.path}/{name}" if parent.path else name
+            # the pointer's last part is 'name@commit[#La-Lb]'; '@' alone may be a folder's (npm's @scope)
+            return Node("deref", path, view=RAW if POINTER_TAIL.fullmatch(name) else None)
+        raise FUSEError(errno.ENOTDIR)
+
+    def root_child(self, name: str) -> Node | None:
+        return {AT: Node("atroot"), NAS: Node("nasdir")}.get(name)
+
+    async def view_node(self, folder: str, name: str, commit: str) -> Node:
+        """Split ``name`` with the grammar against the folder's real entries."""
+        prefix = f"{folder}/" if folder else ""
+        at = commit or None
+        real_name, view = await self.core(
+            split_name, name,
+            lambda n: self.nas.tree.exists(prefix + n, at),
+            lambda n: self.nas.tree.is_file(prefix + n, at),
+        )
+        if view.kind == "raw":
+            raise FUSEError(errno.ENOENT)
+        return Node("view", prefix + real_name, commit, view)
+
+    def virtual_parent(self, node: Node) -> Node | None:
+        """The folder holding a virtual node; None for the tree's root."""
+        if node.kind == "at":
+            return Node("at", os.path.dirname(node.path), node.commit) if node.path else Node("atroot")
+        if node.kind == "deref" and node.path:
+            return Node("deref", os.path.dirname(node.path))
+        if node.kind in ("deref", "searchdir", "diffdir"):
+            return Node("nasdir", commit=node.commit)
+        if node.kind == "nasdir" and node.commit:
+            return Node("at", "", node.commit)
+        return None
+
+    def display(self, parent: Node | None, parent_path: str, name: str) -> str:
+        """How a refused name is shown in .nas/errors and the log."""
+        if parent is None:
+            base = parent_path
+        else:
+            base = {"at": f".at/{parent.commit[:12]}/{parent.path}".rstrip("/"), "atroot": ".at",
+                    "nasdir": ".nas", "deref": f".nas/deref/{parent.path}".rstrip("/"),
+                    "searchdir": ".nas/search", "diffdir": ".nas/diff"}.get(parent.kind, "")
+        return f"{base}/{name}" if base else name
+
+    # -- folders ------------------------------------------------------------------------
+    async def virtual_listing(self, node: Node) -> list[tuple[bytes, pyfuse3.EntryAttributes]]:
+        entries: list[tuple[bytes, pyfuse3.EntryAttributes]] = []
+        if node.kind == "atroot":
+            names = await self.core(lambda: self.nas.tree.branches() + self.nas.tree.tags())
+            for name in sorted(set(names)):
+                commit = await self.core(self.nas.tree.resolve, name)
+                shown = quote(name, safe="")
+                child = Node("at", "", str(commit.id), version=shown)
+                a = self.virtual_attrs(self.inodes.ino(child, lookup=False), RO_DIR)
+                entries.append((os.fsencode(shown), a))
+        elif node.kind == "at":
+            items = await self.core(self.nas.tree.listing_at, node.commit, node.path)
+            when = await self.core(self.nas.tree.commit_time, node.commit)
+            for item in items:
+                child = Node("at", f"{node.path}/{item.name}" if node.path else item.name, node.commit)
+                entries.append((os.fsencode(item.name), self.at_attrs(self.inodes.ino(child, lookup=False), item, when)))
+        elif node.kind == "nasdir" and not node.commit:
+            for name in NAS_FILES:
+                ino, a = await self.materialize(Node("nasfile", name))
+                entries.append((name.encode(), a))
+            for name, child in (("deref", Node("deref", "")), ("search", Node("searchdir")), ("diff", Node("diffdir"))):
+                entries.append((name.encode(), self.virtual_attrs(self.inodes.ino(child, lookup=False), RO_DIR)))
+        elif node.kind not in ("deref", "searchdir", "diffdir", "nasdir"):
+            raise FUSEError(errno.ENOTDIR)
+        return entries
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def display_name(name: bytes) -> str:
+    """A name as text for people: bytes that are not UTF-8 shown as \\xNN."""
+    return name.decode("utf-8", "backslashreplace")
+
+
