@@ -103,25 +103,40 @@ class Hit:
     text: bytes
 
 
-def _rg_args(q: Query) -> list[str]:
+def _rg_args(q: Query, folder: str) -> list[str]:
     args = ["rg", "--null", "--line-number", "--with-filename", "--no-heading", "--color", "never",
             "--smart-case", "--hidden", "--glob", "!.git", "--max-filesize", "32M", "--max-columns", "1000"]
     if not q.regex:
         args.append("--fixed-strings")
     if q.glob:
         args += ["--glob", q.glob]
-    args += ["--regexp", q.pattern, "--", q.folder or "."]
+    args += ["--regexp", q.pattern, "--", folder]
     return args
+
+
+def _searched_folder(q: Query, root: Path) -> str:
+    """The real folder ``in:`` names, relative to ``root``, refused when a
+    symlink leads it outside the tree or into ``.git``. ripgrep follows a
+    symlink named on its command line (never one it meets while walking), so
+    it is given the resolved folder: nothing outside is searched or counted."""
+    if not q.folder:
+        return "."
+    real = Path(os.path.realpath(root / q.folder))
+    inside = real == root or root in real.parents
+    if not inside or real.relative_to(root).parts[:1] == (".git",):
+        raise BadQuery(f"in:{q.folder} leads outside the served tree (through a symlink)", QUERY_FORMS)
+    if not real.is_dir():
+        raise BadQuery(f"in:{q.folder} is not a folder of the tree", QUERY_FORMS)
+    return real.relative_to(root).as_posix()
 
 
 def run_rg(q: Query, root: Path) -> list[Hit]:
     """All matching lines under ``root``, as ripgrep reports them."""
     if shutil.which("rg") is None:
         raise NotServable("search needs ripgrep (Debian package 'ripgrep'), which is not installed")
-    if q.folder and not (root / q.folder).is_dir():
-        raise BadQuery(f"in:{q.folder} is not a folder of the tree", QUERY_FORMS)
+    root = Path(os.path.realpath(root))
     try:
-        done = subprocess.run(_rg_args(q), cwd=root, capture_output=True, timeout=RG_SECONDS)
+        done = subprocess.run(_rg_args(q, _searched_folder(q, root)), cwd=root, capture_output=True, timeout=RG_SECONDS)
     except subprocess.TimeoutExpired:
         raise BadQuery(f"search took more than {RG_SECONDS} s; narrow it with in: or glob:", QUERY_FORMS) from None
     if done.returncode == 2 and not done.stdout:

@@ -88,7 +88,7 @@ def main() -> None:
             rg_out = done.stdout
         matches = rg_out.count(b"\n") if rg_out else 0
         files = len({line.split(b":", 1)[0] for line in rg_out.splitlines()}) if rg_out else 0
-        exact_t = [C.run_timed(_rg_args(q), cwd=tree)[0] for _ in range(args.runs)]
+        exact_t = [C.run_timed(_rg_args(q, "."), cwd=tree)[0] for _ in range(args.runs)]
         base = C.median(rg_t)
 
         t = time.perf_counter()
