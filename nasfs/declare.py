@@ -12,13 +12,18 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from . import tokens as tok
+from .pointers import Pointer
 from .views import Served
 
 _HEADER_SAFE = "/@#:+-._~!$&'()*,;=[]{}"
 
 
 def _value(v: object) -> str:
-    """A header value with no space in it (spaces and '%' escaped)."""
+    """A header value with no space in it (spaces and '%' escaped). A pointer
+    is escaped by its own spelling already; escaping it again would print one
+    that no longer verifies."""
+    if isinstance(v, Pointer):
+        return str(v)
     text = str(v).lower() if isinstance(v, bool) else str(v)
     return quote(text, safe=_HEADER_SAFE) if text else '""'
 

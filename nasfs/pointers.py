@@ -1,9 +1,12 @@
 """Evidence pointers: ``nas://<node>/<tree>/<path>@<commit>#L<a>-L<b>``.
 
-The path is percent-encoded where it holds characters that would break a
-header line or the pointer's own syntax (space, ``%``, ``#``); the fragment is
-optional (no fragment: the whole blob, as for binary files). Commits are
-emitted with 12 hex digits; any unique prefix of 7+ is accepted on input.
+Node, tree and path are percent-encoded (UTF-8) where they hold characters
+that would break a header line or the pointer's own syntax (space, ``%``,
+``#``, non-ASCII; ``/`` too in node and tree names), so the spelling
+``str(pointer)`` gives is the one every door prints, unchanged, and parsing
+it gives the names back. The fragment is optional (no fragment: the whole
+blob, as for binary files). Commits are emitted with 12 hex digits; any
+unique prefix of 7+ is accepted on input.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from .errors import BadPointer, check_text
 
 EMIT_HEX = 12
 _SAFE = "/@+~!$&'()*,;=:-._"
+_NAME_SAFE = _SAFE.replace("/", "")
 _FULL = re.compile(r"nas://([^/\s]+)/([^/\s]+)/(\S+)")
 _REST = re.compile(r"(.+)@([0-9a-fA-F]{7,40})(?:#L(\d+)(?:-L(\d+))?)?")
 FORM = "nas://NODE/TREE/PATH@COMMIT#La-Lb (or PATH@COMMIT#La-Lb), commit of 7 to 40 hex digits"
@@ -36,7 +40,12 @@ class Pointer:
         return f"{quote(self.path, safe=_SAFE)}@{self.commit[:EMIT_HEX]}{frag}"
 
     def __str__(self) -> str:
-        return f"nas://{self.node}/{self.tree}/{self.short()}"
+        return f"nas://{_name(self.node)}/{_name(self.tree)}/{self.short()}"
+
+
+def _name(text: str) -> str:
+    """A node or tree name as a pointer spells it."""
+    return quote(text, safe=_NAME_SAFE)
 
 
 def parse_pointer(text: str, node: str, tree: str) -> Pointer:
@@ -44,10 +53,11 @@ def parse_pointer(text: str, node: str, tree: str) -> Pointer:
     text = check_text("the pointer", text, BadPointer).strip()
     m = _FULL.fullmatch(text)
     if m:
-        if (m.group(1), m.group(2)) != (node, tree):
+        named = unquote(m.group(1)), unquote(m.group(2))
+        if named != (node, tree):
             raise BadPointer(
-                f"pointer is for node {m.group(1)!r} tree {m.group(2)!r}; this is node {node!r} tree {tree!r}",
-                f"nas://{node}/{tree}/PATH@COMMIT#La-Lb",
+                f"pointer is for node {named[0]!r} tree {named[1]!r}; this is node {node!r} tree {tree!r}",
+                f"nas://{_name(node)}/{_name(tree)}/PATH@COMMIT#La-Lb",
             )
         rest = m.group(3)
     elif text.startswith("nas://"):

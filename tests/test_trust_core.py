@@ -6,12 +6,16 @@ the CLI as a process, and plain git (never through the mount)."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
+from nasfs.diffs import TreeDiff
 from nasfs.errors import BadView
 from nasfs.search import search
 from nasfs.service import Nas
@@ -85,3 +89,58 @@ def test_cli_search_refuses_a_folder_link_that_leaves(home: Path, escapes: Path)
     done = nasfs("search", "--repo", str(home), "zebrafish in:escdir")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "leads outside the served tree" in done.stderr
+
+
+# -- B. every printed pointer verifies exactly as printed --------------------------
+
+ODD_DIR = "we@ird dir #1 100%"
+ODD = f"{ODD_DIR}/Résumé draft.md"
+
+
+def verifies_as_printed(repo: Path, pointer: str, *tree: str) -> None:
+    """``nasfs verify`` accepts it, and ``git show`` finds its decoded path."""
+    done = nasfs("verify", "--repo", str(repo), *tree, pointer)
+    assert done.returncode == 0, (pointer, done.stderr)
+    rest = pointer.split("/", 4)[4] if pointer.startswith("nas://") else pointer
+    path = unquote(rest.rpartition("@")[0])
+    first, _, last = rest.partition("#L")[2].partition("-L")
+    shown = git(repo, "show", f"{commit_of(pointer)}:{path}").splitlines()
+    assert len(shown) >= int(last or first or 0)
+
+
+@pytest.mark.parametrize("committed", [True, False], ids=["head", "snapshot"])
+def test_pointers_to_odd_names_verify_as_printed(nas: Nas, home: Path, committed: bool) -> None:
+    (home / ODD_DIR).mkdir()
+    (home / ODD).write_text("# Résumé\n\nzanzibar line\n\n## Next\nmore\n")
+    if committed:
+        git(home, "add", "-A")
+        git(home, "commit", "-q", "-m", "odd names")
+    else:
+        (home / ODD).write_text((home / ODD).read_text() + "zanzibar again\n")
+    printed: dict[str, list[str]] = {}
+    header = nasfs("read", "--repo", str(home), *TREE, f"{ODD}@outline").stdout.split("\n", 1)[0]
+    printed["header"] = [header_keys(header)["pointer"]]
+    envelope = json.loads(nasfs("read", "--repo", str(home), *TREE, "--json", f"{ODD}@section=Next").stdout)
+    printed["envelope"] = [e["pointer"] for e in envelope["evidence"]]
+    found = nasfs("search", "--repo", str(home), *TREE, "zanzibar").stdout
+    printed["search"] = [line.split(" ")[0] for line in found.splitlines()[1:] if not line.startswith(" ")]
+    printed["xattr"] = [nas.read(f"{ODD}@L3").xattrs()["user.nas.pointer"]]
+    diff = json.loads(nasfs("diff", "--repo", str(home), *TREE, "--json", "v1").stdout)
+    printed["diff"] = [e["pointer"] for e in diff["evidence"] if "R%C3%A9sum%C3%A9" in e["pointer"]]
+    before = nas.tree.snapshot_worktree()  # HEAD itself, or a snapshot
+    (home / ODD).write_text((home / ODD).read_text().replace("more", "changed"))
+    entries = TreeDiff(nas, before, nas.tree.snapshot_worktree(), ODD).rungs()[1]().body.decode()
+    printed["entries"] = [w.split("=", 1)[1] for w in entries.split() if w.startswith(("old=", "new="))]
+    assert all(printed.values()), printed
+    for pointer in (p for door in printed.values() for p in door):
+        assert " " not in pointer and "%25" not in pointer.replace("100%25", "")
+        verifies_as_printed(home, pointer, *TREE)
+
+
+def test_a_tree_named_with_a_space_and_accents_verifies(home: Path, tmp_path: Path) -> None:
+    odd = tmp_path / "my trée"
+    shutil.copytree(home, odd)
+    header = nasfs("read", "--repo", str(odd), "--node", "bo x", f"{ACME}@outline").stdout.split("\n", 1)[0]
+    pointer = header_keys(header)["pointer"]
+    assert pointer.startswith("nas://bo%20x/my%20tr%C3%A9e/notes/")
+    verifies_as_printed(odd, pointer, "--node", "bo x")
