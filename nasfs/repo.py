@@ -134,6 +134,10 @@ class GitTree:
         self._hashes: dict[str, tuple[tuple[int, int, int, int], str]] = {}
         self._hash_store = hashes
         self._head_tree: tuple[pygit2.Oid, pygit2.Tree] | None = None
+        # What refs/nasfs/snapshots is known to hold, learnt for its target last seen.
+        self._kept_tip: pygit2.Oid | None = None
+        self._kept: set[pygit2.Oid] = set()
+        self._unread: Iterator[pygit2.Oid] = iter(())  # the rest of its chain, read as needed
 
     def _git_lock(self) -> _GitDirLock:
         """The lock every writer of nasfs's commits and refs holds, across processes."""
@@ -471,6 +475,8 @@ class GitTree:
         if not self.repo.odb.exists(commit_id):  # new: write it and keep it reachable
             self.repo.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
             self._keep(commit_id)
+        elif not self._is_kept(commit_id):  # the keep ref was removed, or a clone lacks it
+            self._keep(commit_id)
         return str(commit_id)
 
     def _tree_with(self, base: pygit2.Tree | None, parts: list[str], blob: pygit2.Oid, mode: int | None = None) -> pygit2.Oid:
@@ -490,16 +496,67 @@ class GitTree:
             builder.insert(name, self._tree_with(sub_tree, parts[1:], blob, mode), pygit2.GIT_FILEMODE_TREE)
         return builder.write()
 
+    def hold(self, commit: str) -> bool:
+        """Whether the commit with this full id is in this repository, so that an
+        answer remembered from earlier may still name it; a nasfs snapshot that
+        the keep ref no longer holds is chained into it again, so ``git gc``
+        keeps it."""
+        try:
+            oid = pygit2.Oid(hex=commit)
+        except ValueError:
+            return False
+        if not self.repo.odb.exists(oid):  # asks the disk, not libgit2's memory of objects
+            return False
+        found = self.repo[oid]
+        if not isinstance(found, pygit2.Commit):
+            return False
+        if found.author.email == SIGNATURE_EMAIL and found.message.startswith("nasfs snapshot of "):
+            with self._lock, self._git_lock():
+                if not self._is_kept(found.id):
+                    self._keep(found.id)
+        return True
+
+    def _keep_target(self) -> pygit2.Oid | None:
+        ref = self.repo.references.get(KEEP_REF)
+        return ref.target if ref is not None else None
+
+    def _is_kept(self, commit_id: pygit2.Oid) -> bool:
+        """Whether ``refs/nasfs/snapshots`` holds a snapshot. Cheap when known:
+        what was learnt stays valid while the ref points where it did, and its
+        chain is read from the newest end only as far as needed."""
+        tip = self._keep_target()
+        if tip != self._kept_tip:  # moved or removed by someone else: learn again
+            self._kept_tip, self._kept, self._unread = tip, set(), self._chain(tip)
+        if commit_id in self._kept:
+            return True
+        for kept in self._unread:
+            self._kept.add(kept)
+            if kept == commit_id:
+                return True
+        return False
+
+    def _chain(self, keeper: pygit2.Oid | None) -> Iterator[pygit2.Oid]:
+        """The snapshots a keep chain holds, newest first: each keeper's parents
+        are (the previous keeper, a snapshot), the first one's the snapshot alone."""
+        while keeper is not None:
+            parents = self.repo[keeper].parent_ids
+            if not parents:
+                return
+            yield parents[-1]
+            keeper = parents[0] if len(parents) == 2 else None
+
     def _keep(self, commit_id: pygit2.Oid) -> None:
         """Make a snapshot reachable: chain it into ``refs/nasfs/snapshots``."""
-        try:
-            parents = [self.repo.references[KEEP_REF].target, commit_id]
-        except KeyError:
-            parents = [commit_id]
+        tip = self._keep_target()
+        parents = [tip, commit_id] if tip is not None else [commit_id]
         empty = self.repo.TreeBuilder().write()
         sig = pygit2.Signature(SIGNATURE_NAME, SIGNATURE_EMAIL)
         keeper = self.repo.create_commit(None, sig, sig, "nasfs: keep snapshots reachable\n", empty, parents)
         self.repo.references.create(KEEP_REF, keeper, force=True)
+        if tip != self._kept_tip:  # what was known is of another chain
+            self._kept, self._unread = set(), self._chain(tip)
+        self._kept_tip = keeper
+        self._kept.add(commit_id)
 
 
 def _object_id(kind: bytes, raw: bytes) -> pygit2.Oid:

@@ -247,7 +247,7 @@ class Nas:
         if a.data is None or a.binary:
             raise NotServable(f"{a.content.path} is binary or too large to summarize", SUMMARY_ALTERNATIVES)
         c = a.content
-        summary = self.summarizer.summarize(c.path, c.blob_id, c.commit, a.data)
+        summary = self.summarizer.summarize(c.path, c.blob_id, c.commit, a.data, self.tree.hold)
         keys = (("stale", str(summary.stale).lower()), ("describes", summary.commit[:12]))
         described = self.analysis(self.tree.at(summary.commit, c.path)).whole_evidence() if summary.stale else a.whole_evidence()
         served = Served("summary", summary.text, described, generated=True, keys=keys)

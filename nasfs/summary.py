@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .cache import DiskCache
@@ -46,7 +47,10 @@ class Summarizer:
         if self.disk:
             self.disk.put(key, value)
 
-    def summarize(self, path: str, blob_id: str, commit: str, data: bytes) -> Summary:
+    def summarize(self, path: str, blob_id: str, commit: str, data: bytes, held: Callable[[str], bool]) -> Summary:
+        """A summary of ``data``; ``held`` says whether the commit a last summary
+        describes is still in the repository (and keeps it there), since a
+        stale summary is served with that commit's evidence."""
         by_blob = f"summary:{blob_id}"
         by_path = f"summary-last:{path}"
         cached = self._get(by_blob)
@@ -64,7 +68,7 @@ class Summarizer:
             self._put(by_path, json.dumps({"commit": commit, "text": text.decode("utf-8", "replace")}).encode())
             return Summary(text, commit, False)
         last = self._get(by_path)
-        if last is not None:
-            old = json.loads(last)
+        old = json.loads(last) if last is not None else None
+        if old is not None and held(old["commit"]):
             return Summary(old["text"].encode(), old["commit"], True)
         raise NotServable(f"the summarizer failed for {path}: {failure}", VALID)

@@ -16,7 +16,8 @@ from urllib.parse import unquote
 import pytest
 
 from nasfs.diffs import TreeDiff
-from nasfs.errors import BadView
+from nasfs.errors import BadView, NotServable
+from nasfs.repo import KEEP_REF, GitTree
 from nasfs.search import search
 from nasfs.service import Nas
 
@@ -144,3 +145,82 @@ def test_a_tree_named_with_a_space_and_accents_verifies(home: Path, tmp_path: Pa
     pointer = header_keys(header)["pointer"]
     assert pointer.startswith("nas://bo%20x/my%20tr%C3%A9e/notes/")
     verifies_as_printed(odd, pointer, "--node", "bo x")
+
+
+# -- C. cached answers never outlive what they describe --------------------------------
+
+def changed_acme(home: Path, extra: str = "one more line\n") -> None:
+    (home / ACME).write_text((home / ACME).read_text() + extra)
+
+
+def test_a_snapshot_is_kept_again_after_its_ref_was_removed(nas: Nas, home: Path) -> None:
+    changed_acme(home)
+    first = header_keys(nas.read(f"{ACME}@outline").header)["pointer"]
+    assert commit_of(first) != str(nas.tree.head().id)[:12]  # a snapshot
+    git(home, "update-ref", "-d", KEEP_REF)
+    assert header_keys(nas.read(f"{ACME}@outline").header)["pointer"] == first  # from the cache
+    git(home, "gc", "-q", "--prune=now")
+    assert git_ok(home, "show", f"{commit_of(first)}:{ACME}")
+
+
+def test_a_snapshot_is_kept_again_across_cli_runs(home: Path) -> None:
+    changed_acme(home)
+    read = lambda: header_keys(nasfs("read", "--repo", str(home), f"{ACME}@outline").stdout.split("\n", 1)[0])["pointer"]  # noqa: E731
+    first = read()
+    git(home, "update-ref", "-d", KEEP_REF)
+    assert read() == first
+    git(home, "gc", "-q", "--prune=now")
+    assert git_ok(home, "show", f"{commit_of(first)}:{ACME}")
+
+
+def test_a_clone_without_the_keep_ref_keeps_what_it_serves(nas: Nas, home: Path, tmp_path: Path) -> None:
+    changed_acme(home)
+    snapshot = nas.read(f"{ACME}@outline").served.evidence[0].pointer.commit
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(home), str(clone))  # a local clone: all objects, no refs/nasfs
+    assert git_ok(clone, "cat-file", "-e", snapshot) and not git_ok(clone, "rev-parse", "--verify", KEEP_REF)
+    changed_acme(clone)
+    served = Nas(GitTree(clone, node="box", tree="home")).read(f"{ACME}@outline").served.evidence[0].pointer.commit
+    assert served == snapshot
+    git(clone, "gc", "-q", "--prune=now")
+    assert git_ok(clone, "show", f"{served}:{ACME}")
+
+
+def test_reading_a_kept_snapshot_again_keeps_nothing_more(home: Path) -> None:
+    keepers = lambda: git(home, "log", "--format=%s", KEEP_REF).count("nasfs: keep snapshots reachable")  # noqa: E731
+    changed_acme(home)
+    nasfs("read", "--repo", str(home), f"{ACME}@outline")
+    (home / "notes" / "meeting-2026-11-12.md").write_text("changed\n")
+    nasfs("read", "--repo", str(home), "notes/meeting-2026-11-12.md@outline")
+    assert keepers() == 2
+    nasfs("read", "--repo", str(home), f"{ACME}@outline")  # found below the chain's newest end
+    assert keepers() == 2
+
+
+def summarizing(home: Path, tmp_path: Path) -> Nas:
+    script = tmp_path / "summarize.py"
+    script.write_text("import sys\ndata = sys.stdin.read()\nif 'FAIL' in data:\n    sys.exit('down')\nprint('SUMMARY')\n")
+    return Nas(GitTree(home, node="box", tree="home"), summarizer=f"{sys.executable} {script}")
+
+
+def test_a_stale_summary_names_a_commit_that_is_kept(home: Path, tmp_path: Path) -> None:
+    nas = summarizing(home, tmp_path)
+    changed_acme(home)
+    described = nas.read(f"{ACME}@summary").served.evidence[0].pointer.commit
+    git(home, "update-ref", "-d", KEEP_REF)
+    changed_acme(home, "FAIL\n")
+    stale = nas.read(f"{ACME}@summary")
+    assert header_keys(stale.header)["stale"] == "true" and stale.served.evidence[0].pointer.commit == described
+    git(home, "gc", "-q", "--prune=now")
+    assert git_ok(home, "show", f"{described}:{ACME}")
+
+
+def test_a_stale_summary_of_a_commit_gone_is_not_served(home: Path, tmp_path: Path) -> None:
+    nas = summarizing(home, tmp_path)
+    changed_acme(home)
+    nas.read(f"{ACME}@summary")
+    git(home, "update-ref", "-d", KEEP_REF)
+    git(home, "gc", "-q", "--prune=now")
+    changed_acme(home, "FAIL\n")
+    with pytest.raises(NotServable, match="the summarizer failed"):
+        nas.read(f"{ACME}@summary")
