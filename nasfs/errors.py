@@ -65,6 +65,15 @@ class NotServable(NasError):
     kind = "not_servable"
 
 
+class Unavailable(NasError):
+    """The repository being served is gone or cannot be opened (a long-running
+    door outlived it); the message says which, and that it must come back."""
+
+    http_status = 503
+    errno = errno.EIO
+    kind = "unavailable"
+
+
 class VerifyFailed(NasError):
     """A pointer that parses but does not verify against its commit."""
 

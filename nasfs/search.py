@@ -207,6 +207,7 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
     q = parse_query(text)
     budget = check_budget(budget)
     budget = DEFAULT_BUDGET if budget is None else budget
+    nas.tree.check()  # the working tree may outlive its repository: no hits without pointers
     if at is not None:
         commit = str(nas.tree.resolve(at).id)
         root = materialize(nas, commit)

@@ -16,7 +16,7 @@ from urllib.parse import unquote
 import pytest
 
 from nasfs.diffs import TreeDiff
-from nasfs.errors import BadView, NotServable
+from nasfs.errors import BadView, NasError, NotFound, NotServable, VerifyFailed
 from nasfs.repo import KEEP_REF, GitTree
 from nasfs.search import search
 from nasfs.service import Nas
@@ -224,3 +224,54 @@ def test_a_stale_summary_of_a_commit_gone_is_not_served(home: Path, tmp_path: Pa
     changed_acme(home, "FAIL\n")
     with pytest.raises(NotServable, match="the summarizer failed"):
         nas.read(f"{ACME}@summary")
+
+
+# -- D. a repository deleted or made anew while serving ----------------------------------
+
+def make_anew(home: Path) -> str:
+    """Delete .git (if still there) and make the repository again from the same files."""
+    shutil.rmtree(home / ".git", ignore_errors=True)
+    git(home, "init", "-q", "-b", "main")
+    git(home, "add", "-A")
+    git(home, "commit", "-q", "-m", "made anew")
+    return git(home, "rev-parse", "HEAD").strip()
+
+
+def test_a_repository_made_anew_is_served_as_it_is_now(nas: Nas, home: Path) -> None:
+    old_head = str(nas.tree.head().id)
+    old = str(nas.read(f"{ACME}@outline").served.evidence[0].pointer)
+    assert nas.read(f"{ACME}@L1", at=old_head).text == b"# Acme Corp\n"
+    new_head = make_anew(home)
+    assert nas.read(f"{ACME}@outline").served.evidence[0].pointer.commit == new_head
+    with pytest.raises(NotFound, match="unknown revision"):
+        nas.read(f"{ACME}@L1", at=old_head)  # not from memory: it is gone
+    with pytest.raises(VerifyFailed):
+        nas.verify(old)
+    changed_acme(home)
+    snapshot = nas.read(f"{ACME}@outline").served.evidence[0].pointer.commit
+    git(home, "gc", "-q", "--prune=now")
+    assert git_ok(home, "show", f"{snapshot}:{ACME}")
+
+
+def test_health_says_the_repository_is_gone_and_reopens_it_when_back(home: Path) -> None:
+    tree = GitTree(home, node="box", tree="home")
+    nas = Nas(tree)
+    assert tree.health() is None
+    v1 = str(tree.resolve("v1").id)
+    pointer = str(nas.read(f"{ACME}@outline").served.evidence[0].pointer)
+    shutil.rmtree(home / ".git")
+    gone = (f"the repository {home}/.git is gone (deleted while serving); "
+            "views, .at/ and pointers are unavailable until it is back")
+    assert tree.health() == gone
+    for call in (lambda: nas.read(f"{ACME}@outline"), lambda: nas.read(ACME, at="v1"), lambda: nas.verify(pointer),
+                 lambda: tree.listing_at(v1, ""), lambda: search(nas, "acme"), lambda: search(nas, "acme", at="v1"),
+                 lambda: tree.snapshot_worktree()):
+        with pytest.raises(NasError) as refused:
+            call()
+        assert str(refused.value) == gone
+    assert tree.health() == gone
+    new_head = make_anew(home)
+    assert tree.health() is None
+    assert nas.read(f"{ACME}@outline").served.evidence[0].pointer.commit == new_head
+    with pytest.raises(NotFound, match="unknown revision"):
+        tree.resolve(v1)
