@@ -207,9 +207,9 @@ def cmd_umount(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from .fuse.mount import describe
 
-    text = describe(args.mountpoint)
+    text, healthy = describe(args.mountpoint)
     print(text or ("no nasfs mount" + (f" at {args.mountpoint}" if args.mountpoint else "")))
-    return 0 if text or not args.mountpoint else 1
+    return 0 if healthy and (text or not args.mountpoint) else 1
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -57,3 +57,20 @@ class Mount:
         finally:
             if mount_at(str(self.mountpoint)) is not None:
                 subprocess.run(["fusermount3", "-u", "-z", str(self.mountpoint)], capture_output=True)
+
+
+def abort_connection(mountpoint: Path) -> None:
+    """Free every process stuck on a hung FUSE mount: abort its connection
+    (what only an admin can do by hand), so a hang fails a test, not CI."""
+    minor = -1  # from mountinfo: never stat the hung mount itself
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        if fields[4] == str(mountpoint):
+            minor = int(fields[2].split(":")[1])
+            break
+    connections = Path("/sys/fs/fuse/connections")
+    if not any(connections.iterdir()):
+        subprocess.run(["mount", "-t", "fusectl", "fusectl", str(connections)], capture_output=True)
+    abort = connections / str(minor) / "abort"
+    if abort.exists():
+        abort.write_text("1")

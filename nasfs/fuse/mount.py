@@ -195,11 +195,16 @@ def unmount(mountpoint: str) -> None:
         time.sleep(0.05)
 
 
-def describe(path: Path | str | None = None) -> str:
+def describe(path: Path | str | None = None) -> tuple[str, bool]:
+    """One line per nasfs mount (or the one at ``path``), and whether all of
+    them answer: a stale mount is a failure an admin's script must see."""
     rows = []
+    healthy = True
     for m in mounts():
         if path is not None and m.mountpoint != os.path.abspath(path):
             continue
-        state = "stale (daemon gone)" if is_stale(m.mountpoint) else "answering"
+        stale = is_stale(m.mountpoint)
+        healthy &= not stale
+        state = "stale (daemon gone; clear it with 'nasfs umount')" if stale else "answering"
         rows.append(f"{m.mountpoint}: nasfs over {m.source}, {state}, options {m.options}")
-    return "\n".join(rows)
+    return "\n".join(rows), healthy

@@ -1,0 +1,234 @@
+"""The mount under concurrent writers, and as POSIX as the disk under it.
+
+Each test here reproduces a defect found from outside (issue: trust) and
+fails without its fix. Concurrency runs in a child process with a deadline,
+so a hung daemon fails the test: the connection is then aborted.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from .conftest import git
+from .mounts import Mount, abort_connection
+
+STRESS = Path(__file__).with_name("view_stress.py")
+VIEWS = ["outline", "L1-L5", "200", "outline.json"]
+SYSTEM_PYTHON = "/usr/bin/python3"  # the venv's lies under /root, which other users cannot enter
+
+
+def doc(tag: str, sections: int) -> str:
+    body = [f"# Document {tag}\n\nIntro line for {tag}.\n"]
+    for i in range(sections):
+        body.append(f"\n## Section {tag}{i}\n\n" + f"Text of {tag} section {i}, " * 12 + "\n")
+    return "".join(body)
+
+
+VERSIONS = [doc("alpha", 3), doc("beta", 9), doc("gamma", 1)]
+
+
+def stress(mnt: Path, spec: dict, seconds: float = 3.0) -> dict:
+    spec = {"mountpoint": str(mnt), "file": "p.md", "views": VIEWS, "versions": VERSIONS,
+            "readers": 8, "seconds": seconds, **spec}
+    child = subprocess.Popen([sys.executable, str(STRESS), json.dumps(spec)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = child.communicate(timeout=seconds + 30)
+    except subprocess.TimeoutExpired:
+        abort_connection(mnt)  # first: a process stuck on the mount cannot even be killed
+        child.kill()
+        child.communicate()
+        pytest.fail("the mount hung under concurrent readers and writers (connection aborted)")
+    assert child.returncode == 0, err
+    return json.loads(out)
+
+
+def views_of_each_version(mnt: Path) -> dict[str, set[str]]:
+    """What each view answers for each version, read one at a time."""
+    expected: dict[str, set[str]] = {v: set() for v in VIEWS}
+    for text in VERSIONS:
+        (mnt / "p.md").write_text(text)
+        for view in VIEWS:
+            expected[view].add((mnt / f"p.md@{view}").read_bytes().decode("latin-1"))
+    return expected
+
+
+def test_views_under_an_in_place_writer_never_hang(mounted: Mount) -> None:
+    """Readers of views and a writer rewriting the file in place: the daemon
+    once invalidated a view's pages from inside flush while a read of that
+    view held the page lock, and hung for good."""
+    mnt = mounted.mountpoint
+    (mnt / "p.md").write_text(VERSIONS[0])
+    result = stress(mnt, {"writers": ["inplace"]})
+    assert result["reads"] > 100
+    assert not result["errors"], result["errors"]
+    assert not result["torn"], result["torn"]
+    for data in result["answers"]["outline"]:
+        assert data.startswith("nasfs view=") or data == "", data[:200]
+    assert mounted.alive()
+
+
+def test_views_under_a_replacing_writer_are_always_one_versions_view(mounted: Mount) -> None:
+    """Write a temp file, rename it over: every view read is exactly the view
+    of one version (once 4.7% were cut, NUL-padded or mixed)."""
+    mnt = mounted.mountpoint
+    expected = views_of_each_version(mnt)
+    result = stress(mnt, {"writers": ["replace"]})
+    assert result["reads"] > 100 and not result["errors"] and not result["torn"], result
+    for view, answers in result["answers"].items():
+        wrong = set(answers) - expected[view]
+        assert not wrong, f"{view}: {len(wrong)} answers that are no version's view, e.g. {sorted(wrong)[0][:300]!r}"
+    assert all(len(expected[v]) == len(VERSIONS) for v in VIEWS if v != "L1-L5")
+
+
+def test_opening_a_path_under_two_kinds_of_writer_opens_what_is_there(mounted: Mount) -> None:
+    """One writer replaces the file, another rewrites it in place, readers
+    open it for update: never ESTALE (an open opens what is at the path)."""
+    mnt = mounted.mountpoint
+    (mnt / "p.md").write_text(VERSIONS[0])
+    result = stress(mnt, {"writers": ["replace", "inplace"], "views": [""], "open_mode": "r+b", "readers": 4})
+    assert result["reads"] > 100
+    assert not result["errors"], result["errors"]
+
+
+def test_paths_near_path_max_work_as_natively(mounted: Mount) -> None:
+    """A path that fits PATH_MAX relative to the mount's root fits the mount:
+    the daemon once opened root + relative path."""
+    deep = "/".join(["d" * 203] * 20)
+    script = (
+        "import os; deep = %r; os.makedirs(deep); open(deep + '/f', 'w').write('x');"
+        "os.rename(deep + '/f', deep + '/g'); print(open(deep + '/g').read(), os.stat(deep + '/g').st_size)" % deep
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=mounted.mountpoint, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["x", "1"]
+    assert (mounted.source / deep / "g").read_text() == "x" if len(str(mounted.source / deep)) < 4096 else True
+
+
+def test_hard_links_are_one_inode(mounted: Mount, home: Path) -> None:
+    mnt = mounted.mountpoint
+    (mnt / "h1").write_text("linked\n")
+    os.link(mnt / "h1", mnt / "h2")
+    a, b = os.stat(mnt / "h1"), os.stat(mnt / "h2")
+    assert (a.st_ino, a.st_nlink) == (b.st_ino, b.st_nlink) and a.st_nlink == 2
+    assert a.st_ino == os.stat(home / "h1").st_ino  # the source's own number: git's index agrees on both sides
+    os.chmod(mnt / "h1", 0o600)
+    assert stat.S_IMODE(os.stat(mnt / "h2").st_mode) == 0o600
+    os.unlink(mnt / "h1")
+    assert os.stat(mnt / "h2").st_nlink == 1
+
+
+def test_new_entries_get_the_mode_asked_for(home: Path) -> None:
+    """umask 0 gives 0666, not the daemon's umask on top; a set-id mode asked
+    by another user survives the chown that gives them the file; a write by a
+    user who is not root clears set-uid, as on a local disk."""
+    base = Path(tempfile.mkdtemp(prefix="nasfs-modes-", dir="/tmp"))  # a folder other users may enter
+    os.chmod(base, 0o755)
+    m = Mount(home, base / "mnt", "--allow-other")
+    try:
+        shared = m.mountpoint / "shared"
+        shared.mkdir()
+        os.chmod(shared, 0o777)
+        script = (
+            "import os, stat; os.umask(0); d = %r\n"
+            "open(os.path.join(d, 'plain'), 'w').close()\n"
+            "fd = os.open(os.path.join(d, 'setid'), os.O_CREAT | os.O_WRONLY, 0o6755); os.close(fd)\n"
+            "os.mkdir(os.path.join(d, 'dir'), 0o777)\n"
+            "print(*(oct(stat.S_IMODE(os.stat(os.path.join(d, n)).st_mode)) for n in ('plain', 'setid', 'dir')))\n"
+            "print(os.stat(os.path.join(d, 'setid')).st_uid)"
+        ) % str(shared)
+        done = subprocess.run([SYSTEM_PYTHON, "-c", script], capture_output=True, text=True, timeout=30,
+                              user=65534, group=65534, extra_groups=[])
+        assert done.returncode == 0, done.stderr
+        modes, uid = done.stdout.splitlines()
+        assert modes.split() == ["0o666", "0o6755", "0o777"] and uid == "65534"
+        victim = shared / "victim"
+        victim.write_text("x")
+        os.chmod(victim, 0o4777)
+        write = subprocess.run([SYSTEM_PYTHON, "-c", f"open({str(victim)!r}, 'a').write('y')"],
+                               capture_output=True, text=True, timeout=30, user=65534, group=65534, extra_groups=[])
+        assert write.returncode == 0, write.stderr
+        assert stat.S_IMODE(os.stat(home / "shared" / "victim").st_mode) == 0o777
+    finally:
+        assert m.stop() == 0
+        shutil.rmtree(base)
+
+
+def test_at_a_branch_follows_the_branch(mounted: Mount, home: Path) -> None:
+    """.at/main and .at/HEAD name what the branch names now; a full commit id
+    is the only name that never moves."""
+    mnt = mounted.mountpoint
+    first = git(home, "rev-parse", "HEAD").strip()
+    assert (mnt / ".at" / "main" / "README.txt").read_text() == (home / "README.txt").read_text()
+    (home / "README.txt").write_text("moved on\n")
+    git(home, "commit", "-q", "-am", "move main")
+    assert (mnt / ".at" / "main" / "README.txt").read_text() == "moved on\n"
+    assert (mnt / ".at" / "HEAD" / "README.txt").read_text() == "moved on\n"
+    assert (mnt / ".at" / first / "README.txt").read_text() != "moved on\n"
+
+
+def test_errors_survive_a_name_that_is_not_utf8(mounted: Mount) -> None:
+    mnt = mounted.mountpoint
+    with pytest.raises(FileNotFoundError):
+        os.stat(os.fsencode(mnt / "notes" / "customer-acme.md") + b"@\xe9")
+    text = (mnt / ".nas" / "errors").read_text()
+    assert "customer-acme.md@\\xe9" in text
+
+
+def test_deref_of_a_path_with_at_in_a_folder_name(mounted: Mount, home: Path) -> None:
+    pkg = home / "js" / "node_modules" / "@npmcli" / "fs"
+    pkg.mkdir(parents=True)
+    (pkg / "errors.js").write_text("line one\nline two\nline three\n")
+    git(home, "add", "-A")
+    git(home, "commit", "-q", "-m", "npm scope")
+    commit = git(home, "rev-parse", "HEAD").strip()
+    deref = mounted.mountpoint / ".nas" / "deref" / "js" / "node_modules" / "@npmcli" / "fs" / f"errors.js@{commit[:12]}#L1-L2"
+    assert deref.read_text() == "line one\nline two\n"
+
+
+def test_mount_from_a_folder_holding_a_folder_named_nasfs(home: Path, tmp_path: Path) -> None:
+    """The daemon imports the installed nasfs, not ./nasfs of the caller."""
+    (tmp_path / "nasfs").mkdir()
+    (tmp_path / "nasfs" / "__init__.py").write_text("raise ImportError('the wrong nasfs')\n")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    nasfs = Path(sys.executable).with_name("nasfs")
+    done = subprocess.run([str(nasfs), "mount", str(home), "mnt"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    try:
+        assert done.returncode == 0, done.stderr
+        assert (mnt / "README.txt").exists()
+    finally:
+        subprocess.run([str(nasfs), "umount", str(mnt)], capture_output=True)
+
+
+def test_status_fails_on_a_stale_mount(home: Path, tmp_path: Path) -> None:
+    m = Mount(home, tmp_path / "mnt")
+    m.proc.kill()
+    m.proc.wait()
+    try:
+        done = subprocess.run([sys.executable, "-P", "-m", "nasfs", "status", str(m.mountpoint)], capture_output=True, text=True)
+        assert done.returncode == 1 and "stale" in done.stdout
+        everything = subprocess.run([sys.executable, "-P", "-m", "nasfs", "status"], capture_output=True, text=True)
+        assert everything.returncode == 1
+    finally:
+        subprocess.run(["fusermount3", "-u", "-z", str(m.mountpoint)], capture_output=True)
+
+
+def test_enametoolong_and_erofs_stay_clear(mounted: Mount) -> None:
+    mnt = mounted.mountpoint
+    with pytest.raises(OSError) as err:
+        (mnt / ("n" * 256)).write_text("x")
+    assert err.value.errno == errno.ENAMETOOLONG
+    with pytest.raises(OSError) as err:
+        (mnt / "README.txt@outline").write_text("x")
+    assert err.value.errno in (errno.EROFS, errno.EACCES)
