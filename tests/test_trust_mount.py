@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -232,3 +233,26 @@ def test_enametoolong_and_erofs_stay_clear(mounted: Mount) -> None:
     with pytest.raises(OSError) as err:
         (mnt / "README.txt@outline").write_text("x")
     assert err.value.errno in (errno.EROFS, errno.EACCES)
+
+
+def test_a_repository_deleted_under_the_mount_is_said(mounted: Mount, home: Path) -> None:
+    """Deleting .git while mounted once made every view, .at/ and even
+    .nas/HELP ENOENT with nothing in the log, and status said 'answering'."""
+    mnt = mounted.mountpoint
+    shutil.move(home / ".git", home.parent / "git-aside")
+    deadline = time.monotonic() + 15
+    while "is gone" not in (mnt / ".nas" / "errors").read_text() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "is gone" in (mnt / ".nas" / "errors").read_text()
+    assert (mnt / ".nas" / "HELP").read_text().startswith("nasfs")
+    assert (mnt / "README.txt").exists()  # the real files are still served
+    with pytest.raises(OSError):
+        (mnt / "README.txt@outline").read_bytes()
+    status = subprocess.run([sys.executable, "-P", "-m", "nasfs", "status", str(mnt)], capture_output=True, text=True)
+    assert status.returncode == 1 and "is gone" in status.stdout
+    assert "is gone" in mounted.log.read_text()
+    shutil.move(home.parent / "git-aside", home / ".git")
+    deadline = time.monotonic() + 15
+    while subprocess.run([sys.executable, "-P", "-m", "nasfs", "status", str(mnt)], capture_output=True).returncode and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert (mnt / "README.txt@outline").read_bytes().startswith(b"nasfs view=")

@@ -17,11 +17,15 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyfuse3
 import trio
 
 from ..errors import NasError
+
+if TYPE_CHECKING:
+    from .ops import NasOperations
 
 log = logging.getLogger("nasfs.mount")
 FSTYPE = "fuse.nasfs"
@@ -110,7 +114,7 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     pyfuse3.init(ops, mountpoint, options)
     clean = False
     try:
-        trio.run(_serve)
+        trio.run(_serve, ops)
         clean = True
     finally:
         pyfuse3.close(unmount=clean)
@@ -120,9 +124,10 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     return 0
 
 
-async def _serve() -> None:
+async def _serve(ops: NasOperations) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_on_signals, nursery.cancel_scope)
+        nursery.start_soon(ops.watch_repository)
         _notify_systemd()
         await pyfuse3.main()
         nursery.cancel_scope.cancel()
@@ -195,6 +200,18 @@ def unmount(mountpoint: str) -> None:
         time.sleep(0.05)
 
 
+def repository_problem(mountpoint: str) -> str | None:
+    """What the daemon says is wrong with its repository (``.nas/stats``)."""
+    try:
+        with open(os.path.join(mountpoint, ".nas", "stats")) as fh:
+            for line in fh:
+                if line.startswith("repository_problem="):
+                    return line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
 def describe(path: Path | str | None = None) -> tuple[str, bool]:
     """One line per nasfs mount (or the one at ``path``), and whether all of
     them answer: a stale mount is a failure an admin's script must see."""
@@ -204,7 +221,10 @@ def describe(path: Path | str | None = None) -> tuple[str, bool]:
         if path is not None and m.mountpoint != os.path.abspath(path):
             continue
         stale = is_stale(m.mountpoint)
-        healthy &= not stale
+        problem = None if stale else repository_problem(m.mountpoint)
+        healthy &= not stale and problem is None
         state = "stale (daemon gone; clear it with 'nasfs umount')" if stale else "answering"
+        if problem:
+            state += f", but {problem}"
         rows.append(f"{m.mountpoint}: nasfs over {m.source}, {state}, options {m.options}")
     return "\n".join(rows), healthy

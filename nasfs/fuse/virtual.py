@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import functools
 import hashlib
+import logging
 import os
 import re
 import stat
@@ -30,6 +31,7 @@ from pyfuse3 import FUSEError
 
 from ..cache import LRU
 from ..declare import Response
+from ..errors import Unavailable
 from ..grammar import RAW, split_name, split_suffixes
 from ..help import HELP
 from ..repo import LARGE_BYTES, TreeItem
@@ -37,6 +39,7 @@ from ..service import Nas
 from .access import caller_of, readable_by
 from .nodes import Inodes, Node
 
+log = logging.getLogger("nasfs.fuse")
 T = TypeVar("T")
 AT = ".at"
 NAS = ".nas"
@@ -46,6 +49,7 @@ RO_DIR = stat.S_IFDIR | 0o555
 COMMIT_TIMEOUT = 300.0  # what a full commit id names never changes
 VERSIONED = ("view", "nasfile", "search", "diff", "deref")
 FULL_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+HEALTH_SECONDS = 2.0
 POINTER_TAIL = re.compile(r".*@[0-9A-Fa-f]{7,64}(#L\d+(-L\d+)?)?")
 
 
@@ -63,6 +67,22 @@ class Virtual:
         self.fault_armed = False
         self.started = time.time()
         self.internal_errors = 0
+        self.problem: str | None = None  # what is wrong with the repository, if anything
+
+    async def watch_repository(self) -> None:
+        """Say when the repository goes (its .git deleted under the mount) and
+        comes back: in the log, in .nas/errors, in .nas/stats (which
+        ``nasfs status`` reads). Runs beside the request loop."""
+        while True:
+            problem = await self.core(self.nas.tree.health)
+            if problem != self.problem:
+                if problem:
+                    log.error("%s", problem)
+                    self.nas.refused("(the repository)", Unavailable(problem))
+                else:
+                    log.warning("the repository %s can be served again", self.nas.tree.git_dir)
+                self.problem = problem
+            await trio.sleep(HEALTH_SECONDS)
 
     async def core(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a core call in the core thread."""
@@ -180,6 +200,8 @@ class Virtual:
             return HELP.encode()
         if name == "stats":
             extra = f"internal_errors={self.internal_errors}\nuptime_seconds={int(time.time() - self.started)}\n"
+            if self.problem:
+                extra += f"repository_problem={self.problem}\n"
             return (self.nas.stats.render() + extra).encode()
         return "".join(r.render() + "\n" for r in self.nas.errors).encode("utf-8", "backslashreplace")
 
