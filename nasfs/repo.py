@@ -106,6 +106,24 @@ def clean_path(path: str) -> str:
     return "/".join(parts)
 
 
+def _discover(folder: str | os.PathLike[str]) -> pygit2.Repository:
+    """The repository with a work tree that ``folder`` is in."""
+    try:
+        repo = pygit2.Repository(str(folder))
+    except pygit2.GitError as exc:
+        raise NotFound(f"{folder} is not inside a git work tree ({exc})", "a folder of a git repository with a work tree") from None
+    if repo.is_bare or repo.workdir is None:
+        raise NotFound(f"{folder} is a bare repository", "a git repository with a work tree")
+    return repo
+
+
+def work_tree_top(folder: str | os.PathLike[str]) -> Path:
+    """The top folder of the git work tree ``folder`` is in: what to serve
+    when a folder is named only to say which repository is meant (the CLI's
+    current folder)."""
+    return Path(_discover(folder).workdir).resolve()
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -137,13 +155,13 @@ class GitTree:
 
     def __init__(self, workdir: str | os.PathLike[str], node: str | None = None, tree: str | None = None,
                  hashes: HashCache | None = None) -> None:
-        try:
-            repo = pygit2.Repository(str(workdir))
-        except pygit2.GitError as exc:
-            raise NotFound(f"{workdir} is not inside a git work tree ({exc})", "a folder of a git repository with a work tree") from None
-        if repo.is_bare or repo.workdir is None:
-            raise NotFound(f"{workdir} is a bare repository", "a git repository with a work tree")
+        """Serve the work tree whose top folder is ``workdir``. A folder inside
+        one is refused: serving it would serve the whole repository around it."""
+        repo = _discover(workdir)
         self.root = Path(repo.workdir).resolve()
+        if Path(workdir).resolve() != self.root:
+            raise BadPath(f"{workdir} is a folder inside the git repository {self.root}; "
+                          f"serve the repository's top folder, or make {workdir} a repository of its own")
         self.git_dir = Path(repo.path)
         self._head_file = str(self.git_dir / "HEAD")
         self.node = node or socket.gethostname().split(".")[0]

@@ -275,3 +275,18 @@ def test_health_says_the_repository_is_gone_and_reopens_it_when_back(home: Path)
     assert nas.read(f"{ACME}@outline").served.evidence[0].pointer.commit == new_head
     with pytest.raises(NotFound, match="unknown revision"):
         tree.resolve(v1)
+
+
+# -- E. a subfolder is not a repository ---------------------------------------------------
+
+def test_a_subfolder_of_a_repository_is_refused(home: Path) -> None:
+    sub = home / "notes"
+    said = (f"{sub} is a folder inside the git repository {home}; "
+            f"serve the repository's top folder, or make {sub} a repository of its own")
+    with pytest.raises(NasError) as refused:
+        GitTree(sub)
+    assert str(refused.value) == said
+    done = nasfs("read", "--repo", str(sub), "customer-acme.md")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == f"nasfs read: {said}\n"
+    assert GitTree(home / "notes" / "..").root == home  # the top folder, however spelled
