@@ -93,11 +93,11 @@ def _open(args: argparse.Namespace):
     """(Nas, prefix): the service for --repo or the tree around the cwd, and
     the cwd's path inside that tree (so relative paths work from a subfolder)."""
     from .cache import DiskCache
-    from .repo import GitTree
+    from .repo import GitTree, work_tree_top
     from .service import Nas
 
     disk = DiskCache()
-    tree = GitTree(args.repo or os.getcwd(), node=args.node, tree=args.tree, hashes=disk)
+    tree = GitTree(args.repo or work_tree_top(os.getcwd()), node=args.node, tree=args.tree, hashes=disk)
     prefix = ""
     if not args.repo:
         cwd = Path(os.getcwd()).resolve()
