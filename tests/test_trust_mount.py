@@ -256,3 +256,12 @@ def test_a_repository_deleted_under_the_mount_is_said(mounted: Mount, home: Path
     while subprocess.run([sys.executable, "-P", "-m", "nasfs", "status", str(mnt)], capture_output=True).returncode and time.monotonic() < deadline:
         time.sleep(0.2)
     assert (mnt / "README.txt@outline").read_bytes().startswith(b"nasfs view=")
+
+
+def test_mounting_a_subfolder_of_a_repository_is_refused(home: Path, tmp_path: Path) -> None:
+    """It once said 'mounted' and served the parent's files."""
+    (tmp_path / "mnt").mkdir()
+    done = subprocess.run([sys.executable, "-P", "-m", "nasfs", "mount", str(home / "notes"), str(tmp_path / "mnt")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "inside the git repository" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not os.listdir(tmp_path / "mnt")
