@@ -1,4 +1,4 @@
-"""The degradation ladder (design §4): the richest rung that fits, never a cut.
+"""The degradation ladder (contract §4): the richest rung that fits, never a cut.
 
 Rungs are tried richest first; each is built only when the ones before it did
 not fit. ``truncated=true`` appears only on ``view=none``, when even the

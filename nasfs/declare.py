@@ -2,7 +2,7 @@
 
 ``tokens`` in the header counts everything the read returns, the header line
 included, so it is found as a fixed point (the count's own digits count).
-In the envelope ``tokens`` counts ``content`` only (design §5).
+In the envelope ``tokens`` counts ``content`` only (contract §5).
 """
 
 from __future__ import annotations

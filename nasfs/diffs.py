@@ -1,4 +1,4 @@
-"""Diffs between two commits, as budgeted views (design §6, issue 4).
+"""Diffs between two commits, as budgeted views (contract §6, issue 4).
 
 One ladder for a tree and for one file: the full unified diff → the changed
 outline entries (which sections, symbols or keys were added, removed or

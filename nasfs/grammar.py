@@ -1,4 +1,4 @@
-"""The one parser of the view grammar (design §2), used by every door.
+"""The one parser of the view grammar (contract §2), used by every door.
 
 ``P@outline``, ``P@L12-L18``, ``P@L12``, ``P@section=NAME``, ``P@since=REV``,
 ``P@summary``, ``P@400``; any of them followed by ``@N`` (a budget) and then

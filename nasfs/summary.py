@@ -1,4 +1,4 @@
-"""Optional generated summaries (design §7): a command of the user's, cached by blob.
+"""Optional generated summaries (contract §7): a command of the user's, cached by blob.
 
 The summarizer is any command that reads a file on stdin and writes a summary
 on stdout (``NASFS_SUMMARIZER='llm -m local "summarize"'`` or ``--summarizer``).

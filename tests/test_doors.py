@@ -1,4 +1,4 @@
-"""One core, four doors, the same answers (design §1): the same reads through
+"""One core, four doors, the same answers (contract §1): the same reads through
 the CLI, HTTP, MCP and the FUSE mount give identical JSON envelopes.
 
 Each door runs as its own process with its own disk cache, so each computes
