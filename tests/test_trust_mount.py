@@ -265,3 +265,26 @@ def test_mounting_a_subfolder_of_a_repository_is_refused(home: Path, tmp_path: P
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "inside the git repository" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not os.listdir(tmp_path / "mnt")
+
+
+def test_search_on_the_mount_never_looks_outside_the_tree(mounted: Mount, home: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("zanzibarword is outside\n")
+    os.symlink(outside, home / "escdir")
+    search = mounted.mountpoint / ".nas" / "search"
+    with pytest.raises(OSError):
+        (search / "zanzibarword in:escdir").read_bytes()
+    everywhere = (search / "zanzibarword").read_bytes()
+    assert b"matches=0" in everywhere.split(b"\n", 1)[0] and b"outside" not in everywhere
+
+
+def test_a_header_pointer_to_an_odd_name_verifies_as_printed(mounted: Mount, home: Path) -> None:
+    folder = mounted.mountpoint / "notes dir"
+    folder.mkdir()
+    (folder / "Résumé.md").write_text("# Résumé\n\nShort.\n")
+    first = (folder / "Résumé.md@outline").read_bytes().split(b"\n", 1)[0].decode()
+    pointer = dict(kv.split("=", 1) for kv in first.split()[1:])["pointer"]
+    done = subprocess.run([sys.executable, "-P", "-m", "nasfs", "verify", "--repo", str(home), "--node", "box",
+                           "--tree", "home", pointer], capture_output=True, text=True)
+    assert done.returncode == 0, (pointer, done.stderr)
