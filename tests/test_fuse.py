@@ -474,3 +474,12 @@ def test_refused_names_do_not_pile_up_in_the_inode_table(home: Path) -> None:
 
     trio.run(refuse_many)
     assert ops.inodes._by_ino == {} and ops.inodes._lookups == {}  # a view is made before its inode
+
+
+def test_listings_hold_dot_and_dotdot(mounted: Mount, home: Path) -> None:
+    mnt = mounted.mountpoint
+    names = subprocess.run(["ls", "-a", str(mnt / "notes")], capture_output=True, text=True, check=True).stdout.split()
+    assert names[:2] == [".", ".."] and sorted(names[2:]) == sorted(os.listdir(home / "notes"))
+    inodes = subprocess.run(["ls", "-ai", str(mnt / "notes")], capture_output=True, text=True, check=True).stdout.split()
+    assert inodes[inodes.index("..") - 1] == str(os.stat(mnt).st_ino)
+    assert inodes[inodes.index(".") - 1] == str(os.stat(mnt / "notes").st_ino)
