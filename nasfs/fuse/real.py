@@ -182,6 +182,3 @@ class RealInodes:
             gone = self._entries.pop(old, None)
             if gone is not None and self._by_key.get(gone.key) == old:
                 del self._by_key[gone.key]
-
-    def known(self) -> int:
-        return len(self._entries)
