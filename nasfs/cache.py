@@ -12,6 +12,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from pathlib import Path
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -19,12 +20,16 @@ V = TypeVar("V")
 
 
 class LRU(Generic[K, V]):
-    """A small thread-safe least-recently-used map."""
+    """A small thread-safe least-recently-used map of at most ``size`` items
+    and, when ``weigh`` is given, at most ``max_weight`` in total (bytes held)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, weigh: Callable[[V], int] | None = None, max_weight: int = 0) -> None:
         self.size = size
         self._items: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
+        self._weigh = weigh
+        self._max_weight = max_weight
+        self._weight = 0
 
     def get(self, key: K) -> V | None:
         with self._lock:
@@ -35,10 +40,14 @@ class LRU(Generic[K, V]):
 
     def put(self, key: K, value: V) -> None:
         with self._lock:
+            old = self._items.pop(key, None)
+            if self._weigh is not None:
+                self._weight += self._weigh(value) - (self._weigh(old) if old is not None else 0)
             self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            while len(self._items) > self.size or (self._weigh is not None and self._weight > self._max_weight and len(self._items) > 1):
+                _, gone = self._items.popitem(last=False)
+                if self._weigh is not None:
+                    self._weight -= self._weigh(gone)
 
 
 def default_cache_dir() -> Path:

@@ -50,6 +50,7 @@ COMMIT_TIMEOUT = 300.0  # what a full commit id names never changes
 VERSIONED = ("view", "nasfile", "search", "diff", "deref")
 FULL_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 HEALTH_SECONDS = 2.0
+FILES_BYTES = 256 << 20
 POINTER_TAIL = re.compile(r".*@[0-9A-Fa-f]{7,64}(#L\d+(-L\d+)?)?")
 
 
@@ -61,7 +62,8 @@ class Virtual:
     def __init__(self, nas: Nas) -> None:
         self.inodes = Inodes()
         self._core = trio.CapacityLimiter(1)  # pygit2 and the core run one call at a time
-        self._files: LRU[int, tuple[bytes, Response | None]] = LRU(8192)  # versioned content by inode
+        # versioned content by inode: what a lookup made, for the getattr and open that follow
+        self._files: LRU[int, tuple[bytes, Response | None]] = LRU(8192, lambda made: len(made[0]), FILES_BYTES)
         self._git_stat = os.stat(nas.tree.repo.path)
         self.faults = False
         self.fault_armed = False
