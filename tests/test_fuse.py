@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import threading
 from pathlib import Path
 
@@ -483,3 +484,17 @@ def test_listings_hold_dot_and_dotdot(mounted: Mount, home: Path) -> None:
     inodes = subprocess.run(["ls", "-ai", str(mnt / "notes")], capture_output=True, text=True, check=True).stdout.split()
     assert inodes[inodes.index("..") - 1] == str(os.stat(mnt).st_ino)
     assert inodes[inodes.index(".") - 1] == str(os.stat(mnt / "notes").st_ino)
+
+
+def test_a_file_made_beside_the_mount_shows_within_the_attribute_timeout(mounted: Mount, home: Path) -> None:
+    """Names that are nothing are cached by the kernel (as real ones are) for
+    --attr-timeout (1 s): a file made beside the mount then shows."""
+    mnt = mounted.mountpoint
+    assert not (mnt / "later.txt").exists()
+    (home / "later.txt").write_text("made beside\n")
+    start = time.monotonic()
+    while not (mnt / "later.txt").exists():
+        assert time.monotonic() - start < 2.5, "a file made beside the mount did not show within 2.5 s"
+        time.sleep(0.05)
+    assert (mnt / "later.txt").read_text() == "made beside\n"
+    assert (mnt / "later.txt@outline").read_bytes().startswith(b"nasfs view=")

@@ -94,6 +94,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
             found = self.real_lookup(parent_inode, name)
             if found is not None:
                 return found
+            if b"@" not in name and not (parent_inode == ROOT and name in (AT.encode(), NAS.encode())):
+                return self.absent()
         parent = self.inodes.node(parent_inode) if virtual(parent_inode) else None
         if parent is not None and name == b".":
             self.inodes.ino(parent)
@@ -106,6 +108,15 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
             self.inodes.ino(up)
             return attrs
         return await self.virtual_lookup(parent_inode, parent, name, ctx)
+
+    def absent(self) -> pyfuse3.EntryAttributes:
+        """A name that is nothing, cached by the kernel like a real entry
+        (tools look up .gitignore and friends in every folder). Names with
+        '@' are never cached: each lookup of a view is made anew."""
+        a = pyfuse3.EntryAttributes()
+        a.st_ino = 0
+        a.entry_timeout = self.attr_timeout
+        return a
 
     def real_parent(self, ino: int) -> pyfuse3.EntryAttributes:
         if ino == ROOT:
@@ -244,7 +255,10 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     @fuse_op
     async def flush(self, fh: int) -> None:
         """close() waits for flush (not for release): autocommit here, so a
-        program that closed a file finds its commit."""
+        program that closed a file finds its commit. Without autocommit there
+        is nothing to do, and ENOSYS tells the kernel to send no more flushes."""
+        if not self.autocommit:
+            raise FUSEError(errno.ENOSYS)
         if fh in self._written:
             self._written.discard(fh)
             ino = self._fd_ino.get(fh)
