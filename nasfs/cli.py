@@ -15,31 +15,60 @@ from pathlib import Path
 from .errors import NasError
 
 
-def _tree_args(p: argparse.ArgumentParser) -> None:
+def _tree_args(p: argparse.ArgumentParser, views: bool = True) -> None:
     p.add_argument("--repo", help="the git work tree to serve (default: the one around the current folder)")
     p.add_argument("--node", help="node name in pointers (default: the host name)")
     p.add_argument("--tree", help="tree name in pointers (default: the source folder's name)")
-    p.add_argument("--tokenizer", default="cl100k_base", help="cl100k_base (default) or o200k_base")
-    p.add_argument("--summarizer", help="command that summarizes stdin, for @summary (default: $NASFS_SUMMARIZER)")
+    if views:  # pointers (deref, verify) need neither a tokenizer nor a summarizer
+        p.add_argument("--tokenizer", default="cl100k_base", help="cl100k_base (default) or o200k_base")
+        p.add_argument("--summarizer", help="command that summarizes stdin, for @summary (default: $NASFS_SUMMARIZER)")
+
+
+READ_EPILOG = """\
+views (PATH@VIEW; quote the argument if it holds spaces):
+  nasfs read notes.md                      the real file, byte for byte
+  nasfs read notes.md@outline              headings / symbols / keys, each with (La-Lb)
+  nasfs read notes.md@L12-L18              exactly lines 12..18, no header (@L12: one line)
+  nasfs read notes.md@section=Renewal      one section: heading, Class.method, a.b.0 key path
+  nasfs read notes.md@since=v1             unified diff from a revision (since=A..B)
+  nasfs read notes.md@summary              a generated summary (needs --summarizer)
+  nasfs read notes.md@400                  the richest view within 400 tokens:
+                                           full > outline > shallower outlines > skeleton > none
+  nasfs read notes.md@section=Renewal@200  any view, degraded to fit a budget
+  nasfs read notes.md@outline.json         the JSON envelope (same as --json)
+  nasfs read --at v1 notes.md@L12          the file at a revision
+
+Every view but a raw read or a line range starts with one header line
+(nasfs view=... tokens=... pointer=...). 'nasfs help' has the whole grammar.
+"""
 
 
 def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="nasfs", description="Budgeted, checkable reads over a git-backed tree.")
+    parser.add_argument("--version", action="version", version=f"nasfs {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    read = sub.add_parser("read", help="read PATH or PATH@VIEW (outline, L12-L18, section=NAME, since=REV, N, ...)")
+    read = sub.add_parser("read", help="read PATH or PATH@VIEW (outline, L12-L18, section=NAME, since=REV, N, ...)",
+                          description="Read a file of the tree, or a view of it.", epilog=READ_EPILOG,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
     _tree_args(read)
     read.add_argument("--at", help="read the tree at this revision (commit, branch, tag)")
     read.add_argument("--json", action="store_true", help="print the JSON envelope")
-    read.add_argument("spec", metavar="PATH[@VIEW]")
+    read.add_argument("spec", metavar="PATH[@VIEW]",
+                      help="a file relative to the tree root (or the current folder), optionally @VIEW and @N; see below")
 
+    pointer_help = "nas://NODE/TREE/PATH@COMMIT#La-Lb, or PATH@COMMIT#La-Lb"
     deref = sub.add_parser("deref", help="print exactly the bytes a pointer names")
-    _tree_args(deref)
-    deref.add_argument("pointer")
+    _tree_args(deref, views=False)
+    deref.add_argument("--json", action="store_true", help="print {pointer, content, sha256} as JSON")
+    deref.add_argument("pointer", help=pointer_help)
 
     verify = sub.add_parser("verify", help="check a pointer: commit, lines, optional sha256 and quote")
-    _tree_args(verify)
-    verify.add_argument("pointer")
+    _tree_args(verify, views=False)
+    verify.add_argument("--json", action="store_true", help="print {pointer, verified, sha256, detail} as JSON")
+    verify.add_argument("pointer", help=pointer_help)
     verify.add_argument("--sha256", help="the sha256 the lines must have")
     verify.add_argument("--quote", help="a text that must occur in the lines")
 
@@ -70,6 +99,18 @@ def _parser() -> argparse.ArgumentParser:
     mount.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     mount.add_argument("--log-file", help="daemon log (default: stderr in the foreground, none otherwise)")
     mount.add_argument("--attr-timeout", type=float, default=1.0, help="seconds the kernel may cache real files' attributes")
+
+    install = sub.add_parser("install", help="link this nasfs into /usr/local/sbin, where mount -t fuse.nasfs and fstab find it")
+    install.add_argument("--bin-dir", default="/usr/local/sbin", help="where to link it (default /usr/local/sbin)")
+    install.add_argument("--root", default="/", help="install below this folder instead of / (packaging, tests)")
+
+    unit = sub.add_parser("install-unit", help="write the systemd unit nasfs@.service running this nasfs; with INSTANCE also its settings")
+    unit.add_argument("instance", nargs="?", help="also write /etc/nasfs/INSTANCE.env and its RequiresMountsFor= drop-in")
+    unit.add_argument("--source", help="the instance's git work tree")
+    unit.add_argument("--mountpoint", help="the instance's mount point (made at start if missing)")
+    unit.add_argument("--options", default="", help="more 'nasfs mount' options, e.g. --options='--node nas1 --allow-other'")
+    unit.add_argument("--force", action="store_true", help="replace an existing /etc/nasfs/INSTANCE.env with other settings")
+    unit.add_argument("--root", default="/", help="install below this folder instead of / (packaging, tests)")
 
     umount = sub.add_parser("umount", help="unmount a nasfs mount (also clears a stale one)")
     umount.add_argument("mountpoint")
@@ -103,7 +144,8 @@ def _open(args: argparse.Namespace):
         cwd = Path(os.getcwd()).resolve()
         if tree.root in cwd.parents:
             prefix = cwd.relative_to(tree.root).as_posix() + "/"
-    return Nas(tree, tokenizer=args.tokenizer, disk=disk, summarizer=args.summarizer), prefix
+    tokenizer, summarizer = getattr(args, "tokenizer", "cl100k_base"), getattr(args, "summarizer", None)
+    return Nas(tree, tokenizer=tokenizer, disk=disk, summarizer=summarizer), prefix
 
 
 def _write(data: bytes) -> None:
@@ -128,15 +170,28 @@ def cmd_read(args: argparse.Namespace) -> int:
 
 def cmd_deref(args: argparse.Namespace) -> int:
     nas, _ = _open(args)
-    _, body = nas.deref(args.pointer)
-    _write(body)
+    p, body = nas.deref(args.pointer)
+    if args.json:
+        import hashlib
+        import json
+
+        answer = {"pointer": str(p), "content": body.decode("utf-8", errors="replace"), "sha256": hashlib.sha256(body).hexdigest()}
+        _write((json.dumps(answer, ensure_ascii=False, indent=1) + "\n").encode())
+    else:
+        _write(body)
     return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     nas, _ = _open(args)
-    print(nas.verify(args.pointer, sha256=args.sha256, quote=args.quote))
-    return 0
+    if not args.json:
+        print(nas.verify(args.pointer, sha256=args.sha256, quote=args.quote))
+        return 0
+    import json
+
+    answer = nas.check(args.pointer, sha256=args.sha256, quote=args.quote)
+    _write((json.dumps(answer, ensure_ascii=False, indent=1) + "\n").encode())
+    return 0 if answer["verified"] else 1
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -204,6 +259,20 @@ def cmd_umount(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_install(args: argparse.Namespace) -> int:
+    from .install import install_link
+
+    print(install_link(args.root, args.bin_dir))
+    return 0
+
+
+def cmd_install_unit(args: argparse.Namespace) -> int:
+    from .install import install_unit
+
+    print(install_unit(args.root, args.instance, args.source, args.mountpoint, args.options, args.force))
+    return 0
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from .fuse.mount import describe
 
@@ -241,6 +310,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "search": cmd_search,
     "diff": cmd_diff,
     "mount": cmd_mount,
+    "install": cmd_install,
+    "install-unit": cmd_install_unit,
     "umount": cmd_umount,
     "status": cmd_status,
     "serve": cmd_serve,
@@ -250,6 +321,11 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    from .fstab import is_helper_form, run_helper
+
+    if is_helper_form(argv, list(COMMANDS)):  # mount.fuse3 (mount -t fuse.nasfs, fstab): SOURCE MOUNTPOINT -o OPTS
+        return run_helper(argv)
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)

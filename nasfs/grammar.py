@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ VALID_FORMS = (
     "budget), any of these followed by @N, then optionally .json"
 )
 
+FOLDER_HINT = "a file in it (list a folder with ls, nas_list or POST /v1/files/list)"
 _LINES = re.compile(r"L(\d+)(?:-L(\d+))?")
 _BUDGET = re.compile(r"\d+")
 
@@ -92,7 +94,8 @@ def parse_view(text: str) -> View:
         if start < 1:
             raise BadView(f"line numbers start at 1, got L{start}", "@L1, @L12-L18")
         if end < start:
-            raise BadView(f"line range L{start}-L{end} ends before it starts", "@L12-L18 with 12 <= 18")
+            raise BadView(f"line range L{start}-L{end} ends before it starts; did you mean "
+                          f"@L{end}-L{start}{_suffix(budget, as_json)}?", "@L12-L18 with 12 <= 18")
         return View("lines", start, end, budget=budget, json=as_json)
     for kind in ("section", "since"):
         prefix = kind + "="
@@ -101,7 +104,41 @@ def parse_view(text: str) -> View:
             if not arg:
                 raise BadView(f"@{prefix} needs a value", VALID_FORMS)
             return View(kind, arg=arg, budget=budget, json=as_json)
-    raise BadView(f"unknown view {text!r}", VALID_FORMS)
+    guess = _guess(text)
+    hint = f"; did you mean @{guess}{_suffix(budget, as_json)}?" if guess else ""
+    raise BadView(f"unknown view {text!r}{hint}", VALID_FORMS)
+
+
+_WORDS = ("outline", "summary")
+_KEYED = ("section", "since")
+_LOOSE_LINES = re.compile(r"[lL]?(\d+)(?:\s*[-:,.]+\s*[lL]?(\d+))?")
+
+
+def _suffix(budget: int | None, as_json: bool) -> str:
+    return ("" if budget is None else f"@{budget}") + (".json" if as_json else "")
+
+
+def _guess(text: str) -> str | None:
+    """The view a misspelled one most likely meant (``outlien``, ``Outline``,
+    ``l5-l2``, ``sectoin=X``), or None: the hint in the one grammar error."""
+    lower = text.lower()
+    m = _LOOSE_LINES.fullmatch(text.strip())
+    if m:
+        a = int(m.group(1))
+        b = int(m.group(2) or a)
+        a, b = min(a, b), max(a, b)
+        return f"L{max(a, 1)}" if a == b else f"L{max(a, 1)}-L{b}"
+    close = difflib.get_close_matches(lower, _WORDS, n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    key, sep, value = text.partition("=")
+    if not sep:
+        key, sep, value = text.partition(":")
+    if sep and value:
+        close = difflib.get_close_matches(key.lower(), _KEYED, n=1, cutoff=0.6)
+        if close:
+            return f"{close[0]}={value}"
+    return None
 
 
 def split_suffixes(name: str) -> tuple[str, int | None, bool]:
@@ -133,10 +170,12 @@ def split_name(name: str, exists: Callable[[str], bool], is_file: Callable[[str]
         pos = name.rfind("@", 0, pos)
         if pos <= 0:
             if "@" not in name:
-                raise NotFound(f"no file {name!r}", "a path of a file in the tree")
-            raise NotFound(f"no file {name!r}, and no '@' in it follows an existing file", VALID_FORMS)
+                raise NotFound(f"no file {name!r}: it does not exist", "a path of a file in the tree")
+            raise NotFound(f"no file {name!r}: it does not exist, and no '@' in it follows an existing file", VALID_FORMS)
         if is_file(name[:pos]):
             return name[:pos], parse_view(name[pos + 1:])
+        if exists(name[:pos]):
+            raise NotFound(f"{name[:pos]!r} is a folder, not a file; views are of files", FOLDER_HINT)
 
 
 def split_path(path: str, exists: Callable[[str], bool], is_file: Callable[[str], bool]) -> tuple[str, View]:

@@ -38,7 +38,7 @@ from starlette.routing import Route
 
 from . import __version__
 from .diffs import diff_response
-from .errors import NasError, VerifyFailed
+from .errors import NasError
 from .grammar import MAX_BUDGET
 from .repo import clean_path
 from .search import search
@@ -102,10 +102,8 @@ class Door:
         return {"pointer": str(p), "content": body.decode("utf-8", errors="replace"), "sha256": hashlib.sha256(body).hexdigest()}
 
     def verify(self, pointer: str, sha256: str | None = None, quote: str | None = None) -> dict[str, Any]:
-        try:
-            return {"verified": True, "detail": self.nas.verify(pointer, sha256=sha256, quote=quote)}
-        except VerifyFailed as exc:
-            return {"verified": False, "detail": str(exc)}
+        """``{pointer, verified, sha256, detail}`` (``nasfs verify --json`` too)."""
+        return self.nas.check(pointer, sha256=sha256, quote=quote)
 
     def diff(self, range: str, path: str | None = None, budget_tokens: int | None = None) -> dict[str, Any]:
         where = clean_path(path) if path else None
@@ -246,7 +244,11 @@ def app(nas: Nas, token: str | None = None) -> Starlette:
     async def spec(request: Request) -> dict[str, Any]:
         return document
 
+    async def index(request: Request) -> dict[str, Any]:
+        return INDEX
+
     routes = [
+        Route("/", _endpoint(index, None), methods=["GET"]),
         Route("/v1/health", _endpoint(health, None), methods=["GET"]),
         Route("/v1/openapi.json", _endpoint(spec, None), methods=["GET"]),
         Route("/v1/files/read", _endpoint(_post(door, door.read, READ), token), methods=["POST"]),
@@ -259,6 +261,15 @@ def app(nas: Nas, token: str | None = None) -> Starlette:
 
 
 # -- the OpenAPI document (served at /v1/openapi.json, kept in docs/) ----------
+INDEX = {
+    "name": "nasfs",
+    "version": __version__,
+    "api": "/v1/openapi.json",
+    "docs": "docs/http.md in the nasfs source tree",
+    "health": "/v1/health",
+}
+
+
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
@@ -322,6 +333,7 @@ def openapi() -> dict[str, Any]:
             "/v1/evidence/dereference": {"post": _operation("Exactly the bytes a pointer names", DEREF, "Dereferenced", (404,))},
             "/v1/evidence/verify": {"post": _operation("Check a pointer: commit, lines, sha256, quote", VERIFY, "Verified", ())},
             "/v1/diff": {"post": _operation("Diff between revisions, within a token budget", DIFF, "Envelope", (404,))},
+            "/": {"get": {"summary": "Where the API document is", "security": [], "responses": {"200": _json(_ref("Index"), "pointers to the API")}}},
             "/v1/health": {"get": {"summary": "Liveness", "security": [], "responses": {"200": _json(_ref("Health"), "up")}}},
             "/v1/openapi.json": {
                 "get": {"summary": "This document", "security": [], "responses": {"200": _json({"type": "object"}, "this document")}},
@@ -339,8 +351,18 @@ def openapi() -> dict[str, Any]:
                 },
                 "Verified": {
                     "type": "object",
-                    "properties": {"verified": {"type": "boolean"}, "detail": strings},
-                    "required": ["verified", "detail"],
+                    "properties": {
+                        "pointer": strings,
+                        "verified": {"type": "boolean"},
+                        "sha256": {"type": ["string", "null"], "description": "of the bytes the pointer names; null when it names none"},
+                        "detail": strings,
+                    },
+                    "required": ["pointer", "verified", "sha256", "detail"],
+                },
+                "Index": {
+                    "type": "object",
+                    "properties": {"name": strings, "version": strings, "api": strings, "docs": strings, "health": strings},
+                    "required": ["name", "version", "api", "docs", "health"],
                 },
                 "Health": {
                     "type": "object",

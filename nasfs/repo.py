@@ -293,7 +293,7 @@ class GitTree:
         if obj is None:
             raise NotFound(f"{path!r} does not exist at {rev}")
         if not isinstance(obj, pygit2.Blob):
-            raise NotServable(f"{path!r} is a directory at {rev}", "a file path")
+            raise NotServable(f"{path!r} is a folder (a directory) at {rev}, not a file", "a file in it")
         return Content(resolved, str(obj.id), obj.size, str(commit.id), "commit", self.repo)
 
     # -- the working tree --------------------------------------------------
@@ -334,7 +334,7 @@ class GitTree:
         except FileNotFoundError:
             raise NotFound(f"{path!r} does not exist") from None
         if real.is_dir():
-            raise NotServable(f"{path!r} is a directory", "a file path; views are of files")
+            raise NotServable(f"{path!r} is a folder (a directory), not a file", "a file in it; views are of files")
         if not real.is_file():
             raise NotServable(f"{path!r} is not a regular file")
         blob_id, data = self._hash(real, st)

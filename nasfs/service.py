@@ -271,16 +271,30 @@ class Nas:
 
     def verify(self, text: str, sha256: str | None = None, quote: str | None = None) -> str:
         """Check a pointer; raise :class:`VerifyFailed` saying what did not hold."""
+        answer = self.check(text, sha256, quote)
+        if not answer["verified"]:
+            raise VerifyFailed(str(answer["detail"]))
+        return str(answer["detail"])
+
+    def check(self, text: str, sha256: str | None = None, quote: str | None = None) -> dict[str, object]:
+        """``{pointer, verified, sha256, detail}``: the pointer as parsed, the
+        sha256 of the bytes it names (None when it names none), and what held
+        or did not. A pointer that does not parse is refused (BadPointer)."""
+        p = parse_pointer(text, self.tree.node, self.tree.tree)
+
+        def answer(ok: bool, digest: str | None, detail: str) -> dict[str, object]:
+            return {"pointer": str(p), "verified": ok, "sha256": digest, "detail": detail}
+
         try:
             p, body = self.deref(text)
         except (NotFound, NotServable) as exc:
-            raise VerifyFailed(f"does not verify: {exc}") from None
+            return answer(False, None, f"does not verify: {exc}")
         digest = hashlib.sha256(body).hexdigest()
         if sha256 is not None and sha256.lower() != digest:
-            raise VerifyFailed(f"does not verify: sha256 of those lines is {digest}, not {sha256}")
+            return answer(False, digest, f"does not verify: sha256 of those lines is {digest}, not {sha256}")
         if quote is not None and check_text("the quote", quote, BadView).encode() not in body:
-            raise VerifyFailed(f"does not verify: the quoted text does not occur in {p.short()}")
-        return f"verified {p} sha256={digest}"
+            return answer(False, digest, f"does not verify: the quoted text does not occur in {p.short()}")
+        return answer(True, digest, f"verified {p} sha256={digest}")
 
 
 def _outline_rungs(a: Analysis, outline: Outline, scope: Entry | None) -> list[Rung]:

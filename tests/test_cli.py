@@ -17,7 +17,7 @@ ACME = "notes/customer-acme.md"
 
 
 def nasfs(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "nasfs", *args], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run([sys.executable, "-P", "-m", "nasfs", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def test_read_forms_and_json(home: Path) -> None:
@@ -62,6 +62,15 @@ def test_every_emitted_pointer_verifies_with_git_show(home: Path) -> None:
     (["read", "../outside@outline"], 2, "leaves the tree"),
     (["read", "/etc/passwd"], 2, "absolute"),
     (["read", "notes"], 2, "directory"),
+    (["read", "notes"], 2, "is a folder"),
+    (["read", "notes@outline"], 2, "is a folder"),
+    (["read", "notes/absent.md"], 2, "does not exist"),
+    (["read", "notes/absent.md@outline"], 2, "does not exist"),
+    (["read", f"{ACME}@outlien"], 2, "did you mean @outline?"),
+    (["read", f"{ACME}@Outline"], 2, "did you mean @outline?"),
+    (["read", f"{ACME}@outlien@200.json"], 2, "did you mean @outline@200.json?"),
+    (["read", f"{ACME}@L5-L2"], 2, "did you mean @L2-L5?"),
+    (["read", f"{ACME}@sectoin=Renewal"], 2, "did you mean @section=Renewal?"),
     (["read", "--tokenizer", "gpt2", f"{ACME}@outline"], 2, "unknown tokenizer"),
     (["verify", "nas://box/home/x"], 2, "malformed pointer"),
     (["verify", f"nas://other/home/{ACME}@0000000#L1-L2"], 2, "this is node"),
@@ -90,3 +99,39 @@ def test_warm_read_skips_the_tokenizer(home: Path, tmp_path: Path) -> None:
     assert first.stdout == second.stdout
     assert first.stderr.split() == ["True", "True"]
     assert second.stderr.split() == ["False", "False"]  # served from the disk cache by blob id
+
+
+def test_version_and_read_help_teach_the_grammar() -> None:
+    from nasfs import __version__
+
+    version = nasfs("--version")
+    assert version.returncode == 0 and version.stdout.strip() == f"nasfs {__version__}"
+    helped = nasfs("read", "--help")
+    assert helped.returncode == 0
+    for form in ("PATH[@VIEW]", "a file relative to the tree root", "@outline", "@L12-L18", "@section=Renewal",
+                 "@since=v1", "@400", "@section=Renewal@200", "@outline.json", "--at v1"):
+        assert form in helped.stdout, form
+
+
+def test_deref_and_verify_take_json_and_only_their_options(home: Path) -> None:
+    for command in ("deref", "verify"):
+        helped = nasfs(command, "--help").stdout
+        assert "--json" in helped and "--repo" in helped
+        assert "--tokenizer" not in helped and "--summarizer" not in helped and "--at" not in helped
+    ev = json.loads(nasfs("read", "--repo", str(home), "--json", f"{ACME}@section=Renewal").stdout)["evidence"][0]
+    deref = nasfs("deref", "--repo", str(home), "--json", ev["pointer"])
+    assert deref.returncode == 0
+    d = json.loads(deref.stdout)
+    assert d["pointer"] == ev["pointer"] and d["sha256"] == ev["sha256"] and d["content"].startswith("## Renewal")
+    ok = nasfs("verify", "--repo", str(home), "--json", ev["pointer"], "--quote", "2026 rate")
+    assert ok.returncode == 0
+    assert json.loads(ok.stdout) == {"pointer": ev["pointer"], "verified": True, "sha256": ev["sha256"],
+                                     "detail": f"verified {ev['pointer']} sha256={ev['sha256']}"}
+    bad = nasfs("verify", "--repo", str(home), "--json", ev["pointer"], "--sha256", "0" * 64)
+    assert bad.returncode == 1
+    b = json.loads(bad.stdout)
+    assert b["verified"] is False and b["sha256"] == ev["sha256"] and "not " + "0" * 64 in b["detail"]
+    gone = nasfs("verify", "--repo", str(home), "--json", ev["pointer"].split("#")[0] + "#L900-L901")
+    assert gone.returncode == 1 and json.loads(gone.stdout)["sha256"] is None
+    malformed = nasfs("verify", "--repo", str(home), "--json", "garbage")
+    assert malformed.returncode == 2 and "malformed pointer" in malformed.stderr

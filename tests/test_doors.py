@@ -105,3 +105,13 @@ async def mcp_answers(s: ClientSession, pointers: list[str], query: str, budget:
     for p in pointers:
         out.append((await call(s, "nas_deref", pointer=p))["content"])
     return out
+
+
+def test_every_door_says_what_a_misspelled_view_meant(mounted: Mount, home: Path) -> None:
+    """The hint is in the one grammar error, so the mount's .nas/errors has it too."""
+    mnt = mounted.mountpoint
+    for name, says in ((f"{ACME}@outlien", "did you mean @outline?"), (f"{ACME}@Outline", "did you mean @outline?"),
+                       (f"{ACME}@L5-L2", "did you mean @L2-L5?")):
+        with pytest.raises(FileNotFoundError):
+            (mnt / name).read_bytes()
+        assert says in (mnt / ".nas" / "errors").read_text().splitlines()[-1], name

@@ -156,6 +156,7 @@ def test_deref_and_verify(server: Server) -> None:
 
     ok = server.post("/v1/evidence/verify", {"pointer": ev["pointer"], "sha256": ev["sha256"], "quote": "2026 rate"})
     assert ok.status_code == 200 and ok.json()["verified"] is True
+    assert ok.json()["pointer"] == ev["pointer"] and ok.json()["sha256"] == ev["sha256"]
     assert ok.json()["detail"].startswith("verified ")
     bad = server.post("/v1/evidence/verify", {"pointer": ev["pointer"], "sha256": "0" * 64})
     assert bad.status_code == 200 and bad.json()["verified"] is False
@@ -184,6 +185,27 @@ def test_concurrent_reads_all_answer(server: Server) -> None:
 
 
 # -- errors ----------------------------------------------------------------------
+def test_index_points_to_the_api_document(server: Server) -> None:
+    r = httpx.get(server.url + "/", timeout=30)
+    assert r.status_code == 200 and r.headers["content-type"] == "application/json"
+    index = r.json()
+    assert index["api"] == "/v1/openapi.json" and "http.md" in index["docs"] and index["health"] == "/v1/health"
+    assert httpx.get(server.url + index["api"], timeout=30).json()["openapi"].startswith("3.")
+
+
+@pytest.mark.parametrize(("body", "says"), [
+    ({"path": ACME, "view": "outlien"}, "did you mean @outline?"),
+    ({"path": ACME + "@Outline"}, "did you mean @outline?"),
+    ({"path": ACME, "view": "L5-L2"}, "did you mean @L2-L5?"),
+    ({"path": "notes/absent.md"}, "does not exist"),
+    ({"path": "notes"}, "is a folder"),
+    ({"path": "notes", "view": "outline"}, "is a folder"),
+])
+def test_refusals_say_what_was_meant(server: Server, body: dict, says: str) -> None:
+    r = server.post("/v1/files/read", body)
+    assert r.status_code in (400, 404) and says in r.json()["detail"], r.text
+
+
 @pytest.mark.parametrize(
     ("endpoint", "body", "status", "error"),
     [
@@ -308,7 +330,7 @@ def test_openapi_served_equals_docs(server: Server) -> None:
     assert served["openapi"].startswith("3.")
     assert set(served["paths"]) == {
         "/v1/files/read", "/v1/search", "/v1/evidence/dereference", "/v1/evidence/verify", "/v1/diff",
-        "/v1/health", "/v1/openapi.json",
+        "/v1/health", "/v1/openapi.json", "/",
     }
 
 
