@@ -43,6 +43,13 @@ Every view but a raw read or a line range starts with one header line
 """
 
 
+def _default_budget(p: argparse.ArgumentParser) -> None:
+    from .http import DEFAULT_READ_BUDGET, parse_default_budget
+
+    p.add_argument("--default-budget", type=parse_default_budget, default=DEFAULT_READ_BUDGET, metavar="N",
+                   help=f"tokens of a read that names no budget (default {DEFAULT_READ_BUDGET}); 0 or none: no default")
+
+
 def _parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -122,9 +129,11 @@ def _parser() -> argparse.ArgumentParser:
     _tree_args(serve)
     serve.add_argument("--listen", default="127.0.0.1:8740", metavar="HOST:PORT", help="address to listen on (default 127.0.0.1:8740)")
     serve.add_argument("--token-file", help="file holding the bearer token clients must send; required off loopback")
+    _default_budget(serve)
 
     mcp = sub.add_parser("mcp", help="the MCP server over stdio: nas_read, nas_search, nas_deref, nas_diff")
     _tree_args(mcp)
+    _default_budget(mcp)
 
     sub.add_parser("help", help="the view grammar with examples")
     return parser
@@ -286,14 +295,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     listen = Listen.parse(args.listen, args.token_file)  # refuse an unguarded address before opening anything
     nas, _ = _open(args)
-    return serve(nas, listen)
+    return serve(nas, listen, args.default_budget)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     from .mcp import serve_stdio
 
     nas, _ = _open(args)
-    return serve_stdio(nas)
+    return serve_stdio(nas, args.default_budget)
 
 
 def cmd_help(args: argparse.Namespace) -> int:

@@ -76,11 +76,29 @@ class Exposed(NasError):
 
 
 # -- the operations, shared by the HTTP and MCP doors -------------------------
-class Door:
-    """One :class:`Nas` behind async calls, one core call at a time."""
+DEFAULT_READ_BUDGET = 8000  # well under the 25,000-token tool-result cap of agent hosts (Claude Code)
 
-    def __init__(self, nas: Nas) -> None:
+
+def parse_default_budget(text: str) -> int:
+    """``--default-budget N``: a whole number of tokens; 0 or ``none`` turns it off."""
+    if text.strip().lower() in ("none", "off", "0"):
+        return 0
+    if not text.strip().isdigit() or int(text) > MAX_BUDGET:
+        raise ValueError(text)
+    return int(text)
+
+
+class Door:
+    """One :class:`Nas` behind async calls, one core call at a time.
+
+    ``default_budget`` is the budget of a read that names none (neither
+    ``budget_tokens`` nor ``@N``): an HTTP or MCP client gets one answer and
+    cannot stop a large file mid-way, so it gets a budgeted answer, declared
+    in ``budget_tokens``. 0 turns it off."""
+
+    def __init__(self, nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> None:
         self.nas = nas
+        self.default_budget = default_budget
         self._limiter = anyio.CapacityLimiter(1)
 
     async def call(self, op: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
@@ -90,7 +108,7 @@ class Door:
     def read(self, path: str, view: str | None = None, budget_tokens: int | None = None, at: str | None = None) -> dict[str, Any]:
         """``{path, view}`` is ``path@view`` read through ``Nas.read``."""
         spec = f"{path}@{view.removeprefix('@')}" if view else path
-        return self.nas.read(spec, at, budget_tokens).envelope()
+        return self.nas.read(spec, at, budget_tokens, default_budget=self.default_budget).envelope()
 
     def search(self, query: str, budget_tokens: int | None = None, at: str | None = None) -> dict[str, Any]:
         return search(self.nas, query, at=at, budget=budget_tokens).envelope()
@@ -140,7 +158,8 @@ _BUDGET_DOC = "tokens for the whole answer; the view degrades (outline, shallowe
 READ = (
     Field("path", str, True, "a file relative to the tree root; may carry a view: notes/acme.md@outline"),
     Field("view", str, False, "outline, L12-L18, L12, section=NAME, since=REV, summary, N, each optionally @N"),
-    Field("budget_tokens", int, False, _BUDGET_DOC),
+    Field("budget_tokens", int, False, _BUDGET_DOC + f"; with no budget here or as @N, the server's default "
+          f"({DEFAULT_READ_BUDGET} unless nasfs serve --default-budget), declared in the envelope's budget_tokens"),
     Field("at", str, False, "read the tree at this revision (commit, branch, tag)"),
 )
 SEARCH = (
@@ -233,9 +252,10 @@ async def _framework_error(request: Request, exc: Exception) -> JSONResponse:
     return _error(exc.status_code, kind, str(exc.detail), dict(exc.headers or {}))
 
 
-def app(nas: Nas, token: str | None = None) -> Starlette:
-    """The ASGI application; ``token`` set: every operation wants it as a bearer token."""
-    door = Door(nas)
+def app(nas: Nas, token: str | None = None, default_budget: int = DEFAULT_READ_BUDGET) -> Starlette:
+    """The ASGI application; ``token`` set: every operation wants it as a bearer token;
+    ``default_budget``: of a read that names no budget (0: none)."""
+    door = Door(nas, default_budget)
     document = openapi()
 
     async def health(request: Request) -> dict[str, Any]:
@@ -419,16 +439,16 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def serve(nas: Nas, listen: Listen) -> int:
+def serve(nas: Nas, listen: Listen, default_budget: int = DEFAULT_READ_BUDGET) -> int:
     """Run until SIGINT/SIGTERM."""
     import uvicorn
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(app(nas, listen.token), host=listen.host, port=listen.port, log_level="info", server_header=False)
+    uvicorn.run(app(nas, listen.token, default_budget), host=listen.host, port=listen.port, log_level="info", server_header=False)
     return 0
 
 
-__all__ = ["MAX_BODY", "Door", "Listen", "app", "openapi", "serve"]
+__all__ = ["DEFAULT_READ_BUDGET", "MAX_BODY", "Door", "Listen", "app", "openapi", "serve"]
 
 
 if __name__ == "__main__":  # python -m nasfs.http > docs/openapi.json

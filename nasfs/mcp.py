@@ -23,7 +23,7 @@ from pydantic import Field
 from . import __version__
 from .errors import NasError
 from .grammar import MAX_BUDGET
-from .http import Door
+from .http import DEFAULT_READ_BUDGET, Door
 from .service import Nas
 
 WORKFLOW = """\
@@ -54,9 +54,12 @@ async def _answer(door: Door, op: Callable[..., dict[str, Any]], **kwargs: Any) 
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=result)
 
 
-def build(nas: Nas) -> MCPServer:
-    """The MCP server with its four tools over one tree."""
-    door = Door(nas)
+def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
+    """The MCP server with its tools over one tree; ``default_budget`` is
+    that of an nas_read naming no budget (0: none)."""
+    door = Door(nas, default_budget)
+    default_said = (f"Without a budget (budget_tokens or @N) a read gets {default_budget} tokens, declared as budget_tokens. "
+                    if default_budget else "")
     server: MCPServer = MCPServer("nasfs", instructions=WORKFLOW, version=__version__)
 
     @server.tool(
@@ -64,6 +67,7 @@ def build(nas: Nas) -> MCPServer:
             "Read a file of the tree, or a view of it, within a token budget. Start with view='outline' "
             "(or budget_tokens alone: the richest view that fits), then read view='section=NAME' or "
             "view='L12-L18'. view='since=REV' is the file's diff since REV. Cite the evidence pointers. "
+            + default_said +
             "Returns the envelope: view, tokens, generated, truncated, content, evidence[{pointer, sha256}]."
         )
     )
@@ -116,9 +120,9 @@ def build(nas: Nas) -> MCPServer:
     return server
 
 
-def serve_stdio(nas: Nas) -> int:
+def serve_stdio(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> int:
     """Serve MCP on stdin/stdout until the client closes them."""
-    build(nas).run("stdio")
+    build(nas, default_budget).run("stdio")
     return 0
 
 

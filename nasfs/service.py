@@ -131,10 +131,15 @@ class Nas:
         return n
 
     # -- reads ---------------------------------------------------------------
-    def read(self, spec: str, at: str | None = None, budget: int | None = None) -> Response:
-        """Serve ``path@view``; ``budget`` (HTTP's budget_tokens) adds ``@N``."""
+    def read(self, spec: str, at: str | None = None, budget: int | None = None, default_budget: int | None = None) -> Response:
+        """Serve ``path@view``; ``budget`` (HTTP's budget_tokens) adds ``@N``.
+        ``default_budget`` (a door's, for clients that cannot protect
+        themselves) applies when neither ``budget`` nor ``@N`` gives one;
+        0 or None: no default."""
         try:
             path, view = self.split(spec, at)
+            if check_budget(budget) is None and view.budget is None and view.kind != "best" and default_budget:
+                budget = default_budget
             if check_budget(budget) is not None:
                 view = _with_budget(view, budget)
             return self.read_view(path, view, at)

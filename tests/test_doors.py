@@ -73,7 +73,7 @@ def test_every_door_gives_the_same_envelopes(mounted: Mount, home: Path, tmp_pat
 
     # HTTP: {path, view, budget_tokens}, /v1/search, /v1/evidence/dereference
     monkeypatch.setenv("NASFS_CACHE_DIR", str(tmp_path / "cache-http"))
-    with serving(home) as server:
+    with serving(home, "--default-budget", "0") as server:  # the mount and the CLI have no default budget
         answers["http"] = (
             [server.post("/v1/files/read", {"path": p, "view": v, "budget_tokens": n}).json() for p, v, n in READS]
             + [server.post("/v1/search", {"query": query, "budget_tokens": budget}).json()]
@@ -85,7 +85,7 @@ def test_every_door_gives_the_same_envelopes(mounted: Mount, home: Path, tmp_pat
 
     async def over_mcp() -> list[object]:
         with anyio.fail_after(120):
-            async with session(home) as s:
+            async with session(home, "--default-budget", "0") as s:
                 return await mcp_answers(s, pointers, query, budget)
 
     answers["mcp"] = anyio.run(over_mcp)

@@ -84,8 +84,11 @@ def server(home: Path) -> Iterator[Server]:
         yield s
 
 
-def core(nas, spec: str, at: str | None = None, budget: int | None = None) -> dict:
-    return json.loads(json.dumps(nas.read(spec, at, budget).envelope()))
+DEFAULT = 8000  # the server's default budget of a read that names none
+
+
+def core(nas, spec: str, at: str | None = None, budget: int | None = None, default: int | None = DEFAULT) -> dict:
+    return json.loads(json.dumps(nas.read(spec, at, budget, default_budget=default).envelope()))
 
 
 # -- reads -------------------------------------------------------------------------
@@ -115,6 +118,24 @@ def test_read_is_the_core_envelope(server: Server, nas, body: dict, spec: str) -
     assert r.status_code == 200, r.text
     assert r.headers["content-type"] == "application/json"
     assert r.json() == core(nas, spec)
+
+
+def test_a_read_without_a_budget_gets_the_servers_default(home: Path, server: Server) -> None:
+    plain = server.post("/v1/files/read", {"path": ACME}).json()
+    assert plain["budget_tokens"] == DEFAULT and plain["view"] == "full"
+    with serving(home, "--default-budget", "100") as small:
+        env = small.post("/v1/files/read", {"path": ACME}).json()
+        assert env["budget_tokens"] == 100 and env["view"] == "outline"  # the ladder applies
+        exact = small.post("/v1/files/read", {"path": ACME, "view": "L1-L3"}).json()
+        assert exact["view"] == "lines" and exact["content"] == "".join((home / ACME).read_text().splitlines(True)[:3])
+        over = small.post("/v1/files/read", {"path": ACME, "view": "L1-L38"}).json()
+        assert over["view"] == "skeleton" and over["budget_tokens"] == 100  # a range that does not fit degrades
+        assert small.post("/v1/files/read", {"path": ACME, "budget_tokens": 5000}).json()["budget_tokens"] == 5000
+        assert small.post("/v1/files/read", {"path": ACME + "@outline@30"}).json()["budget_tokens"] == 30
+    for off in ("0", "none"):
+        with serving(home, "--default-budget", off) as unbudgeted:
+            env = unbudgeted.post("/v1/files/read", {"path": ACME}).json()
+            assert env["budget_tokens"] is None and env["view"] == "full"
 
 
 def test_read_at_a_revision(server: Server, nas) -> None:
@@ -312,7 +333,7 @@ def test_an_unexpected_error_is_a_logged_500(nas, monkeypatch: pytest.MonkeyPatc
 
     from nasfs import http
 
-    def broken(self, spec, at=None, budget=None):
+    def broken(self, spec, at=None, budget=None, default_budget=None):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(type(nas), "read", broken)

@@ -18,11 +18,11 @@ TOOLS = {"nas_read", "nas_search", "nas_deref", "nas_diff"}
 
 
 @contextlib.asynccontextmanager
-async def session(home: Path) -> AsyncIterator[ClientSession]:
+async def session(home: Path, *extra: str) -> AsyncIterator[ClientSession]:
     """An initialized MCP session with ``nasfs mcp`` over ``home`` (node box, tree home)."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "nasfs", "mcp", "--repo", str(home), "--node", "box", "--tree", "home"],
+        args=["-m", "nasfs", "mcp", "--repo", str(home), "--node", "box", "--tree", "home", *extra],
         env={"NASFS_CACHE_DIR": os.environ["NASFS_CACHE_DIR"]},  # the client passes a minimal environment
     )
     with (home.parent / "mcp.log").open("w") as errlog:
@@ -31,10 +31,10 @@ async def session(home: Path) -> AsyncIterator[ClientSession]:
             yield s
 
 
-def run(home: Path, body: Callable[[ClientSession], Awaitable[None]]) -> None:
+def run(home: Path, body: Callable[[ClientSession], Awaitable[None]], *extra: str) -> None:
     async def main() -> None:
         with anyio.fail_after(120):
-            async with session(home) as s:
+            async with session(home, *extra) as s:
                 await body(s)
 
     anyio.run(main)
@@ -51,8 +51,15 @@ async def call(s: ClientSession, tool: str, **arguments: object) -> dict:
     return parsed
 
 
+DEFAULT = 8000  # nas_read's default budget
+
+
 def envelope(response) -> dict:
     return json.loads(json.dumps(response.envelope()))
+
+
+def core(nas, spec: str, at: str | None = None, default: int | None = DEFAULT) -> dict:
+    return envelope(nas.read(spec, at, default_budget=default))
 
 
 def test_tools_are_listed_and_teach_the_budget_workflow(home: Path) -> None:
@@ -79,11 +86,11 @@ def test_each_tool_answers_as_the_core_does(home: Path, nas) -> None:
     from nasfs.search import search
 
     async def body(s: ClientSession) -> None:
-        assert await call(s, "nas_read", path=ACME, view="outline") == envelope(nas.read(ACME + "@outline"))
-        assert await call(s, "nas_read", path=ACME + "@section=Renewal") == envelope(nas.read(ACME + "@section=Renewal"))
+        assert await call(s, "nas_read", path=ACME, view="outline") == core(nas, ACME + "@outline")
+        assert await call(s, "nas_read", path=ACME + "@section=Renewal") == core(nas, ACME + "@section=Renewal")
         assert await call(s, "nas_read", path=ACME, view="outline", budget_tokens=30) == envelope(nas.read(ACME + "@outline@30"))
         assert await call(s, "nas_read", path=ACME, budget_tokens=100) == envelope(nas.read(ACME + "@100"))
-        assert await call(s, "nas_read", path=ACME, view="L14", at="v1") == envelope(nas.read(ACME + "@L14", at="v1"))
+        assert await call(s, "nas_read", path=ACME, view="L14", at="v1") == core(nas, ACME + "@L14", at="v1")
 
         found = await call(s, "nas_search", query="renewal", budget_tokens=300)
         assert found == envelope(search(nas, "renewal", budget=300))
@@ -127,3 +134,26 @@ def test_refusals_are_tool_errors_with_the_reason(home: Path) -> None:
         assert (await call(s, "nas_read", path=ACME, view="L1"))["content"] == "# Acme Corp\n"
 
     run(home, body)
+
+
+def test_nas_read_without_a_budget_gets_the_default(home: Path) -> None:
+    async def default(s: ClientSession) -> None:
+        env = await call(s, "nas_read", path=ACME)
+        assert env["budget_tokens"] == DEFAULT and env["view"] == "full"
+        read = next(t for t in (await s.list_tools()).tools if t.name == "nas_read")
+        assert f"a read gets {DEFAULT} tokens" in read.description
+
+    async def small(s: ClientSession) -> None:
+        env = await call(s, "nas_read", path=ACME)
+        assert env["budget_tokens"] == 100 and env["view"] == "outline"  # the ladder applies
+        assert (await call(s, "nas_read", path=ACME, view="L1"))["content"] == "# Acme Corp\n"
+        assert (await call(s, "nas_read", path=ACME, view="L1-L38"))["view"] == "skeleton"
+        assert (await call(s, "nas_read", path=ACME, budget_tokens=5000))["budget_tokens"] == 5000
+
+    async def off(s: ClientSession) -> None:
+        env = await call(s, "nas_read", path=ACME)
+        assert env["budget_tokens"] is None and env["view"] == "full"
+
+    run(home, default)
+    run(home, small, "--default-budget", "100")
+    run(home, off, "--default-budget", "none")
