@@ -1,0 +1,272 @@
+"""Installing nasfs the ways an admin does, through the real component: an
+fstab line mounted by mount(8) (mount.fuse3 running ``nasfs SOURCE
+MOUNTPOINT -o OPTIONS``).
+
+The fstab tests touch the real system and put it back as they found it,
+under one lock: /usr/local/sbin/nasfs (mount(8) runs helpers without PATH, so
+the shell's default PATH must find nasfs there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from nasfs.fstab import MountOptionError, is_helper_form, parse
+from nasfs.fuse.mount import mount_at
+
+ROOT = Path(__file__).resolve().parent.parent
+NASFS = Path(sys.executable).parent / "nasfs"  # this checkout's installed script
+ACME = "notes/customer-acme.md"
+LOCK = Path("/run/lock/nasfs-tests-install.lock")
+SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def need_root_and_fuse() -> None:
+    if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
+        pytest.fail("these tests mount: they need root and /dev/fuse (run scripts/test as root)")
+
+
+def need(tool: str, package: str) -> str:
+    found = shutil.which(tool, path=os.environ.get("PATH", "") + ":" + SYSTEM_PATH)
+    if found is None:
+        pytest.fail(f"{tool} is missing (Debian package {package}; scripts/setup installs it)")
+    return found
+
+
+@contextlib.contextmanager
+def system_lock() -> Iterator[None]:
+    """One test session at a time changes the shared system folders."""
+    with open(LOCK, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def restored(*paths: Path) -> Iterator[None]:
+    """Put each path back as it was (absent, a symlink, or a file or folder)."""
+    saved: dict[Path, tuple[str, object]] = {}
+    for path in paths:
+        if path.is_symlink():
+            saved[path] = ("link", os.readlink(path))
+        elif path.is_file():
+            saved[path] = ("file", path.read_bytes())
+        elif path.is_dir():
+            pytest.fail(f"{path} is a folder; this test only restores files and links")
+        else:
+            saved[path] = ("absent", None)
+    try:
+        yield
+    finally:
+        for path, (kind, value) in saved.items():
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif path.exists() or path.is_symlink():
+                path.unlink()
+            if kind == "link":
+                path.symlink_to(str(value))
+            elif kind == "file":
+                path.write_bytes(value)  # type: ignore[arg-type]
+
+
+def wait_unmounted(mountpoint: Path, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while mount_at(str(mountpoint)) is not None:
+        assert time.monotonic() < deadline, f"{mountpoint} is still mounted"
+        time.sleep(0.05)
+
+
+def daemons_of(mountpoint: Path) -> list[int]:
+    """nasfs daemons whose command line names this mount point."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"nasfs.cli" in argv and os.fsencode(mountpoint) in argv:
+            pids.append(int(proc.name))
+    return pids
+
+
+def wait_no_daemon(mountpoint: Path, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while daemons_of(mountpoint):
+        assert time.monotonic() < deadline, f"the daemon of {mountpoint} is still running: {daemons_of(mountpoint)}"
+        time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def cleanup_mount(mountpoint: Path) -> Iterator[None]:
+    """Whatever the test did, nothing stays mounted and no daemon of ours runs."""
+    try:
+        yield
+    finally:
+        if mount_at(str(mountpoint)) is not None:
+            subprocess.run(["fusermount3", "-u", "-z", str(mountpoint)], capture_output=True)
+        for pid in daemons_of(mountpoint):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+
+@pytest.fixture
+def nasfs_on_system_path() -> Iterator[Path]:
+    """``nasfs install`` for real: /usr/local/sbin/nasfs links to this
+    checkout's nasfs for the test, and is put back as it was after it."""
+    link = Path("/usr/local/sbin/nasfs")
+    with system_lock(), restored(link):
+        if link.exists() or link.is_symlink():
+            link.unlink()  # another installation's link: ours for the length of the test
+        done = subprocess.run([str(NASFS), "install"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(f"linked {link} -> {NASFS}"), done.stdout
+        assert os.readlink(link) == str(NASFS)
+        yield link
+
+
+def fstab(tmp_path: Path, source: Path, mountpoint: Path, options: str) -> Path:
+    table = tmp_path / "fstab"
+    table.write_text(f"# a test's own fstab\n{source} {mountpoint} fuse.nasfs {options} 0 0\n")
+    return table
+
+
+# -- 1. mount -t fuse.nasfs and fstab ------------------------------------------------
+
+def test_an_fstab_line_mounts_with_mount_and_unmounts_with_umount(
+        home: Path, tmp_path: Path, nasfs_on_system_path: Path) -> None:
+    need_root_and_fuse()
+    need("mount.fuse3", "fuse3")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    log = tmp_path / "daemon.log"
+    table = fstab(tmp_path, home, mnt,
+                  f"allow_other,node=box,tree=home,_netdev,nofail,noatime,x-systemd.automount,log_file={log}")
+    with cleanup_mount(mnt):
+        done = subprocess.run(["mount", "--fstab", str(table), str(mnt)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr + (log.read_text() if log.exists() else "")
+        assert done.stdout == done.stderr == ""  # a mount helper is silent when it succeeds
+        info = mount_at(str(mnt))
+        assert info is not None and info.source == str(home)
+        assert "allow_other" in Path("/proc/self/mountinfo").read_text().split(str(mnt), 1)[1].splitlines()[0]
+        outline = (mnt / f"{ACME}@outline").read_text()
+        assert outline.startswith("nasfs view=outline ")
+        assert f"pointer=nas://box/home/{ACME}@" in outline.splitlines()[0]
+        assert (mnt / f"{ACME}@L1").read_text() == (home / ACME).read_text().splitlines(keepends=True)[0]
+        assert daemons_of(mnt), "no daemon runs for the mount"
+        done = subprocess.run(["umount", str(mnt)], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+        wait_unmounted(mnt)
+        wait_no_daemon(mnt)
+    assert "unmounted" in log.read_text()
+
+
+def test_ro_and_noexec_from_fstab_hold_on_the_mount_point(
+        home: Path, tmp_path: Path, nasfs_on_system_path: Path) -> None:
+    need_root_and_fuse()
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    table = fstab(tmp_path, home, mnt, "ro,noexec,node=box")
+    with cleanup_mount(mnt):
+        done = subprocess.run(["mount", "--fstab", str(table), str(mnt)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        row = next(r for r in Path("/proc/self/mountinfo").read_text().splitlines() if r.split()[4] == str(mnt))
+        assert {"ro", "noexec", "nosuid", "nodev"} <= set(row.split()[5].split(","))
+        with pytest.raises(OSError) as refused:
+            (mnt / "new.md").write_text("x")
+        assert refused.value.errno == 30  # EROFS
+        assert (mnt / f"{ACME}@outline").read_text().startswith("nasfs view=outline ")
+        subprocess.run(["umount", str(mnt)], check=True, timeout=30)
+        wait_unmounted(mnt)
+
+
+def test_an_unknown_fstab_option_is_refused_in_one_line(
+        home: Path, tmp_path: Path, nasfs_on_system_path: Path) -> None:
+    need_root_and_fuse()
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    table = fstab(tmp_path, home, mnt, "node=box,colour=blue,_netdev")
+    with cleanup_mount(mnt):
+        done = subprocess.run(["mount", "--fstab", str(table), str(mnt)], capture_output=True, text=True, timeout=60)
+        assert done.returncode != 0
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1, done.stderr
+        assert lines[0].startswith("nasfs: unknown mount option 'colour=blue'; valid: node=NAME"), lines
+        assert mount_at(str(mnt)) is None
+
+
+def test_mount_fuse3_runs_nasfs_from_the_callers_path(home: Path, tmp_path: Path) -> None:
+    """The other form: ``mount.fuse3 'nasfs#SOURCE' MOUNTPOINT -o ...``, with
+    the link ``nasfs install --root`` makes below a scratch root."""
+    need_root_and_fuse()
+    fuse3 = need("mount.fuse3", "fuse3")
+    root = tmp_path / "root"
+    done = subprocess.run([str(NASFS), "install", "--root", str(root)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    bin_dir = root / "usr/local/sbin"
+    assert os.readlink(bin_dir / "nasfs") == str(NASFS)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    env = dict(os.environ, PATH=f"{bin_dir}:{SYSTEM_PATH}")
+    with cleanup_mount(mnt):
+        done = subprocess.run([fuse3, f"nasfs#{home}", str(mnt), "-o", "node=box,tree=home,rw,nofail"],
+                              capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        head = (mnt / f"{ACME}@section=Renewal").read_text().splitlines()[0]
+        assert f"pointer=nas://box/home/{ACME}@" in head
+        subprocess.run([str(NASFS), "umount", str(mnt)], check=True, timeout=30)
+        wait_unmounted(mnt)
+        wait_no_daemon(mnt)
+
+
+def test_helper_options_become_nasfs_mount_flags() -> None:
+    call = parse(["/srv/tree", "/mnt/tree", "-o",
+                  "rw,noatime,nosuid,nodev,allow_other,node=box,dev,suid,exec,auto,defaults,x-systemd.automount,"
+                  'tree=t,tokenizer=o200k_base,autocommit,log_file=/var/log/n.log,log_level=debug,attr_timeout=0.5,'
+                  'summarizer="fold -w 80,x",ro,noexec', "-onode=box"])
+    assert call.mount_argv == [
+        "mount", "/srv/tree", "/mnt/tree", "--allow-other", "--node", "box", "--tree", "t", "--tokenizer", "o200k_base",
+        "--autocommit", "--log-file", "/var/log/n.log", "--log-level", "debug", "--attr-timeout", "0.5",
+        "--summarizer", "fold -w 80,x"]
+    assert call.flags == ["ro", "noexec"]
+    assert parse(["/srv/tree", "/mnt/tree"]).mount_argv == ["mount", "/srv/tree", "/mnt/tree"]
+    for argv, said in [
+        (["/s", "/m", "-o", "bogus"], "unknown mount option 'bogus'"),
+        (["/s", "/m", "-o", "node"], "mount option node needs a value"),
+        (["/s", "/m", "-o", "autocommit=yes"], "mount option autocommit takes no value"),
+        (["/s", "/m", "-o", "attr_timeout=soon"], "attr_timeout=soon is not a number"),
+        (["/s", "/m", "-o", "log_level=loud"], "log_level=loud is not a log level"),
+        (["/s", "/m", "-o", "node=a,node=b"], "mount option node is given twice"),
+        (["/s", "/m", "-o", "remount"], "remount is not supported"),
+        (["/s", "/m", "-o", 'summarizer="x'], "unbalanced double quote"),
+        (["/s", "/m", "-f"], "unknown argument '-f'"),
+        (["/s", "/m", "/x"], "the mount-helper form takes SOURCE and MOUNTPOINT, got 3"),
+    ]:
+        with pytest.raises(MountOptionError) as refused:
+            parse(argv)
+        assert str(refused.value).startswith(said), (argv, str(refused.value))
+        assert "\n" not in str(refused.value)
+
+
+def test_the_helper_form_leaves_commands_and_typos_alone(tmp_path: Path) -> None:
+    commands = ["read", "mount"]
+    assert is_helper_form(["/srv/tree", "/mnt/tree", "-o", "x"], commands)
+    assert is_helper_form([str(tmp_path.name), "mnt"], commands) is False  # not a folder here
+    assert not is_helper_form(["read", "x"], commands)
+    assert not is_helper_form(["--help"], commands)
+    typo = subprocess.run([str(NASFS), "raed", "notes.md"], capture_output=True, text=True, cwd=tmp_path)
+    assert typo.returncode == 2 and "invalid choice: 'raed'" in typo.stderr
