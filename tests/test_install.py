@@ -1,19 +1,23 @@
-"""Installing nasfs the ways an admin does, through the real component: an
-fstab line mounted by mount(8) (mount.fuse3 running ``nasfs SOURCE
-MOUNTPOINT -o OPTIONS``).
+"""Installing nasfs the ways an admin does, each through the real component:
+an fstab line mounted by mount(8) (mount.fuse3 running ``nasfs SOURCE
+MOUNTPOINT -o OPTIONS``), and the systemd unit written by ``nasfs
+install-unit`` and checked by ``systemd-analyze verify``.
 
-The fstab tests touch the real system and put it back as they found it,
-under one lock: /usr/local/sbin/nasfs (mount(8) runs helpers without PATH, so
-the shell's default PATH must find nasfs there).
+Some tests touch the real system and put it back as they found it, under one
+lock: /usr/local/sbin/nasfs (mount(8) runs helpers without PATH, so the shell's
+default PATH must find nasfs there) and /etc/systemd/system/nasfs@.service.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
+import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -24,6 +28,8 @@ import pytest
 
 from nasfs.fstab import MountOptionError, is_helper_form, parse
 from nasfs.fuse.mount import mount_at
+
+from .processes import end
 
 ROOT = Path(__file__).resolve().parent.parent
 NASFS = Path(sys.executable).parent / "nasfs"  # this checkout's installed script
@@ -270,3 +276,131 @@ def test_the_helper_form_leaves_commands_and_typos_alone(tmp_path: Path) -> None
     assert not is_helper_form(["--help"], commands)
     typo = subprocess.run([str(NASFS), "raed", "notes.md"], capture_output=True, text=True, cwd=tmp_path)
     assert typo.returncode == 2 and "invalid choice: 'raed'" in typo.stderr
+
+
+# -- 2. the systemd unit, installed --------------------------------------------------
+
+def unit_settings(text: str) -> dict[str, list[str]]:
+    settings: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if "=" in line and not line.startswith(("#", "[")):
+            key, _, value = line.partition("=")
+            settings.setdefault(key, []).append(value)
+    return settings
+
+
+def verify(unit: str) -> list[str]:
+    """systemd-analyze verify's complaints about nasfs units (it also speaks
+    of the host's own units, which are not ours to judge)."""
+    need("systemd-analyze", "systemd")
+    done = subprocess.run(["systemd-analyze", "verify", unit], capture_output=True, text=True, timeout=120)
+    return [row for row in (done.stdout + done.stderr).splitlines() if "nasfs" in row]
+
+
+def test_install_unit_writes_the_unit_its_settings_and_its_mount_needs(home: Path, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    mnt = tmp_path / "views" / "home"
+    done = subprocess.run([str(NASFS), "install-unit", "home", "--source", str(home), "--mountpoint", str(mnt),
+                           "--options=--node nas1 --allow-other", "--root", str(root)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "next: systemctl daemon-reload && systemctl enable --now nasfs@home"
+    unit = (root / "etc/systemd/system/nasfs@.service").read_text()
+    settings = unit_settings(unit)
+    assert settings["ExecStart"] == [f"{NASFS} mount ${{NASFS_SOURCE}} ${{NASFS_MOUNTPOINT}} --foreground --tree %i $NASFS_OPTIONS"]
+    assert settings["ExecStartPre"] == ["/bin/mkdir -p ${NASFS_MOUNTPOINT}"]
+    assert settings["Documentation"] == [f"file://{ROOT}/docs/mount.md"]
+    assert "open_by_handle_at" in settings["SystemCallFilter"][0].split()
+    assert "CAP_DAC_READ_SEARCH" in settings["CapabilityBoundingSet"][0].split()
+    shipped = unit_settings((ROOT / "systemd" / "nasfs@.service").read_text())
+    assert {k: v for k, v in settings.items() if k not in ("ExecStart", "Documentation")} == \
+        {k: v for k, v in shipped.items() if k not in ("ExecStart", "Documentation")}
+    assert (root / "etc/nasfs/home.env").read_text().splitlines()[1:] == [
+        f'NASFS_SOURCE="{home}"', f'NASFS_MOUNTPOINT="{mnt}"', 'NASFS_OPTIONS="--node nas1 --allow-other"']
+    dropin = (root / "etc/systemd/system/nasfs@home.service.d/mounts.conf").read_text()
+    assert unit_settings(dropin) == {"RequiresMountsFor": [f"{home} {mnt.parent}"]}
+    # the same again is fine; other settings need --force
+    again = [str(NASFS), "install-unit", "home", "--source", str(home), "--mountpoint", str(mnt),
+             "--options=--node nas1 --allow-other", "--root", str(root)]
+    assert subprocess.run(again, capture_output=True).returncode == 0
+    other = subprocess.run([*again[:-3], "--root", str(root)], capture_output=True, text=True)
+    assert other.returncode == 2 and "exists with other settings" in other.stderr
+    assert subprocess.run([*again[:-3], "--root", str(root), "--force"], capture_output=True).returncode == 0
+    assert 'NASFS_OPTIONS=""' in (root / "etc/nasfs/home.env").read_text()
+    # the file as written verifies (systemd-analyze --root would look for ExecStart below the root)
+    assert verify(str(root / "etc/systemd/system/nasfs@.service")) == []
+
+
+def test_the_unit_installed_in_etc_verifies(home: Path, tmp_path: Path) -> None:
+    """Into the real /etc/systemd/system, as an admin installs it; verified by
+    name, so systemd loads it from there with its drop-in; then removed."""
+    if os.geteuid() != 0:
+        pytest.fail("installing the unit into /etc/systemd/system needs root")
+    instance = f"test{os.getpid()}"
+    units, env_dir = Path("/etc/systemd/system"), Path("/etc/nasfs")
+    template, env, dropin = units / "nasfs@.service", env_dir / f"{instance}.env", units / f"nasfs@{instance}.service.d"
+    made_env_dir = not env_dir.exists()
+    with system_lock(), restored(template, env):
+        try:
+            done = subprocess.run([str(NASFS), "install-unit", instance, "--source", str(home),
+                                   "--mountpoint", str(tmp_path / "mnt")], capture_output=True, text=True)
+            assert done.returncode == 0, done.stderr
+            assert done.stdout.splitlines()[:3] == [f"wrote {template}", f"wrote {env}", f"wrote {dropin}/mounts.conf"]
+            assert verify(f"nasfs@{instance}.service") == []
+            # verify reads the drop-in: a wrong setting there is reported
+            (dropin / "zz-check.conf").write_text("[Unit]\nRequiresMountsFor=not-absolute\n")
+            assert any("not-absolute" in row or "zz-check.conf" in row for row in verify(f"nasfs@{instance}.service"))
+        finally:
+            shutil.rmtree(dropin, ignore_errors=True)
+    if made_env_dir:
+        env_dir.rmdir()
+    assert not dropin.exists() and not env.exists()
+
+
+def expand(command: str, env: dict[str, str], instance: str) -> list[str]:
+    """A unit's command line as systemd expands it: %i, ${X} as one word,
+    $X split on whitespace."""
+    words = []
+    for word in shlex.split(command.replace("%i", instance)):
+        if word.startswith("$") and not word.startswith("${"):
+            words += env.get(word[1:], "").split()
+        else:
+            for key, value in env.items():
+                word = word.replace("${" + key + "}", value)
+            words.append(word)
+    return words
+
+
+def test_the_installed_units_commands_mount_notify_and_stop(home: Path, tmp_path: Path) -> None:
+    """No systemd runs as PID 1 here, so the installed unit's own ExecStartPre
+    and ExecStart lines are run as systemd would: the mount point is made, the
+    mount comes up, READY=1 reaches NOTIFY_SOCKET, SIGTERM unmounts it."""
+    need_root_and_fuse()
+    root = tmp_path / "root"
+    mnt = tmp_path / "views" / "home"
+    subprocess.run([str(NASFS), "install-unit", "home", "--source", str(home), "--mountpoint", str(mnt),
+                    "--options=--node box --log-level info", "--root", str(root)], check=True, capture_output=True)
+    settings = unit_settings((root / "etc/systemd/system/nasfs@.service").read_text())
+    env = {}
+    for line in (root / "etc/nasfs/home.env").read_text().splitlines():
+        if "=" in line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            env[key] = json.loads(value)
+    subprocess.run(expand(settings["ExecStartPre"][0], env, "home"), check=True)
+    assert mnt.is_dir()
+    notify = tmp_path / "notify"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock, cleanup_mount(mnt):
+        sock.bind(str(notify))
+        sock.settimeout(60)
+        log = tmp_path / "unit.log"
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(expand(settings["ExecStart"][0], env, "home"), stdout=out, stderr=subprocess.STDOUT,
+                                    env=dict(os.environ, NOTIFY_SOCKET=str(notify)))
+        try:
+            assert sock.recv(100) == b"READY=1", log.read_text()
+            head = (mnt / f"{ACME}@outline").read_text().splitlines()[0]
+            assert f"pointer=nas://box/home/{ACME}@" in head  # --tree %i, --node from NASFS_OPTIONS
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=30) == 0, log.read_text()
+            assert mount_at(str(mnt)) is None
+        finally:
+            end(proc)

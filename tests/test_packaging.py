@@ -1,4 +1,5 @@
-"""The files an admin installs: the systemd unit and the README's commands."""
+"""The files an admin installs: the systemd unit template and the README's commands.
+(tests/test_install.py installs them for real.)"""
 
 from __future__ import annotations
 
@@ -9,17 +10,20 @@ from pathlib import Path
 
 import pytest
 
+from nasfs.install import TEMPLATE_EXEC, render_unit
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_systemd_unit_verifies(tmp_path: Path) -> None:
     if shutil.which("systemd-analyze") is None:
         pytest.fail("systemd-analyze is missing (Debian package systemd)")
-    unit = (ROOT / "systemd" / "nasfs@.service").read_text()
-    assert "/opt/nasfs/.venv/bin/nasfs mount" in unit
-    # point ExecStart at this checkout's nasfs so the check is about the unit itself
-    local = unit.replace("/opt/nasfs/.venv/bin/nasfs", str(Path(sys.executable).parent / "nasfs"))
-    (tmp_path / "nasfs@home.service").write_text(local)
+    shipped = ROOT / "systemd" / "nasfs@.service"
+    assert shipped.resolve() == ROOT / "nasfs" / "data" / "nasfs@.service"  # the package's template, one file
+    template = shipped.read_text()
+    assert f"ExecStart={TEMPLATE_EXEC} mount " in template
+    # rendered as 'nasfs install-unit' renders it, for this checkout's nasfs
+    (tmp_path / "nasfs@home.service").write_text(render_unit(template, Path(sys.executable).parent / "nasfs"))
     done = subprocess.run(["systemd-analyze", "verify", str(tmp_path / "nasfs@home.service")],
                           capture_output=True, text=True)
     complaints = [row for row in (done.stdout + done.stderr).splitlines() if "nasfs@home.service" in row]
