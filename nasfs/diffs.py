@@ -72,8 +72,8 @@ class TreeDiff:
             if not changes and not (nas.tree.exists(path, a) or nas.tree.exists(path, b)):
                 raise NotFound(f"{path!r} exists neither at {a[:12]} nor at {b[:12]}")
         self.changes = changes
-        self.keys = (("from", a[:12]), ("to", b[:12]), ("files", str(len(changes))),
-                     ("added", str(sum(c.added for c in changes))), ("deleted", str(sum(c.deleted for c in changes))))
+        self.keys = (("from", a[:12]), ("to", b[:12]), ("files", len(changes)),
+                     ("added", sum(c.added for c in changes)), ("deleted", sum(c.deleted for c in changes)))
 
     def side(self, commit: str, path: str | None) -> Analysis | None:
         return self.nas.analysis(self.nas.tree.at(commit, path)) if path else None

@@ -325,7 +325,8 @@ def openapi() -> dict[str, Any]:
     }
     envelope = {
         "type": "object",
-        "description": "What a response declares (contract §5); extra keys of a view (query, matches, next...) may follow.",
+        "description": ("What a response declares (contract §5); extra keys of a view (query, matches, next...) may follow, "
+                        "counts as numbers. budget_tokens bounds the text answer (header line + content); tokens is content's share."),
         "properties": {
             "view": {"type": "string", "description": "the view actually served, e.g. outline, full, skeleton, none"},
             "tokens": {"type": "integer", "description": "tokens of content"},

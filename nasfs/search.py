@@ -219,11 +219,11 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
     ranked = _rank(hits, q)
     flat = [(path, h) for path, file_hits in ranked for h in file_hits]
     page = flat[q.skip :]
-    keys = [("query", q.spelled()), ("matches", str(len(hits))), ("files", str(len(ranked)))]
+    keys: list[tuple[str, object]] = [("query", q.spelled()), ("matches", len(hits)), ("files", len(ranked))]
 
     def served(blocks: list[tuple[str, Evidence, int]]) -> Served:
         consumed = blocks[-1][2] + 1 if blocks else 0  # page hits used up, shown or skipped
-        ks = keys + [("shown", str(len(blocks))), ("skip", str(q.skip))]
+        ks = keys + [("shown", len(blocks)), ("skip", q.skip)]
         if blocks and q.skip + consumed < len(flat):  # (nothing shown: a larger budget, not a next page)
             ks.append(("next", f"skip:{q.skip + consumed}"))
         body = "".join(b for b, _, _ in blocks) or ("no matches\n" if not flat else "")
@@ -235,6 +235,7 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
     # Blocks are built in rank order and counted once each, until the budget is
     # spent: a common word's thousands of later hits are never outlined.
     blocks: list[tuple[str, Evidence, int]] = []
+    leading: tuple[str, Evidence, int] | None = None  # the first hit that could be shown, fitting or not
     spent = declared(served([])).tokens + HEADER_SLACK
     analyses: dict[str, Analysis] = {}
     for index, (path, h) in enumerate(page):
@@ -252,6 +253,7 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
         where = f" in {entry.label} (L{entry.start}-L{entry.end})" if entry else ""
         evidence = a.evidence(h.line, h.line)[0]
         block = f"{evidence.pointer.short()}{where}\n{snippet}"
+        leading = leading or (block, evidence, index)
         spent += count_tokens(block, nas.tokenizer)
         if spent > budget:
             break
@@ -260,5 +262,16 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
     while response.tokens > budget and blocks:  # the estimate was short: give back whole hits
         blocks.pop()
         response = declared(served(blocks))
+    if not blocks and leading is not None:  # hits, none of which fits: say so, as a read does
+        needs = declared(served([leading])).tokens
+        response = declared(nothing_fits(served(blocks), needs, q.skip + leading[2] + 1))
     return response
+
+
+def nothing_fits(shown: Served, needs: int, past_first: int) -> Served:
+    """``view=none truncated=true`` for a search whose first hit is over the
+    budget: ``needs=T`` is the budget that would show it (the whole answer),
+    ``next=skip:K`` passes over it to the hits after it."""
+    keys = tuple(shown.keys) + (("needs", needs), ("next", f"skip:{past_first}"))
+    return Served("none", b"", (), truncated=True, keys=keys)
 

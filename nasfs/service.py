@@ -253,7 +253,7 @@ class Nas:
             raise NotServable(f"{a.content.path} is binary or too large to summarize", SUMMARY_ALTERNATIVES)
         c = a.content
         summary = self.summarizer.summarize(c.path, c.blob_id, c.commit, a.data, self.tree.hold)
-        keys = (("stale", str(summary.stale).lower()), ("describes", summary.commit[:12]))
+        keys = (("stale", summary.stale), ("describes", summary.commit[:12]))
         described = self.analysis(self.tree.at(summary.commit, c.path)).whole_evidence() if summary.stale else a.whole_evidence()
         served = Served("summary", summary.text, described, generated=True, keys=keys)
         return lambda: served

@@ -36,7 +36,7 @@ class Served:
     evidence: tuple[Evidence, ...] = ()
     generated: bool = False
     truncated: bool = False
-    keys: tuple[tuple[str, str], ...] = ()
+    keys: tuple[tuple[str, object], ...] = ()  # str, int or bool: JSON types in the envelope
 
 
 @dataclass(slots=True)

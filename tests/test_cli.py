@@ -135,3 +135,24 @@ def test_deref_and_verify_take_json_and_only_their_options(home: Path) -> None:
     assert gone.returncode == 1 and json.loads(gone.stdout)["sha256"] is None
     malformed = nasfs("verify", "--repo", str(home), "--json", "garbage")
     assert malformed.returncode == 2 and "malformed pointer" in malformed.stderr
+
+
+def test_search_that_fits_nothing_says_what_the_first_hit_needs(home: Path) -> None:
+    tight = nasfs("search", "--repo", str(home), "--budget", "90", "renewal")
+    assert tight.returncode == 0
+    header = dict(kv.split("=", 1) for kv in tight.stdout.split("\n")[0].split(" ")[1:])
+    assert header["view"] == "none" and header["truncated"] == "true" and header["shown"] == "0"
+    assert header["matches"] == "2" and header["next"] == "skip:1" and int(header["tokens"]) <= 90
+    needs = int(header["needs"])
+    assert needs > 90
+    env = json.loads(nasfs("search", "--repo", str(home), "--budget", str(needs), "--json", "renewal").stdout)
+    assert env["view"] == "search" and env["shown"] == 1 and env["truncated"] is False
+    env = json.loads(nasfs("search", "--repo", str(home), "--budget", "90", "--json", "renewal").stdout)
+    assert (env["view"], env["truncated"], env["content"], env["needs"]) == ("none", True, "", needs)
+
+
+def test_envelope_numbers_are_json_numbers(home: Path) -> None:
+    found = json.loads(nasfs("search", "--repo", str(home), "--json", "renewal").stdout)
+    assert [type(found[k]) for k in ("matches", "files", "shown", "skip", "tokens")] == [int] * 5
+    diffed = json.loads(nasfs("diff", "--repo", str(home), "--json", "v1..main").stdout)
+    assert [type(diffed[k]) for k in ("files", "added", "deleted", "tokens")] == [int] * 4

@@ -115,3 +115,11 @@ def test_every_door_says_what_a_misspelled_view_meant(mounted: Mount, home: Path
         with pytest.raises(FileNotFoundError):
             (mnt / name).read_bytes()
         assert says in (mnt / ".nas" / "errors").read_text().splitlines()[-1], name
+
+
+def test_the_mount_answers_numbers_and_a_search_nothing_fits(mounted: Mount) -> None:
+    env = json.loads((mounted.mountpoint / ".nas" / "search" / "renewal@90.json").read_text())
+    assert (env["view"], env["truncated"], env["shown"], env["matches"], env["next"]) == ("none", True, 0, 2, "skip:1")
+    assert isinstance(env["needs"], int) and env["needs"] > 90
+    header = (mounted.mountpoint / ".nas" / "search" / "renewal@90").read_text().split("\n")[0]
+    assert " view=none " in header and " truncated=true " in header and f" needs={env['needs']} " in header

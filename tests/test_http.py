@@ -186,6 +186,16 @@ def test_deref_and_verify(server: Server) -> None:
     assert gone.status_code == 200 and gone.json()["verified"] is False
 
 
+def test_search_numbers_and_a_budget_nothing_fits(server: Server) -> None:
+    env = server.post("/v1/search", {"query": "renewal", "budget_tokens": 90}).json()
+    assert (env["view"], env["truncated"], env["shown"], env["matches"], env["next"]) == ("none", True, 0, 2, "skip:1")
+    assert isinstance(env["needs"], int) and env["needs"] > 90
+    shown = server.post("/v1/search", {"query": "renewal", "budget_tokens": env["needs"]}).json()
+    assert shown["view"] == "search" and shown["shown"] == 1 and isinstance(shown["files"], int)
+    diffed = server.post("/v1/diff", {"range": "v1..main"}).json()
+    assert [type(diffed[k]) for k in ("files", "added", "deleted")] == [int] * 3
+
+
 def test_diff(server: Server, nas) -> None:
     from nasfs.diffs import diff_response
 

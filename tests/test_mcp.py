@@ -157,3 +157,14 @@ def test_nas_read_without_a_budget_gets_the_default(home: Path) -> None:
     run(home, default)
     run(home, small, "--default-budget", "100")
     run(home, off, "--default-budget", "none")
+
+
+def test_search_numbers_and_a_budget_nothing_fits(home: Path) -> None:
+    async def body(s: ClientSession) -> None:
+        env = await call(s, "nas_search", query="renewal", budget_tokens=90)
+        assert (env["view"], env["truncated"], env["shown"], env["matches"], env["next"]) == ("none", True, 0, 2, "skip:1")
+        assert isinstance(env["needs"], int) and env["needs"] > 90
+        changed = await call(s, "nas_diff", range="v1..main")
+        assert [type(changed[k]) for k in ("files", "added", "deleted")] == [int] * 3
+
+    run(home, body)
