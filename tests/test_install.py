@@ -1,7 +1,8 @@
 """Installing nasfs the ways an admin does, each through the real component:
 an fstab line mounted by mount(8) (mount.fuse3 running ``nasfs SOURCE
-MOUNTPOINT -o OPTIONS``), and the systemd unit written by ``nasfs
-install-unit`` and checked by ``systemd-analyze verify``.
+MOUNTPOINT -o OPTIONS``), the systemd unit written by ``nasfs install-unit``
+and checked by ``systemd-analyze verify``, and a wheel pip-installed into a
+fresh venv.
 
 Some tests touch the real system and put it back as they found it, under one
 lock: /usr/local/sbin/nasfs (mount(8) runs helpers without PATH, so the shell's
@@ -21,6 +22,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -404,3 +406,144 @@ def test_the_installed_units_commands_mount_notify_and_stop(home: Path, tmp_path
             assert mount_at(str(mnt)) is None
         finally:
             end(proc)
+
+
+# -- 3. pip install alone ------------------------------------------------------------
+
+WHEELHOUSE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "nasfs-tests" / "wheelhouse"
+
+
+def pip(python: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def build_wheel(out: Path, tmp_path: Path) -> Path:
+    """``pip wheel --no-deps`` of the project's files (tracked and new, as
+    the work tree has them) copied to a scratch folder, so no build/ folder
+    left in the checkout can leak into the wheel. Offline from the wheelhouse
+    (setuptools for the isolated build) once it holds what is needed."""
+    tree = tmp_path / "src"
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, check=True).stdout.split(b"\0")
+    for name in filter(None, files):
+        src = ROOT / os.fsdecode(name)
+        if src.is_file() and not src.is_symlink():
+            (tree / os.fsdecode(name)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, tree / os.fsdecode(name))
+    offline = pip(Path(sys.executable), "wheel", "-q", "--no-deps", "--no-index", "--find-links", str(WHEELHOUSE),
+                  "-w", str(out), str(tree))
+    if offline.returncode != 0:
+        WHEELHOUSE.mkdir(parents=True, exist_ok=True)
+        got = pip(Path(sys.executable), "download", "-q", "-d", str(WHEELHOUSE), "setuptools>=77")
+        assert got.returncode == 0, got.stderr
+        again = pip(Path(sys.executable), "wheel", "-q", "--no-deps", "-w", str(out), str(tree))
+        assert again.returncode == 0, again.stderr
+    [wheel] = out.glob("nasfs-*.whl")
+    return wheel
+
+
+def install_wheel(venv: Path, wheel: Path) -> None:
+    """The wheel into ``venv`` by ``pip --python``, from the wheelhouse of the
+    dependencies' wheels; the wheelhouse is filled (pip wheel, from the
+    indexes, building pyfuse3 from its sdist) only when it lacks something."""
+    python = str(venv / "bin" / "python")
+    done = pip(Path(sys.executable), "--python", python, "install", "-q", "--no-index", "--find-links", str(WHEELHOUSE), str(wheel))
+    if done.returncode != 0:
+        WHEELHOUSE.mkdir(parents=True, exist_ok=True)
+        filled = pip(Path(sys.executable), "wheel", "-q", "-w", str(WHEELHOUSE), "--find-links", str(WHEELHOUSE), str(wheel))
+        assert filled.returncode == 0, filled.stderr
+        for own in WHEELHOUSE.glob("nasfs-*.whl"):
+            own.unlink()
+        done = pip(Path(sys.executable), "--python", python, "install", "-q", "--no-index", "--find-links", str(WHEELHOUSE), str(wheel))
+    assert done.returncode == 0, done.stderr
+
+
+def test_pip_install_of_the_wheel_alone_gives_a_working_nasfs(home: Path, tmp_path: Path) -> None:
+    need_root_and_fuse()
+    need("git", "git")  # the home fixture makes its repository with git (nasfs itself needs no git)
+    wheel = build_wheel(tmp_path / "dist", tmp_path)
+    venv = tmp_path / "venv"
+    # a fresh venv; this checkout's pip installs into it (--python), which spares ensurepip's minute under load
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    install_wheel(venv, wheel)
+    nasfs = venv / "bin" / "nasfs"
+    # it is the wheel's nasfs that runs, not this checkout's
+    where = subprocess.run([str(venv / "bin/python"), "-P", "-c", "import nasfs, sys; print(nasfs.__file__)"],
+                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout.strip()
+    assert where.startswith(str(venv)), where
+    env = dict(os.environ, PATH=f"{venv / 'bin'}:{SYSTEM_PATH}")
+
+    def run(*args: str, **kwargs) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(nasfs), *args], capture_output=True, text=True, env=kwargs.pop("env", env),
+                              cwd=tmp_path, timeout=120, **kwargs)
+
+    helped = run("--help")
+    assert helped.returncode == 0 and "install-unit" in helped.stdout
+    read = run("read", f"{ACME}@outline", "--repo", str(home), "--node", "box", "--tree", "home")
+    assert read.returncode == 0, read.stderr
+    assert read.stdout.startswith("nasfs view=outline ") and f"nas://box/home/{ACME}@" in read.stdout
+
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    with cleanup_mount(mnt):
+        mounted = run("mount", str(home), str(mnt), "--node", "box", "--tree", "home")
+        assert mounted.returncode == 0, mounted.stderr
+        assert (mnt / f"{ACME}@section=Renewal").read_text().startswith("nasfs view=section ")
+        assert run("umount", str(mnt)).returncode == 0
+        wait_unmounted(mnt)
+
+    # serve: the HTTP API answers on loopback
+    port = free_port()
+    with open(tmp_path / "serve.log", "wb") as out:
+        server = subprocess.Popen([str(nasfs), "serve", "--repo", str(home), "--listen", f"127.0.0.1:{port}"],
+                                  stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        health = poll_json(f"http://127.0.0.1:{port}/v1/health", server, tmp_path / "serve.log")
+        assert health["status"] == "ok"
+    finally:
+        end(server)
+
+    # mcp: the MCP server answers initialize on stdio
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    with subprocess.Popen([str(nasfs), "mcp", "--repo", str(home)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, env=env) as mcp:
+        try:
+            assert mcp.stdin is not None and mcp.stdout is not None
+            mcp.stdin.write((json.dumps(hello) + "\n").encode())
+            mcp.stdin.flush()
+            answer = json.loads(mcp.stdout.readline())
+            assert answer["id"] == 1 and "serverInfo" in answer["result"], answer
+        finally:
+            end(mcp)
+
+    # the unit template ships in the wheel: install-unit from it points at its nasfs, without the docs of a clone
+    unit = run("install-unit", "--root", str(tmp_path / "root"))
+    assert unit.returncode == 0, unit.stderr
+    text = (tmp_path / "root/etc/systemd/system/nasfs@.service").read_text()
+    assert f"ExecStart={nasfs} mount " in text and "Documentation=" not in text
+
+    # what needs a system package says so in one line when it is missing: ripgrep for search
+    no_rg = run("search", "renewal", "--repo", str(home), env=dict(env, PATH=str(venv / "bin")))
+    assert no_rg.returncode == 2
+    assert no_rg.stderr.strip().splitlines() == [
+        "nasfs search: search needs ripgrep (Debian package 'ripgrep'), which is not installed"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def poll_json(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        assert proc.poll() is None, f"exited {proc.returncode}: {log.read_text()}"
+        try:
+            with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url, timeout=2) as answer:
+                return json.loads(answer.read())
+        except OSError:
+            assert time.monotonic() < deadline, f"{url} did not answer: {log.read_text()}"
+            time.sleep(0.1)

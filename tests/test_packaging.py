@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -35,3 +36,26 @@ def test_readme_names_the_two_commands() -> None:
     assert "\n    scripts/run\n" in readme and "\n    scripts/test\n" in readme
     assert (ROOT / "scripts" / "run").stat().st_mode & 0o111
     assert "scripts/test" in (ROOT / ".ci" / "run").read_text()
+
+
+def packages(script: str) -> list[str]:
+    """The Debian packages a set-up script's bash array lists."""
+    text = (ROOT / "scripts" / script).read_text()
+    [body] = re.findall(r"^(?:APT_)?PACKAGES=\((.*?)^\)", text, flags=re.S | re.M)  # one a line; ")" alone ends it
+    return [word for line in body.splitlines() for word in line.split("#")[0].split()]
+
+
+def test_readme_lists_exactly_what_each_setup_installs() -> None:
+    readme = (ROOT / "README.md").read_text()
+    setup_section = readme.split("## Set-up", 1)[1].split("\n## ", 1)[0]
+    words = set(re.findall(r"[a-z0-9][a-z0-9.+-]*", setup_section.replace("`", " ")))
+    for script in ("setup-core", "setup", "setup-reexport"):
+        listed = packages(script)
+        assert listed, script
+        missing = [name for name in listed if name not in words]
+        assert missing == [], f"README's set-up section omits what scripts/{script} installs: {missing}"
+    run = (ROOT / "scripts" / "run").read_text()
+    assert re.search(r"^scripts/setup-core\b", run, flags=re.M) and not re.search(r"^scripts/setup\b(?!-)", run, flags=re.M)
+    setup = (ROOT / "scripts" / "setup").read_text()
+    assert re.search(r"^scripts/setup-core\b", setup, flags=re.M) and re.search(r"^scripts/setup-reexport\b", setup, flags=re.M)
+    assert re.search(r"^scripts/setup\b(?!-)", (ROOT / "scripts" / "test").read_text(), flags=re.M)
