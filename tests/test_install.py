@@ -468,11 +468,11 @@ def test_pip_install_of_the_wheel_alone_gives_a_working_nasfs(home: Path, tmp_pa
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     install_wheel(venv, wheel)
     nasfs = venv / "bin" / "nasfs"
-    # it is the wheel's nasfs that runs, not this checkout's
-    where = subprocess.run([str(venv / "bin/python"), "-P", "-c", "import nasfs, sys; print(nasfs.__file__)"],
-                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout.strip()
+    # the wheel's nasfs runs, never this checkout's (nor one a PYTHONPATH names)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PATH": f"{venv / 'bin'}:{SYSTEM_PATH}"}
+    where = subprocess.run([str(venv / "bin/python"), "-P", "-c", "import nasfs; print(nasfs.__file__)"],
+                           capture_output=True, text=True, cwd=tmp_path, env=env, check=True).stdout.strip()
     assert where.startswith(str(venv)), where
-    env = dict(os.environ, PATH=f"{venv / 'bin'}:{SYSTEM_PATH}")
 
     def run(*args: str, **kwargs) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(nasfs), *args], capture_output=True, text=True, env=kwargs.pop("env", env),
