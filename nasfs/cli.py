@@ -131,7 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--token-file", help="file holding the bearer token clients must send; required off loopback")
     _default_budget(serve)
 
-    mcp = sub.add_parser("mcp", help="the MCP server over stdio: nas_read, nas_search, nas_deref, nas_diff")
+    mcp = sub.add_parser("mcp", help="the MCP server over stdio: nas_read, nas_list, nas_search, nas_deref, nas_diff")
     _tree_args(mcp)
     _default_budget(mcp)
 

@@ -110,6 +110,17 @@ class Door:
         spec = f"{path}@{view.removeprefix('@')}" if view else path
         return self.nas.read(spec, at, budget_tokens, default_budget=self.default_budget).envelope()
 
+    def list(self, path: str = "", budget_tokens: int | None = None, skip: int | None = None) -> dict[str, Any]:
+        """A folder's entries, budgeted (the door's default when none is given)."""
+        from .listing import list_folder
+
+        budget = budget_tokens if budget_tokens is not None else (self.default_budget or None)
+        try:
+            return list_folder(self.nas, path, budget, skip or 0).envelope()
+        except NasError as exc:
+            self.nas.refused(path, exc)
+            raise
+
     def search(self, query: str, budget_tokens: int | None = None, at: str | None = None) -> dict[str, Any]:
         return search(self.nas, query, at=at, budget=budget_tokens).envelope()
 
@@ -161,6 +172,12 @@ READ = (
     Field("budget_tokens", int, False, _BUDGET_DOC + f"; with no budget here or as @N, the server's default "
           f"({DEFAULT_READ_BUDGET} unless nasfs serve --default-budget), declared in the envelope's budget_tokens"),
     Field("at", str, False, "read the tree at this revision (commit, branch, tag)"),
+)
+LIST = (
+    Field("path", str, True, "a folder relative to the tree root; '' or '.' for the root"),
+    Field("budget_tokens", int, False, "tokens for the whole answer (default: the server's read default); "
+          "what does not fit is declared, with next=skip:K"),
+    Field("skip", int, False, "entries to pass over: the K of an answer's next=skip:K"),
 )
 SEARCH = (
     Field("query", str, True, "a literal (smart case), re:REGEX, in:FOLDER, glob:PATTERN, skip:N, combined with spaces"),
@@ -272,6 +289,7 @@ def app(nas: Nas, token: str | None = None, default_budget: int = DEFAULT_READ_B
         Route("/v1/health", _endpoint(health, None), methods=["GET"]),
         Route("/v1/openapi.json", _endpoint(spec, None), methods=["GET"]),
         Route("/v1/files/read", _endpoint(_post(door, door.read, READ), token), methods=["POST"]),
+        Route("/v1/files/list", _endpoint(_post(door, door.list, LIST), token), methods=["POST"]),
         Route("/v1/search", _endpoint(_post(door, door.search, SEARCH), token), methods=["POST"]),
         Route("/v1/evidence/dereference", _endpoint(_post(door, door.deref, DEREF), token), methods=["POST"]),
         Route("/v1/evidence/verify", _endpoint(_post(door, door.verify, VERIFY), token), methods=["POST"]),
@@ -350,6 +368,7 @@ def openapi() -> dict[str, Any]:
         },
         "paths": {
             "/v1/files/read": {"post": _operation("Read a file or a view of it, within a token budget", READ, "Envelope", (404,))},
+            "/v1/files/list": {"post": _operation("List a folder: names, kinds, sizes, known tokens, within a token budget", LIST, "Envelope", (404,))},
             "/v1/search": {"post": _operation("Snippets with evidence pointers, never whole files", SEARCH, "Envelope", (404,))},
             "/v1/evidence/dereference": {"post": _operation("Exactly the bytes a pointer names", DEREF, "Dereferenced", (404,))},
             "/v1/evidence/verify": {"post": _operation("Check a pointer: commit, lines, sha256, quote", VERIFY, "Verified", ())},

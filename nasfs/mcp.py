@@ -81,6 +81,20 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
 
     @server.tool(
         description=(
+            "List a folder of the tree: one line per entry (name, kind file/dir/link, bytes, tokens when "
+            "already known), within a token budget. When an answer says next=skip:K, call again with "
+            "skip=K for the rest. Use it to find files, then nas_read them (view='outline' first)."
+        )
+    )
+    async def nas_list(
+        path: Annotated[str, Field(description="a folder relative to the tree root; '' or '.' for the root")] = "",
+        budget_tokens: Budget = None,
+        skip: Annotated[int | None, Field(ge=0, le=MAX_BUDGET, description="entries to pass over (next=skip:K)")] = None,
+    ) -> CallToolResult:
+        return await _answer(door, door.list, path=path, budget_tokens=budget_tokens, skip=skip)
+
+    @server.tool(
+        description=(
             "Search the tree: ranked snippets (the hit line with one line of context), each with an evidence "
             "pointer and the section or symbol it sits in; never whole files. Query: a literal (smart case), "
             "re:REGEX, in:FOLDER, glob:PATTERN; when an answer says next=skip:K, add skip:K for the next page. "

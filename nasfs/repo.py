@@ -341,6 +341,15 @@ class GitTree:
         commit = self._commit_holding(rel, blob_id, real, data)
         return Content(rel, blob_id, st.st_size, commit, "worktree", self.repo, str(real), data)
 
+    def cached_blob_id(self, real: str, st: os.stat_result) -> str | None:
+        """The blob id of a file if already known for this stat (never hashes)."""
+        key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        hit = self._hashes.get(real)
+        if hit and hit[0] == key:
+            return hit[1]
+        stored = self._hash_store.get(f"hash:{real}:{':'.join(map(str, key))}") if self._hash_store else None
+        return stored.decode() if stored else None
+
     def _hash(self, real: Path, st: os.stat_result) -> tuple[str, bytes | None]:
         """Blob id of a file, and its bytes when they had to be read for it.
 

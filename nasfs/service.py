@@ -130,6 +130,19 @@ class Nas:
             self._full_tokens.put(key, n)
         return n
 
+    def cached_tokens(self, real: str, st: os.stat_result) -> int | None:
+        """Tokens of a working-tree file if already counted (a listing's column):
+        never reads, hashes or tokenizes."""
+        blob_id = self.tree.cached_blob_id(os.path.realpath(real), st)
+        if blob_id is None:
+            return None
+        key = (self.tokenizer, blob_id)
+        n = self._full_tokens.get(key)
+        if n is None and self.disk is not None:
+            cached = self.disk.get(f"tokens:{key[0]}:{key[1]}")
+            n = int(cached) if cached is not None else None
+        return n
+
     # -- reads ---------------------------------------------------------------
     def read(self, spec: str, at: str | None = None, budget: int | None = None, default_budget: int | None = None) -> Response:
         """Serve ``path@view``; ``budget`` (HTTP's budget_tokens) adds ``@N``.

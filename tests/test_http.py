@@ -196,6 +196,27 @@ def test_search_numbers_and_a_budget_nothing_fits(server: Server) -> None:
     assert [type(diffed[k]) for k in ("files", "added", "deleted")] == [int] * 3
 
 
+def test_list_a_folder_within_its_budget(home: Path, server: Server) -> None:
+    (home / "outside").symlink_to("/etc")
+    server.post("/v1/files/read", {"path": ACME, "view": "outline"})  # counts the file's tokens once
+    root = server.post("/v1/files/list", {"path": ""}).json()
+    assert root["view"] == "list" and root["entries"] == root["shown"] == 6 and root["budget_tokens"] == DEFAULT
+    assert "notes/\tdir" in root["content"] and "outside -> /etc\tlink" in root["content"] and ".git" not in root["content"]
+    notes = server.post("/v1/files/list", {"path": "notes", "budget_tokens": None}).json()
+    acme = next(line for line in notes["content"].splitlines() if line.startswith("customer-acme.md\t"))
+    assert acme.split("\t")[1:3] == ["file", str((home / ACME).stat().st_size)] and acme.split("\t")[3].isdigit()
+    small = server.post("/v1/files/list", {"path": ".", "budget_tokens": 60}).json()
+    assert small["tokens"] <= 60 and 0 < small["shown"] < small["entries"]
+    rest = server.post("/v1/files/list", {"path": ".", "skip": int(small["next"].removeprefix("skip:"))}).json()
+    assert rest["shown"] == rest["entries"] - small["shown"] and "next" not in rest
+    tiny = server.post("/v1/files/list", {"path": ".", "budget_tokens": 10}).json()
+    assert (tiny["view"], tiny["truncated"], tiny["shown"]) == ("none", True, 0) and tiny["needs"] > 10
+    for path, status, reason in (("../x", 400, "leaves the tree"), ("outside", 400, "outside the tree"), (".git", 400, ".git"),
+                                 (ACME, 404, "is a file, not a folder"), ("nope", 404, "does not exist")):
+        r = server.post("/v1/files/list", {"path": path})
+        assert r.status_code == status and reason in r.json()["detail"], (path, r.text)
+
+
 def test_diff(server: Server, nas) -> None:
     from nasfs.diffs import diff_response
 
@@ -361,7 +382,7 @@ def test_openapi_served_equals_docs(server: Server) -> None:
     assert served["openapi"].startswith("3.")
     assert set(served["paths"]) == {
         "/v1/files/read", "/v1/search", "/v1/evidence/dereference", "/v1/evidence/verify", "/v1/diff",
-        "/v1/health", "/v1/openapi.json", "/",
+        "/v1/health", "/v1/openapi.json", "/", "/v1/files/list",
     }
 
 

@@ -14,7 +14,7 @@ import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 ACME = "notes/customer-acme.md"
-TOOLS = {"nas_read", "nas_search", "nas_deref", "nas_diff"}
+TOOLS = {"nas_read", "nas_search", "nas_deref", "nas_diff", "nas_list"}
 
 
 @contextlib.asynccontextmanager
@@ -166,5 +166,28 @@ def test_search_numbers_and_a_budget_nothing_fits(home: Path) -> None:
         assert isinstance(env["needs"], int) and env["needs"] > 90
         changed = await call(s, "nas_diff", range="v1..main")
         assert [type(changed[k]) for k in ("files", "added", "deleted")] == [int] * 3
+
+    run(home, body)
+
+
+def test_nas_list_lists_a_folder_within_its_budget(home: Path) -> None:
+    (home / "outside").symlink_to("/etc")
+
+    async def body(s: ClientSession) -> None:
+        await call(s, "nas_read", path=ACME, view="outline")  # counts the file's tokens once
+        root = await call(s, "nas_list", path="")
+        assert root["view"] == "list" and root["entries"] == root["shown"] and root["budget_tokens"] == DEFAULT
+        assert "notes/\tdir" in root["content"] and "outside -> /etc\tlink" in root["content"] and ".git" not in root["content"]
+        notes = await call(s, "nas_list", path="notes")
+        acme = next(line for line in notes["content"].splitlines() if line.startswith("customer-acme.md\t"))
+        assert acme.split("\t")[1:3] == ["file", str((home / ACME).stat().st_size)] and acme.split("\t")[3].isdigit()
+        small = await call(s, "nas_list", path=".", budget_tokens=60)
+        assert small["tokens"] <= 60 and 0 < small["shown"] < small["entries"]
+        rest = await call(s, "nas_list", path=".", budget_tokens=1000, skip=int(small["next"].removeprefix("skip:")))
+        assert rest["shown"] == rest["entries"] - small["shown"] and "next" not in rest
+        for path, reason in (("../x", "leaves the tree"), ("outside", "outside the tree"), (".git", ".git"),
+                             (ACME, "is a file, not a folder"), ("nope", "does not exist")):
+            result = await s.call_tool("nas_list", {"path": path})
+            assert result.is_error and reason in result.content[0].text, (path, result.content[0].text)
 
     run(home, body)

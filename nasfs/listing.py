@@ -1,0 +1,95 @@
+"""Folder listings for doors without a mount (HTTP ``/v1/files/list``, MCP ``nas_list``).
+
+One line per entry: name (a folder ends in ``/``, a link shows its target),
+kind (file, dir, link, other), size in bytes, and the file's tokens when they
+are already known (cached by blob id; ``-`` otherwise: a listing never reads
+or tokenizes the files it lists). Budgeted like every answer: as many whole
+lines as fit, with ``entries=M shown=K`` and ``next=skip:K`` for the rest,
+``view=none truncated=true needs=T`` when not even the first line fits.
+Paths go through the same checks as reads: nothing outside the tree or in
+``.git`` is listed, and a symlink is listed as a link, never followed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import TYPE_CHECKING
+
+from .declare import Response, declare
+from .errors import NotFound, NotServable
+from .grammar import check_budget
+from .repo import clean_path
+from .tokens import count as count_tokens
+from .views import Served
+
+if TYPE_CHECKING:
+    from .service import Nas
+
+HEADER_SLACK = 4  # tokens the header may grow by as shown=/next= numbers get longer
+COLUMNS = "name\tkind\tbytes\ttokens\n"
+
+
+def _line(nas: Nas, folder: str, entry: os.DirEntry[str]) -> str:
+    st = entry.stat(follow_symlinks=False)
+    tokens = "-"
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(entry.path)
+        except OSError:
+            target = "?"
+        return f"{entry.name} -> {target}\tlink\t{st.st_size}\t-\n"
+    if stat.S_ISDIR(st.st_mode):
+        return f"{entry.name}/\tdir\t-\t-\n"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{entry.name}\tother\t{st.st_size}\t-\n"
+    known = nas.cached_tokens(entry.path, st)
+    if known is not None:
+        tokens = str(known)
+    return f"{entry.name}\tfile\t{st.st_size}\t{tokens}\n"
+
+
+def list_folder(nas: Nas, path: str = "", budget: int | None = None, skip: int = 0) -> Response:
+    """The entries of a working-tree folder, as many as fit ``budget``
+    (None: all of them), starting after ``skip`` entries."""
+    budget = check_budget(budget)
+    skip = check_budget(skip) or 0
+    rel, real = nas.tree.real_path(clean_path(path))
+    if not real.exists():
+        raise NotFound(f"no folder {path!r}: it does not exist", "a folder of the tree ('' for its root)")
+    if not real.is_dir():
+        raise NotServable(f"{path!r} is a file, not a folder", "read it (nas_read, POST /v1/files/read), or list its folder")
+    with os.scandir(real) as it:
+        entries = sorted((e for e in it if not (rel == "" and e.name == ".git")), key=lambda e: e.name)
+    lines = [_line(nas, rel, e) for e in entries]
+    page = lines[skip:]
+    base: list[tuple[str, object]] = [("path", rel or "."), ("entries", len(lines))]
+
+    def served(k: int) -> Served:
+        keys = base + [("shown", k), ("skip", skip)]
+        if skip + k < len(lines) and k:
+            keys.append(("next", f"skip:{skip + k}"))
+        body = (COLUMNS + "".join(page[:k])) if k else ("" if page else "(empty)\n" if not lines else "")
+        return Served("list", body.encode(), keys=tuple(keys))
+
+    def declared(s: Served) -> Response:
+        return declare(s, None, nas.tokenizer, budget)
+
+    if budget is None:
+        return declared(served(len(page)))
+    spent = declared(served(0)).tokens + HEADER_SLACK + count_tokens(COLUMNS, nas.tokenizer)
+    k = 0
+    for line in page:
+        spent += count_tokens(line, nas.tokenizer)
+        if spent > budget:
+            break
+        k += 1
+    response = declared(served(k))
+    while response.tokens > budget and k:  # the estimate was short: give back whole lines
+        k -= 1
+        response = declared(served(k))
+    if k == 0 and page:
+        needs = declared(served(1)).tokens
+        keys = tuple(served(0).keys) + (("needs", needs), ("next", f"skip:{skip + 1}"))
+        response = declared(Served("none", b"", truncated=True, keys=keys))
+    return response
