@@ -175,7 +175,7 @@ def split_name(name: str, exists: Callable[[str], bool], is_file: Callable[[str]
         if is_file(name[:pos]):
             return name[:pos], parse_view(name[pos + 1:])
         if exists(name[:pos]):
-            raise NotFound(f"{name[:pos]!r} is a folder, not a file; views are of files", FOLDER_HINT)
+            raise NotFound(f"no file {name[:pos]!r}: it is a folder, not a file; views are of files", FOLDER_HINT)
 
 
 def split_path(path: str, exists: Callable[[str], bool], is_file: Callable[[str], bool]) -> tuple[str, View]:
