@@ -39,7 +39,7 @@ Doors:
   attributes read. Every --check-every names the daemon must be alive and
   .nas/HELP readable.
 - cli: a sample (--cli-sample, default 1% of --count, at least 300), two
-  processes at a time: ``nasfs read --repo SRC [--json] [--at REV] -- NAME``
+  processes at a time: ``nasfs read --repo SRC [--json] [--at=REV] -- NAME``
   (a .nas/search|deref|diff/REST name mostly as ``nasfs search|deref|diff
   -- REST``, with odd --budget values too: -1, 10^20, x) must exit 0, or 2
   with exactly one stderr line (README: "2 bad input (one line on stderr)")
@@ -669,7 +669,7 @@ def cli_one(i: int, name: bytes, seed: int, src: Path, env: dict, marker: bytes,
     cmd: list[bytes | str] = [str(C.PY), "-P", "-m", "nasfs", command, "--repo", str(src), "--node", "box", "--tree", "t"]
     m = AT_NAME.fullmatch(name)
     if command == "read" and m and rng.random() < 0.5:
-        cmd += [b"--at", m.group(1)]
+        cmd.append(b"--at=" + m.group(1))  # '=': a revision that starts with '-' stays the option's value
         spec = m.group(2)
     if command != "deref" and rng.random() < 0.3:
         cmd.append("--json")
@@ -940,7 +940,7 @@ def main() -> int:
         print(f"mount: {m.mountpoint} (daemon pid {m.pid}): all {len(names):,} names, stat and open+read each "
               "(then readdir of folders, xattrs of files), by openat2 RESOLVE_BENEATH")
     if "cli" in doors:
-        print(f"cli: {len(cli_sample):,} names (nasfs read|search|deref|diff --repo SRC [--json] [--at REV] -- NAME), 2 at a time")
+        print(f"cli: {len(cli_sample):,} names (nasfs read|search|deref|diff --repo SRC [--json] [--at=REV] -- NAME), 2 at a time")
     if "http" in doors:
         server = Server(src, work / "cache-http", work / "serve.log")
         print(f"http: {len(http_sample):,} names to 127.0.0.1:{server.port} (pid {server.proc.pid}) over 2 connections")
