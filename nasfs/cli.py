@@ -107,6 +107,15 @@ def _parser() -> argparse.ArgumentParser:
     mount.add_argument("--log-file", help="daemon log (default: stderr in the foreground, none otherwise)")
     mount.add_argument("--attr-timeout", type=float, default=1.0, help="seconds the kernel may cache real files' attributes")
 
+    mount.add_argument("--no-warm", action="store_true", help="no background warm-up ('nasfs index') of the tree's caches at start")
+
+    index = sub.add_parser("index", help="warm the caches: the @outline view and token count of every file git does not ignore")
+    _tree_args(index)
+    index.add_argument("source", nargs="?", help="the git work tree (same as --repo)")
+    index.add_argument("--jobs", type=int, help="worker processes (default: the CPU count)")
+    index.add_argument("--quiet", action="store_true", help="no progress bar and no summary; errors only")
+    index.add_argument("--progress-log", action="store_true", help="progress as 'warm-up: N/M files, S s' lines on stderr (the mount's warm-up)")
+
     install = sub.add_parser("install", help="link this nasfs into /usr/local/sbin, where mount -t fuse.nasfs and fstab find it")
     install.add_argument("--bin-dir", default="/usr/local/sbin", help="where to link it (default /usr/local/sbin)")
     install.add_argument("--root", default="/", help="install below this folder instead of / (packaging, tests)")
@@ -245,7 +254,7 @@ def cmd_mount(args: argparse.Namespace) -> int:
     return run_foreground(
         args.source, args.mountpoint, node=args.node, tree=args.tree, tokenizer=args.tokenizer,
         autocommit=args.autocommit, allow_other=args.allow_other, attr_timeout=args.attr_timeout,
-        summarizer=args.summarizer,
+        summarizer=args.summarizer, warm=not args.no_warm,
         faults=os.environ.get("NASFS_TEST_FAULTS") == "1",
     )
 
@@ -258,7 +267,23 @@ def _daemon_argv(args: argparse.Namespace) -> list[str]:
                         ("--log-file", args.log_file and os.path.abspath(args.log_file))):
         if value is not None:
             argv += [flag, value]
-    return argv + [flag for flag, on in (("--autocommit", args.autocommit), ("--allow-other", args.allow_other)) if on]
+    return argv + [flag for flag, on in (("--autocommit", args.autocommit), ("--allow-other", args.allow_other),
+                                         ("--no-warm", args.no_warm)) if on]
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    import signal
+
+    from .index import run_index
+    from .repo import work_tree_top
+    from .tokens import check_tokenizer
+
+    check_tokenizer(args.tokenizer)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # ends the workers too
+    root = args.repo or args.source or str(work_tree_top(os.getcwd()))
+    run_index(root, node=args.node, tree=args.tree, tokenizer=args.tokenizer, jobs=args.jobs,
+              quiet=args.quiet, progress_log=args.progress_log)
+    return 0
 
 
 def cmd_umount(args: argparse.Namespace) -> int:
@@ -319,6 +344,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "search": cmd_search,
     "diff": cmd_diff,
     "mount": cmd_mount,
+    "index": cmd_index,
     "install": cmd_install,
     "install-unit": cmd_install_unit,
     "umount": cmd_umount,

@@ -95,8 +95,9 @@ def check_mountpoint(mountpoint: str) -> None:
 
 def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str | None, tokenizer: str,
                    autocommit: bool, allow_other: bool, attr_timeout: float, summarizer: str | None = None,
-                   faults: bool = False) -> int:
-    """Mount and serve until unmounted or signalled; returns an exit code."""
+                   faults: bool = False, warm: bool = True) -> int:
+    """Mount and serve until unmounted or signalled; returns an exit code.
+    With ``warm``, a low-priority ``nasfs index`` warms the caches meanwhile."""
     from ..cache import DiskCache
     from ..repo import GitTree
     from ..service import Nas
@@ -112,16 +113,55 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     if allow_other:
         options.add("allow_other")
     pyfuse3.init(ops, mountpoint, options)
+    warmer = _start_warm_up(git_tree, tokenizer) if warm else None
     clean = False
     try:
         trio.run(_serve, ops)
         clean = True
     finally:
+        if warmer is not None:
+            _stop(warmer)
         pyfuse3.close(unmount=clean)
         if not clean:
             _lazy_unmount(mountpoint)
     log.info("unmounted %s", mountpoint)
     return 0
+
+
+def _start_warm_up(git_tree, tokenizer: str) -> subprocess.Popen | None:
+    """``nasfs index --jobs 1 --progress-log`` at low priority; its lines go to
+    this daemon's log. The mount never waits for it; a failure only logs."""
+    import threading
+
+    argv = [sys.executable, "-P", "-m", "nasfs", "index", "--jobs", "1", "--progress-log", "--tokenizer", tokenizer,
+            "--node", git_tree.node, "--tree", git_tree.tree, str(git_tree.root)]
+    try:
+        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 cwd="/", preexec_fn=lambda: os.nice(10))
+    except OSError as exc:
+        log.warning("warm-up not started: %s", exc)
+        return None
+
+    def relay() -> None:
+        assert child.stdout is not None
+        for raw in child.stdout:
+            log.info("%s", raw.decode(errors="replace").rstrip())
+        if child.wait() not in (0, -signal.SIGTERM, 143):
+            log.warning("warm-up failed (exit %s); views are computed on first read instead", child.returncode)
+
+    threading.Thread(target=relay, name="nasfs-warm-up", daemon=True).start()
+    log.info("warm-up started (pid %d): nasfs index of %s", child.pid, git_tree.root)
+    return child
+
+
+def _stop(child: subprocess.Popen) -> None:
+    if child.poll() is None:
+        child.terminate()
+        try:
+            child.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
 
 
 async def _serve(ops: NasOperations) -> None:

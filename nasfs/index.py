@@ -1,0 +1,163 @@
+"""``nasfs index``: warm a tree's caches so that first views are fast.
+
+Every regular file of the work tree that git does not ignore (tracked files
+from the index, untracked ones from status; ``.git`` never) gets its
+``@outline`` view computed, which also counts and caches its full tokens.
+Both land in the shared disk cache (SQLite in WAL mode: several processes
+may read and write it at once; a write that loses a lock race is dropped,
+which only leaves that file cold). N worker processes each run their own
+``Nas`` over the same cache; errors on single files are counted, never fatal.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pygit2
+
+from .repo import GitTree
+
+_nas = None  # the worker's own Nas
+
+
+@dataclass
+class Tally:
+    files: int = 0
+    tokens: int = 0
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def add(self, result: tuple[str, str, int, str]) -> None:
+        path, kind, tokens, detail = result
+        if kind == "ok":
+            self.files += 1
+            self.tokens += tokens
+        elif kind == "skipped":
+            self.skipped += 1
+        else:
+            self.errors.append(f"{path}: {detail}")
+
+    def summary(self, seconds: float) -> str:
+        line = f"indexed {self.files} files ({self.tokens} tokens outlined, {self.skipped} skipped: binary/large/refused) in {seconds:.1f} s"
+        if self.errors:
+            line += f"; {len(self.errors)} errors"
+        return line
+
+
+def tree_files(tree: GitTree) -> list[str]:
+    """Regular files of the work tree that git does not ignore, sorted."""
+    repo = tree.repo
+    names = {entry.path for entry in repo.index}
+    for path, flags in repo.status(untracked_files="all").items():
+        if flags & pygit2.GIT_STATUS_WT_NEW and not flags & pygit2.GIT_STATUS_IGNORED:
+            names.add(path)
+    files = []
+    for name in names:
+        if name.split("/")[0] == ".git":
+            continue
+        try:
+            st = os.lstat(tree.root / name)
+        except OSError:
+            continue  # deleted in the work tree
+        if stat.S_ISREG(st.st_mode):
+            files.append(name)
+    return sorted(files)
+
+
+def _open(root: str, node: str | None, tree: str | None, tokenizer: str):
+    from .cache import DiskCache
+    from .service import Nas
+
+    disk = DiskCache()
+    return Nas(GitTree(root, node=node, tree=tree, hashes=disk), tokenizer=tokenizer, disk=disk)
+
+
+def _init_worker(root: str, node: str | None, tree: str | None, tokenizer: str) -> None:
+    global _nas
+    _nas = _open(root, node, tree, tokenizer)
+
+
+def _outline(path: str) -> tuple[str, str, int, str]:
+    """(path, ok|skipped|error, outline tokens, detail) for one file."""
+    from .errors import NasError
+    from .grammar import View
+
+    try:
+        r = _nas.read_view(path, View("outline"), record=False)
+    except NasError as exc:
+        return path, "skipped", 0, str(exc)
+    except Exception as exc:  # noqa: BLE001 - one bad file never ends the run
+        return path, "error", 0, f"{type(exc).__name__}: {exc}"
+    if r.full_tokens is None:  # binary, or too large to hold
+        return path, "skipped", 0, ""
+    return path, "ok", r.tokens, ""
+
+
+def _results(root: str, files: list[str], jobs: int, opened: tuple) -> Iterator[tuple[str, str, int, str]]:
+    global _nas
+    if jobs <= 1:
+        _nas = _open(root, *opened)
+        for p in files:
+            yield _outline(p)
+        return
+    import multiprocessing
+
+    # spawn: each worker starts clean (no inherited libgit2 or SQLite handles)
+    with multiprocessing.get_context("spawn").Pool(jobs, _init_worker, (root, *opened)) as pool:
+        yield from pool.imap_unordered(_outline, files, chunksize=4)
+
+
+def run_index(root: str, *, node: str | None, tree: str | None, tokenizer: str, jobs: int | None,
+              quiet: bool = False, progress_log: bool = False, every: float = 10.0) -> Tally:
+    from .cache import DiskCache
+
+    t0 = time.monotonic()
+    git_tree = GitTree(root)
+    DiskCache()  # made (and switched to WAL) once, before the workers race to open it
+    files = tree_files(git_tree)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(files) or 1))
+    tally = Tally()
+    bar = None
+    if not quiet and not progress_log and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(files), unit="file", file=sys.stderr, dynamic_ncols=True)
+    said = time.monotonic()
+
+    def say(end: str = "") -> None:
+        try:
+            print(f"warm-up: {tally.files + tally.skipped + len(tally.errors)}/{len(files)} files, "
+                  f"{time.monotonic() - t0:.0f} s{end}", file=sys.stderr, flush=True)
+        except OSError:
+            pass  # a log that went away ends nothing
+
+    if progress_log:
+        say()
+    try:
+        for result in _results(str(git_tree.root), files, jobs, (node, tree, tokenizer)):
+            tally.add(result)
+            if bar is not None:
+                bar.update(1)
+            if progress_log and time.monotonic() - said >= every:
+                said = time.monotonic()
+                say()
+    finally:
+        if bar is not None:
+            bar.close()
+    if progress_log:
+        say(" (done)")
+    for line in tally.errors[:20]:
+        print(f"nasfs index: {line}", file=sys.stderr)
+    if len(tally.errors) > 20:
+        print(f"nasfs index: ... and {len(tally.errors) - 20} more errors", file=sys.stderr)
+    if not quiet:
+        print(tally.summary(time.monotonic() - t0), flush=True)
+    return tally
+
+
+__all__ = ["Tally", "run_index", "tree_files"]
