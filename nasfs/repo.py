@@ -301,7 +301,12 @@ class GitTree:
         """(tree-relative path, absolute path) with symlinks resolved inside the tree."""
         rel = clean_path(path)
         full = self.root / rel
-        real = Path(os.path.realpath(full))
+        try:
+            real = Path(os.path.realpath(full, strict=True))
+        except FileNotFoundError:
+            real = Path(os.path.realpath(full))  # absent: NotFound comes from the caller's stat
+        except OSError as exc:  # ELOOP, ENAMETOOLONG, ENOTDIR, EACCES
+            raise BadPath(f"{path!r} cannot be resolved: {exc.strerror.lower()}", "a path of a file in the tree") from None
         if real != self.root and self.root not in real.parents:
             raise BadPath(f"{path!r} resolves to {real}, outside the tree")
         rel_real = real.relative_to(self.root).as_posix() if real != self.root else ""
