@@ -164,7 +164,7 @@ class Analysis:
         return Outline(self.outline.kind, inner, (), self.outline.indent)
 
 
-_DUP = re.compile(r"(.*)~(\d+)")
+_DUP = re.compile(r"(.*)~([1-9]\d*)")  # ~0 is no index: a name, refused if absent
 
 
 def _slug(text: str) -> str:

@@ -396,3 +396,12 @@ def test_summary_is_generated_cached_by_blob_and_marked_stale(home: Path, tmp_pa
     (home / "README.txt").write_text("FAIL\n")  # never summarized before: nothing to fall back on
     with pytest.raises(NotServable, match="summarizer failed"):
         nas.read("README.txt@summary")
+
+
+def test_a_duplicate_index_of_zero_is_a_clear_refusal(nas) -> None:
+    """'NAME~0' once raised IndexError (EIO on the mount, 500 on HTTP); found by fuzz."""
+    from nasfs.errors import NotFound
+
+    for spec in ("README.txt@section=~~0", "notes/customer-acme.md@section=Renewal~0"):
+        with pytest.raises(NotFound):
+            nas.read(spec)
