@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import NoReturn
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -50,10 +51,17 @@ def _default_budget(p: argparse.ArgumentParser) -> None:
                    help=f"tokens of a read that names no budget (default {DEFAULT_READ_BUDGET}); 0 or none: no default")
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments get one line on stderr, like every other refusal (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message}; see '{self.prog} --help'\n")
+
+
 def _parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    parser = argparse.ArgumentParser(prog="nasfs", description="Budgeted, checkable reads over a git-backed tree.")
+    parser = _Parser(prog="nasfs", description="Budgeted, checkable reads over a git-backed tree.")
     parser.add_argument("--version", action="version", version=f"nasfs {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 

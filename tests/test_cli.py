@@ -156,3 +156,11 @@ def test_envelope_numbers_are_json_numbers(home: Path) -> None:
     assert [type(found[k]) for k in ("matches", "files", "shown", "skip", "tokens")] == [int] * 5
     diffed = json.loads(nasfs("diff", "--repo", str(home), "--json", "v1..main").stdout)
     assert [type(diffed[k]) for k in ("files", "added", "deleted", "tokens")] == [int] * 4
+
+
+def test_bad_arguments_get_one_line(home: Path) -> None:
+    """argparse's usage block once came before its error (found by fuzz)."""
+    done = subprocess.run([sys.executable, "-P", "-m", "nasfs", "diff", "--budget", "x", "v1"], cwd=home,
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == ["nasfs diff: argument --budget: invalid int value: 'x'; see 'nasfs diff --help'"]
