@@ -252,29 +252,25 @@ def _mounted(mountpoint: Path) -> bool:
     return False
 
 
-class Mount:
-    """``nasfs mount SRC MNT --foreground`` as tests/mounts.py runs it; stopped
-    (unmounted, process gone) at exit whatever happens."""
+class FuseDaemon:
+    """A FUSE daemon in the foreground, up once ``ready`` exists under its
+    mount point; stopped (unmounted, process gone) at exit whatever happens."""
 
-    def __init__(self, source: Path, mountpoint: Path, env: dict[str, str], log: Path, *extra: str,
-                 launcher: Sequence[str] | None = None) -> None:
-        """``launcher`` replaces ``python -m nasfs`` (to try a patched daemon)."""
-        self.source, self.mountpoint, self.log = source, mountpoint, log
+    def __init__(self, argv: Sequence[str], mountpoint: Path, log: Path, ready: str, what: str,
+                 env: dict[str, str] | None = None, cwd: str | Path = "/", stop_wait: float = 15) -> None:
+        self.mountpoint, self.log, self.stop_wait = mountpoint, log, stop_wait
         mountpoint.mkdir(exist_ok=True)
         with open(log, "ab") as fh:
-            self.proc = subprocess.Popen(
-                [*(launcher or [str(PY), "-m", "nasfs"]), "mount", str(source), str(mountpoint), "--foreground", "--log-level", "warning", *extra],
-                stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=REPO,
-            )
+            self.proc = subprocess.Popen(list(argv), stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=cwd)
         on_exit(self.stop)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"mount daemon exited {self.proc.returncode}: {log.read_text()[-2000:]}")
-            if _mounted(mountpoint) and (mountpoint / ".nas" / "HELP").exists():
+                raise RuntimeError(f"{what} exited {self.proc.returncode}: {log.read_text()[-2000:]}")
+            if _mounted(mountpoint) and (mountpoint / ready).exists():
                 return
             time.sleep(0.05)
-        raise RuntimeError(f"mount did not come up in 60 s: {log.read_text()[-2000:]}")
+        raise RuntimeError(f"{what} did not come up in 60 s: {log.read_text()[-2000:]}")
 
     @property
     def pid(self) -> int:
@@ -285,7 +281,7 @@ class Mount:
             subprocess.run(["fusermount3", "-u", str(self.mountpoint)], capture_output=True)
         if self.proc.poll() is None:
             try:
-                self.proc.wait(timeout=15)
+                self.proc.wait(timeout=self.stop_wait)
             except subprocess.TimeoutExpired:
                 self.proc.terminate()
                 try:
@@ -295,6 +291,18 @@ class Mount:
                     self.proc.wait()
         if _mounted(self.mountpoint):
             subprocess.run(["fusermount3", "-u", "-z", str(self.mountpoint)], capture_output=True)
+
+
+class Mount(FuseDaemon):
+    """``nasfs mount SRC MNT --foreground`` as tests/mounts.py runs it."""
+
+    def __init__(self, source: Path, mountpoint: Path, env: dict[str, str], log: Path, *extra: str,
+                 launcher: Sequence[str] | None = None) -> None:
+        """``launcher`` replaces ``python -m nasfs`` (to try a patched daemon)."""
+        self.source = source
+        argv = [*(launcher or [str(PY), "-m", "nasfs"]), "mount", str(source), str(mountpoint), "--foreground",
+                "--log-level", "warning", *extra]
+        super().__init__(argv, mountpoint, log, ".nas/HELP", "mount daemon", env=env, cwd=REPO)
 
 
 def child_env(**extra: str) -> dict[str, str]:

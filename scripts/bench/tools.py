@@ -68,44 +68,12 @@ def loads() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-class BareMount:
-    """bare_passthrough.py SRC MNT, stopped (unmounted, process gone) at exit."""
+class BareMount(C.FuseDaemon):
+    """bare_passthrough.py SRC MNT."""
 
     def __init__(self, source: Path, mountpoint: Path, log: Path) -> None:
-        self.mountpoint = mountpoint
-        mountpoint.mkdir(exist_ok=True)
-        with open(log, "ab") as fh:
-            self.proc = subprocess.Popen([str(C.PY), "-P", str(BARE), str(source), str(mountpoint)],
-                                         stdout=fh, stderr=subprocess.STDOUT, cwd="/")
-        C.on_exit(self.stop)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"bare pass-through exited {self.proc.returncode}: {log.read_text()[-2000:]}")
-            if C._mounted(mountpoint) and (mountpoint / "long.py").exists():
-                return
-            time.sleep(0.05)
-        raise RuntimeError(f"bare pass-through did not come up in 60 s: {log.read_text()[-2000:]}")
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def stop(self) -> None:
-        if C._mounted(self.mountpoint):
-            subprocess.run(["fusermount3", "-u", str(self.mountpoint)], capture_output=True)
-        if self.proc.poll() is None:
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.terminate()
-                try:
-                    self.proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait()
-        if C._mounted(self.mountpoint):
-            subprocess.run(["fusermount3", "-u", "-z", str(self.mountpoint)], capture_output=True)
+        super().__init__([str(C.PY), "-P", str(BARE), str(source), str(mountpoint)], mountpoint, log,
+                         "long.py", "bare pass-through", stop_wait=10)
 
 
 def huge_markdown(path: Path, mb: int, seed: int = 11) -> int:
