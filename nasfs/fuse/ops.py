@@ -133,8 +133,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         try:  # the one place a refused name is recorded, with its reason
             if parent is not None:
                 node = await self.child(parent, text, ctx)
-            elif parent_inode == ROOT and self.root_child(text) is not None:
-                node = self.root_child(text)
+            elif parent_inode == ROOT and (side := self.root_child(text)) is not None:
+                node = side
             elif "@" in text and parent_path is not None:
                 node = await self.view_node(parent_path, text, "")
             else:
@@ -263,7 +263,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
             self._written.discard(fh)
             ino = self._fd_ino.get(fh)
             if ino is not None:
-                await self.changed(self.real.path(ino))
+                await self.changed(self.committed_path(ino))
 
     @fuse_op
     async def fsync(self, fh: int, datasync: bool) -> None:
@@ -276,16 +276,21 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
             return
         written = fh in self._written  # written after the last flush (mmap, dup'd fds)
         self._written.discard(fh)
-        path = self.real.path(self._fd_ino[fh]) if written and fh in self._fd_ino else None
+        path = self.committed_path(self._fd_ino[fh]) if written and fh in self._fd_ino else None
         self.real_release(fh)
         if written:
             await self.changed(path)
 
+    def committed_path(self, ino: int) -> str | None:
+        """Where a changed file is, for autocommit; None without --autocommit
+        (finding a name costs a readlink the mount need not pay)."""
+        return self.real.path(ino) if self.autocommit else None
+
     async def changed(self, path: str | None) -> None:
-        """A real file changed through the mount: with --autocommit, commit it
-        onto the checked-out branch. (Views need nothing: each lookup makes
-        the view of what the file holds then.)"""
-        if self.autocommit and path and path != ".git" and not path.startswith(".git/"):
+        """A real file changed through the mount (``path`` from committed_path
+        or entry_path): commit it onto the checked-out branch. (Views need
+        nothing: each lookup makes the view of what the file holds then.)"""
+        if path and path != ".git" and not path.startswith(".git/"):
             commit = await self.core(self.nas.tree.commit_worktree_path, path, "nasfs autocommit")
             if commit:
                 log.info("autocommit %s as %s", path, commit[:12])
@@ -342,8 +347,12 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         return self.real_link(inode, new_parent_inode, new_name)
 
     def entry_path(self, parent_inode: int, name: bytes) -> str | None:
+        """Where an entry being removed or renamed is, for autocommit (None
+        without --autocommit); a virtual folder is refused (EROFS)."""
         if virtual(parent_inode):
             raise FUSEError(errno.EROFS)
+        if not self.autocommit:
+            return None
         base = self.real.path(parent_inode)
         if base is None:
             return None
@@ -357,7 +366,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
 
     @fuse_op
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
-        self.entry_path(parent_inode, name)
+        if virtual(parent_inode):
+            raise FUSEError(errno.EROFS)
         self.real_rmdir(parent_inode, name)
 
     @fuse_op
@@ -375,7 +385,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
             raise FUSEError(errno.EROFS)
         attrs = self.real_setattr(inode, attr, fields, fh, ctx)
         if fields.update_size:
-            await self.changed(self.real.path(inode))
+            await self.changed(self.committed_path(inode))
         return attrs
 
     @fuse_op
