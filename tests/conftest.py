@@ -19,6 +19,13 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 
+def header(text: bytes) -> dict[str, str]:
+    """The key=value pairs of a view's header line."""
+    first = text.split(b"\n", 1)[0].decode()
+    assert first.startswith("nasfs "), first[:200]
+    return dict(pair.split("=", 1) for pair in first.split(" ")[1:])
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test gets its own disk cache, so no test is served another's answer."""

@@ -12,15 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import git
+from .conftest import git, header
 from .mounts import Mount
 
 ACME = "notes/customer-acme.md"
-
-
-def header(data: bytes) -> dict[str, str]:
-    first = data.split(b"\n", 1)[0].decode()
-    return dict(kv.split("=", 1) for kv in first.split()[1:])
 
 
 def verify_with_git(home: Path, pointer: str) -> None:

@@ -17,7 +17,7 @@ from nasfs.fuse.mount import mount_at
 from nasfs.repo import GitTree
 from nasfs.service import Nas
 
-from .conftest import git
+from .conftest import git, header
 from .mounts import Mount
 
 ACME = "notes/customer-acme.md"
@@ -40,10 +40,6 @@ def cat_fails(path: Path) -> str:
 
 def real_files(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and ".git" not in p.parts)
-
-
-def header(text: bytes) -> dict[str, str]:
-    return dict(kv.split("=", 1) for kv in text.split(b"\n", 1)[0].decode().split(" ")[1:])
 
 
 def test_real_files_are_byte_identical(mounted: Mount, home: Path) -> None:

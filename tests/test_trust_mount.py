@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import git
+from .conftest import git, header
 from .mounts import Mount, abort_connection
 
 STRESS = Path(__file__).with_name("view_stress.py")
@@ -283,8 +283,7 @@ def test_a_header_pointer_to_an_odd_name_verifies_as_printed(mounted: Mount, hom
     folder = mounted.mountpoint / "notes dir"
     folder.mkdir()
     (folder / "Résumé.md").write_text("# Résumé\n\nShort.\n")
-    first = (folder / "Résumé.md@outline").read_bytes().split(b"\n", 1)[0].decode()
-    pointer = dict(kv.split("=", 1) for kv in first.split()[1:])["pointer"]
+    pointer = header((folder / "Résumé.md@outline").read_bytes())["pointer"]
     done = subprocess.run([sys.executable, "-P", "-m", "nasfs", "verify", "--repo", str(home), "--node", "box",
                            "--tree", "home", pointer], capture_output=True, text=True)
     assert done.returncode == 0, (pointer, done.stderr)

@@ -13,15 +13,9 @@ from nasfs import tokens
 from nasfs.errors import BadPath, BadView, NotFound, NotServable
 from nasfs.service import Nas
 
-from .conftest import git
+from .conftest import git, header as header_keys
 
 ACME = "notes/customer-acme.md"
-
-
-def header_keys(text: bytes) -> dict[str, str]:
-    first = text.split(b"\n", 1)[0].decode()
-    assert first.startswith("nasfs ")
-    return dict(pair.split("=", 1) for pair in first.split(" ")[1:])
 
 
 def test_markdown_outline_has_ranges(nas: Nas) -> None:
