@@ -17,6 +17,7 @@ import hashlib
 import os
 import posixpath
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -91,6 +92,14 @@ class Content:
         for chunk in self.stream():
             return chunk[:n]
         return b""
+
+
+def tree_entry(tree: pygit2.Tree, path: str) -> pygit2.Object:
+    """``tree[path]`` without pygit2 1.21's leak: its lookup keeps one
+    reference to the key string for good, so a fresh string per read grew the
+    daemon by a string per view read. An interned key is one object per path,
+    so what is kept is bounded by the tree's paths. KeyError when absent."""
+    return tree[sys.intern(path)]
 
 
 def clean_path(path: str) -> str:
@@ -272,7 +281,7 @@ class GitTree:
             if not path:
                 return path, commit.tree
             try:
-                entry = commit.tree[path]
+                entry = tree_entry(commit.tree, path)
             except KeyError:
                 return path, None
             if entry.filemode != pygit2.GIT_FILEMODE_LINK:
@@ -391,7 +400,7 @@ class GitTree:
             if self._head_tree is None or self._head_tree[0] != head.id:
                 self._head_tree = (head.id, head.tree)  # parsed once per HEAD, not per file
             try:
-                entry = self._head_tree[1][rel]
+                entry = tree_entry(self._head_tree[1], rel)
                 if str(entry.id) == blob_id and entry.filemode in _FILE_MODES:
                     return str(head.id)
             except KeyError:
@@ -412,7 +421,7 @@ class GitTree:
         if not path:
             return TreeItem("", "dir", 0)
         try:
-            entry = self.repo[commit].tree[path]
+            entry = tree_entry(self.repo[commit].tree, path)
         except KeyError:
             return None
         return self._item(entry.name, entry.filemode, entry.id)
@@ -511,7 +520,7 @@ class GitTree:
     @_serving
     def raw_at(self, commit: str, path: str) -> bytes:
         """The blob bytes at ``path`` (a symlink's target text, not followed)."""
-        return self.repo[self.repo[commit].tree[path].id].data
+        return self.repo[tree_entry(self.repo[commit].tree, path).id].data
 
     # -- autocommit: writes through the mount onto the checked-out branch ------
     @_serving

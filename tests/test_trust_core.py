@@ -290,3 +290,24 @@ def test_a_subfolder_of_a_repository_is_refused(home: Path) -> None:
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == f"nasfs read: {said}\n"
     assert GitTree(home / "notes" / "..").root == home  # the top folder, however spelled
+
+
+# -- F. a long-running server does not grow with the number of reads ----------------------
+
+def test_repeated_view_reads_keep_memory_flat(nas: Nas) -> None:
+    """pygit2 1.21 keeps a reference to every key string a tree lookup is
+    given; with a fresh path string per read the daemon grew ~60 bytes a read."""
+    import tracemalloc
+
+    spec = "".join(["notes/customer-acme", ".md@outline"])
+    for _ in range(50):
+        nas.read(spec)  # warm every cache the read fills
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(1000):
+            nas.read("".join(["notes/customer-acme", ".md@outline"]))
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 20_000, f"{grown} bytes kept by 1000 reads of one view"
