@@ -8,6 +8,7 @@ HTTP status. Nothing else is raised to a door on bad input.
 from __future__ import annotations
 
 import errno
+import unicodedata
 
 
 class NasError(Exception):
@@ -25,8 +26,22 @@ class NasError(Exception):
 
     def __str__(self) -> str:
         if self.valid:
-            return f"{self.message}; valid: {self.valid}"
-        return self.message
+            return one_line(f"{self.message}; valid: {self.valid}")
+        return one_line(self.message)
+
+
+_UNSEEN = ("Cc", "Cf", "Zl", "Zp")  # controls, format (bidi overrides), line and paragraph separators
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control, bidirectional or line-breaking character
+    written as an escape (``\\n``, ``\\u202e``): a name echoed in an error
+    can then neither break the one-line message nor reorder what a reader
+    sees, nor forge a line of ``.nas/errors``."""
+    if all(unicodedata.category(c) not in _UNSEEN for c in text):
+        return text
+    return "".join(c.encode("unicode_escape").decode("ascii") if unicodedata.category(c) in _UNSEEN else c
+                   for c in text)
 
 
 class BadView(NasError):

@@ -19,7 +19,7 @@ from . import tokens as tok
 from .budget import Rung, fit
 from .cache import LRU, DiskCache
 from .declare import Response, declare
-from .errors import BadView, NasError, NotFound, NotServable, VerifyFailed, check_text
+from .errors import BadView, NasError, NotFound, NotServable, VerifyFailed, check_text, one_line
 from .grammar import RAW, View, check_budget, split_path
 from .outline import Entry, Outline
 from .pointers import Pointer, parse_pointer
@@ -71,7 +71,7 @@ class Refusal:
 
     def render(self) -> str:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.when))
-        return f"{stamp} {self.name}: {self.error}"
+        return f"{stamp} {one_line(self.name)}: {self.error}"
 
 
 SUMMARY_ALTERNATIVES = "@outline, @N, @section=NAME, @L12-L18"

@@ -71,6 +71,8 @@ def test_every_emitted_pointer_verifies_with_git_show(home: Path) -> None:
     (["read", f"{ACME}@outlien@200.json"], 2, "did you mean @outline@200.json?"),
     (["read", f"{ACME}@L5-L2"], 2, "did you mean @L2-L5?"),
     (["read", f"{ACME}@sectoin=Renewal"], 2, "did you mean @section=Renewal?"),
+    (["read", f"{ACME}@sectoin=Re\nnewal"], 2, "did you mean @section=Re\\nnewal?"),
+    (["read", f"{ACME}@sectoin=\u202eRenewal"], 2, "did you mean @section=\\u202eRenewal?"),
     (["read", "--tokenizer", "gpt2", f"{ACME}@outline"], 2, "unknown tokenizer"),
     (["verify", "nas://box/home/x"], 2, "malformed pointer"),
     (["verify", f"nas://other/home/{ACME}@0000000#L1-L2"], 2, "this is node"),

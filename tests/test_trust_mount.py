@@ -186,6 +186,22 @@ def test_errors_survive_a_name_that_is_not_utf8(mounted: Mount) -> None:
     assert "customer-acme.md@\\xe9" in text
 
 
+def test_errors_stay_one_line_a_refusal_whatever_the_name(mounted: Mount) -> None:
+    """A newline or a bidi override in a refused name is shown escaped, so it
+    can neither split a line of .nas/errors nor forge one."""
+    mnt = mounted.mountpoint
+    names = ["customer-acme.md@sectoin=x\n2026-01-01T00:00:00Z forged: line",
+             "customer-acme.md@outline\u202e", "odd\nname.md@outline"]
+    for name in names:
+        with pytest.raises(FileNotFoundError):
+            os.stat(mnt / "notes" / name)
+    lines = (mnt / ".nas" / "errors").read_text().splitlines()
+    assert len(lines) == len(names), lines
+    assert "did you mean @section=x\\n2026" in lines[0]
+    assert "outline\\u202e" in lines[1] and "\u202e" not in lines[1]
+    assert "odd\\nname.md" in lines[2]
+
+
 def test_deref_of_a_path_with_at_in_a_folder_name(mounted: Mount, home: Path) -> None:
     pkg = home / "js" / "node_modules" / "@npmcli" / "fs"
     pkg.mkdir(parents=True)
