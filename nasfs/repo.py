@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from .cache import DiskCache as HashCache
 
 LARGE_BYTES = 32 << 20  # above this a file is streamed, never held whole
+SETTLED_NS = 2_000_000_000  # a file untouched this long is past any rewrite within one timestamp tick
+READ_TRIES = 20
 CHUNK = 1 << 20
 KEEP_REF = "refs/nasfs/snapshots"
 SIGNATURE_NAME = "nasfs"
@@ -100,6 +102,34 @@ def tree_entry(tree: pygit2.Tree, path: str) -> pygit2.Object:
     daemon by a string per view read. An interned key is one object per path,
     so what is kept is bounded by the tree's paths. KeyError when absent."""
     return tree[sys.intern(path)]
+
+
+def _stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _store_key(real: str | Path, key: tuple[int, int, int, int]) -> str:
+    return f"hash:{real}:{':'.join(map(str, key))}"
+
+
+def read_one_version(real: Path) -> tuple[os.stat_result, bytes]:
+    """The whole bytes of a file as one version, and their stat.
+
+    ``read()`` of a whole file is several read calls; a writer rewriting the
+    file in place between them gave a version's start followed by a later
+    version's end, which no one ever wrote. Bytes count when their length is
+    the size the file had before the read and the file's stat did not change
+    during it; otherwise the read is tried again.
+    """
+    for attempt in range(READ_TRIES):
+        with open(real, "rb") as fh:
+            before = os.fstat(fh.fileno())
+            data = fh.read()
+            after = os.fstat(fh.fileno())
+        if len(data) == before.st_size and _stat_key(before) == _stat_key(after):
+            return after, data
+        time.sleep(0.001 * attempt)
+    raise NotServable(f"{real.name!r} changed during each of {READ_TRIES} reads of it", "read it again once it is written")
 
 
 def clean_path(path: str) -> str:
@@ -351,48 +381,49 @@ class GitTree:
             raise NotServable(f"{path!r} is a folder (a directory), not a file", "a file in it; views are of files")
         if not real.is_file():
             raise NotServable(f"{path!r} is not a regular file")
-        blob_id, data = self._hash(real, st)
+        blob_id, data, st = self._hash(real, st)
         commit = self._commit_holding(rel, blob_id, real, data)
         return Content(rel, blob_id, st.st_size, commit, "worktree", self.repo, str(real), data)
 
     def cached_blob_id(self, real: str, st: os.stat_result) -> str | None:
         """The blob id of a file if already known for this stat (never hashes)."""
-        key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        key = _stat_key(st)
         hit = self._hashes.get(real)
         if hit and hit[0] == key:
             return hit[1]
-        stored = self._hash_store.get(f"hash:{real}:{':'.join(map(str, key))}") if self._hash_store else None
+        stored = self._hash_store.get(_store_key(real, key)) if self._hash_store else None
         return stored.decode() if stored else None
 
-    def _hash(self, real: Path, st: os.stat_result) -> tuple[str, bytes | None]:
-        """Blob id of a file, and its bytes when they had to be read for it.
+    def _hash(self, real: Path, st: os.stat_result) -> tuple[str, bytes | None, os.stat_result]:
+        """Blob id of a file, its bytes when they had to be read for it, and
+        the stat they belong to.
 
         Cached by (inode, size, mtime, ctime) as git's index does, in memory
-        and (for files not touched in the last two seconds, to stay clear of
-        same-timestamp rewrites) in ``hashes``. A file small enough to hold is
-        read once and hashed in memory; its views then use those very bytes.
+        and on disk, but only for files not touched in the last two seconds:
+        a rewrite within one timestamp tick keeps that key, and would be
+        served as the version before it. A file small enough to hold is read
+        once, as one version (see ``read_one_version``), and hashed in
+        memory; its views then use those very bytes.
         """
-        key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        key = _stat_key(st)
         hit = self._hashes.get(str(real))
         if hit and hit[0] == key:
-            return hit[1], None
-        stored_key = f"hash:{real}:{':'.join(map(str, key))}"
-        stored = self._hash_store.get(stored_key) if self._hash_store else None
+            return hit[1], None, st
+        stored = self._hash_store.get(_store_key(real, key)) if self._hash_store else None
         data = None
         if stored:
             blob_id = stored.decode()
         elif st.st_size <= LARGE_BYTES:
-            with open(real, "rb") as fh:
-                data = fh.read()
+            st, data = read_one_version(real)
+            key = _stat_key(st)
             blob_id = str(pygit2.hash(data))
         else:
             blob_id = str(pygit2.hashfile(str(real)))
-        if data is None or len(data) == st.st_size:  # a file growing while read is not cached
+        if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_NS:
             self._hashes[str(real)] = (key, blob_id)
-            settled = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > 2_000_000_000
-            if self._hash_store is not None and stored is None and settled:
-                self._hash_store.put(stored_key, blob_id.encode())
-        return blob_id, data
+            if self._hash_store is not None and stored is None:
+                self._hash_store.put(_store_key(real, key), blob_id.encode())
+        return blob_id, data, st
 
     def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None) -> str:
         head = self.head()

@@ -7,6 +7,7 @@ the CLI as a process, and plain git (never through the mount)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -311,3 +312,54 @@ def test_repeated_view_reads_keep_memory_flat(nas: Nas) -> None:
     finally:
         tracemalloc.stop()
     assert grown < 20_000, f"{grown} bytes kept by 1000 reads of one view"
+
+
+# -- G. a file rewritten in place while it is read --------------------------------------
+
+def test_a_file_rewritten_between_two_reads_of_it_is_served_as_one_version(
+        nas: Nas, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole-file read is several read calls. The writer here rewrites the
+    file (O_TRUNC, then a longer version) exactly between the daemon's first
+    and second: the view, and the commit its pointer names, must still be one
+    version's, never the first's start with the second's end."""
+    import builtins
+
+    import nasfs.repo
+
+    short, long = "# Short\n\nfirst version\n", "# Long\n\n" + "second version, longer\n" * 20
+    target = home / "notes" / "rewritten.md"
+    target.write_text(short)
+    rewritten: list[bool] = []
+
+    class RewrittenAfterFirstRead:
+        def __init__(self, fh):
+            self._fh = fh
+
+        def read(self, size: int = -1) -> bytes:
+            first = self._fh.read(os.fstat(self._fh.fileno()).st_size)
+            if not rewritten:
+                rewritten.append(True)
+                target.write_text(long)
+            return first + self._fh.read()
+
+        def __getattr__(self, name: str):
+            return getattr(self._fh, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self._fh.close()
+
+    def opening(path, mode="r", *args, **kwargs):
+        fh = builtins.open(path, mode, *args, **kwargs)
+        return RewrittenAfterFirstRead(fh) if Path(path) == target and "b" in mode else fh
+
+    monkeypatch.setattr(nasfs.repo, "open", opening, raising=False)
+    response = nas.read("notes/rewritten.md@100000")  # the full view, with its header and pointer
+    assert rewritten, "the file was not read through the wrapper"
+    body = response.text.decode().split("\n", 1)[1]
+    assert body in (short, long), body[:80]
+    commit = commit_of(header_keys(response.header)["pointer"])
+    shown = subprocess.run(["git", "show", f"{commit}:notes/rewritten.md"], cwd=home, capture_output=True, text=True)
+    assert shown.stdout == body
