@@ -206,7 +206,7 @@ class GitTree:
         self.node = node or socket.gethostname().split(".")[0]
         self.tree = tree or self.root.name
         self._lock = threading.Lock()
-        self._hashes: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+        self._hashes: dict[str, tuple[tuple[int, int, int, int], str, bool]] = {}  # key, blob id, settled
         self._hash_store = hashes
         self._serve(repo)
 
@@ -386,7 +386,9 @@ class GitTree:
         return Content(rel, blob_id, st.st_size, commit, "worktree", self.repo, str(real), data)
 
     def cached_blob_id(self, real: str, st: os.stat_result) -> str | None:
-        """The blob id of a file if already known for this stat (never hashes)."""
+        """The blob id of a file if already known for this stat (never hashes):
+        a listing's token hint, which a rewrite within one timestamp tick may
+        leave one version behind; views go through ``_hash``, which re-checks."""
         key = _stat_key(st)
         hit = self._hashes.get(real)
         if hit and hit[0] == key:
@@ -399,15 +401,16 @@ class GitTree:
         the stat they belong to.
 
         Cached by (inode, size, mtime, ctime) as git's index does, in memory
-        and on disk, but only for files not touched in the last two seconds:
-        a rewrite within one timestamp tick keeps that key, and would be
-        served as the version before it. A file small enough to hold is read
+        and on disk; but a file touched in the two seconds before it was
+        hashed is hashed again on its next view (and not stored on disk), as
+        git re-checks a "racily clean" entry: a rewrite within one timestamp
+        tick keeps that key, and would be served as the version before it. A file small enough to hold is read
         once, as one version (see ``read_one_version``), and hashed in
         memory; its views then use those very bytes.
         """
         key = _stat_key(st)
         hit = self._hashes.get(str(real))
-        if hit and hit[0] == key:
+        if hit and hit[0] == key and hit[2]:
             return hit[1], None, st
         stored = self._hash_store.get(_store_key(real, key)) if self._hash_store else None
         data = None
@@ -419,10 +422,10 @@ class GitTree:
             blob_id = str(pygit2.hash(data))
         else:
             blob_id = str(pygit2.hashfile(str(real)))
-        if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_NS:
-            self._hashes[str(real)] = (key, blob_id)
-            if self._hash_store is not None and stored is None:
-                self._hash_store.put(_store_key(real, key), blob_id.encode())
+        settled = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_NS
+        self._hashes[str(real)] = (key, blob_id, settled)
+        if settled and self._hash_store is not None and stored is None:
+            self._hash_store.put(_store_key(real, key), blob_id.encode())
         return blob_id, data, st
 
     def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None) -> str:

@@ -59,10 +59,9 @@ def nas(home: Path):
 def _no_stale_mounts(tmp_path_factory: pytest.TempPathFactory):
     from .mounts import clear_stale_mounts
 
-    base = str(tmp_path_factory.getbasetemp().parent)
-    clear_stale_mounts(base)
+    clear_stale_mounts(str(tmp_path_factory.getbasetemp().parent), quiet_for=600)  # earlier sessions'
     yield
-    clear_stale_mounts(base)
+    clear_stale_mounts(str(tmp_path_factory.getbasetemp()))  # this session's own
 
 
 @pytest.fixture

@@ -13,12 +13,15 @@ from nasfs.fuse.mount import is_stale, mount_at, mounts
 from .processes import end
 
 
-def clear_stale_mounts(under: str) -> None:
+def clear_stale_mounts(under: str, quiet_for: float = 0) -> None:
     """Lazy-unmount the dead nasfs mounts a crashed earlier run left below
-    ``under``. Live ones are left alone: they may be another test session's."""
+    ``under``, whose folder has not changed for ``quiet_for`` seconds. Live
+    ones are left alone, and so are recent dead ones: another test session
+    running now may have killed its daemon on purpose, to test a stale mount."""
     for m in mounts():
         if m.mountpoint.startswith(under) and is_stale(m.mountpoint):
-            subprocess.run(["fusermount3", "-u", "-z", m.mountpoint], capture_output=True)
+            if time.time() - os.lstat(os.path.dirname(m.mountpoint)).st_mtime >= quiet_for:
+                subprocess.run(["fusermount3", "-u", "-z", m.mountpoint], capture_output=True)
 
 
 class Mount:

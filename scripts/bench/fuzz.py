@@ -84,6 +84,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 import _hang as H  # noqa: E402
+from nasfs.errors import one_line  # noqa: E402
 
 ALLOWED = {"ENOENT", "EINVAL", "ENAMETOOLONG", "EISDIR", "ENOTDIR", "EROFS", "EACCES", "EPERM", "ELOOP", "EFBIG"}
 FIXED_DATE = "2026-01-01T00:00:00+00:00"  # commits of the same tree are the same commits: names with ids repeat
@@ -544,7 +545,7 @@ def mount_worker(argv: list[str]) -> None:
                     os.close(fd)
                 rel = where[len(mnt_b) + 1 :] if where.startswith(mnt_b + b"/") else b""
                 if not re.search(rb"(^|/)\.nas$", rel):
-                    pending.append((i, leaf.decode("utf-8", "backslashreplace")))
+                    pending.append((i, one_line(leaf.decode("utf-8", "backslashreplace"))))  # as .nas/errors shows it
                     res["ref"] = 1
             except OSError:
                 pass
