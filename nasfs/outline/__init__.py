@@ -81,6 +81,11 @@ def outline_large(path: str, size: int, head: bytes, stream: Callable[[], Iterab
 
     if is_binary(head):
         return outline_binary(size, head[:512])
-    if family_for(path) == "table":
+    family = family_for(path)
+    if family == "table":
         return outline_table(stream(), _TABLE[_suffix(path)])
+    if family == "markdown":
+        from .markdown import outline_markdown_stream
+
+        return outline_markdown_stream(stream())
     return outline_text_stream(stream())
