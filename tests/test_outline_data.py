@@ -114,6 +114,37 @@ def test_invalid_json_falls_back_to_text() -> None:
     assert rows(outline) == [('{"a": 1,', (), 1, 2, 0), ("second paragraph", (), 4, 4, 0)]
 
 
+def test_json_python_takes_outlines_as_json() -> None:
+    # tree-sitter-json refuses 1E+2, NaN and -Infinity; Python's json takes them
+    data = b'{"z": 0.8e-0, "u": 2E10, "p": 1E+2,\n "n": [NaN, -Infinity, {"s": "1E+2"}]}\n'
+    outline = outline_data(data, "json")
+    assert outline.kind == "json", outline.notes
+    assert rows(outline) == [
+        ("z: number", ("z",), 1, 1, 0), ("u: number", ("u",), 1, 1, 0), ("p: number", ("p",), 1, 1, 0),
+        ("n: array[3]", ("n",), 2, 2, 0), ("2: object{1}", ("n", "2"), 2, 2, 1), ("s: string", ("n", "2", "s"), 2, 2, 2),
+    ]
+
+
+def test_every_document_pythons_json_writes_outlines_as_json() -> None:
+    rng = random.Random(10)
+    scalars = [0, -0.0, 1.5e300, -2, 12345678901234567890, float("nan"), float("inf"), -float("inf"), True, None,
+               "", 'q"b\\c\u2028\x7f', "\u00e9\t\n", 1e-7]
+
+    def value(depth: int) -> object:
+        r = rng.random()
+        if depth > 3 or r < 0.3:
+            return rng.choice(scalars)
+        if r < 0.6:
+            return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+        return {rng.choice("ab\"\u00e9\\") + str(rng.randint(0, 9)): value(depth + 1) for _ in range(rng.randint(0, 4))}
+
+    for _ in range(300):
+        text = json.dumps(value(0), indent=rng.choice([None, 1]), ensure_ascii=rng.random() < 0.5)
+        text = text.replace("e+", rng.choice(["e+", "E+", "E"]))  # json.dumps writes 1.5e+300
+        json.loads(text)
+        assert outline_data(text.encode(), "json").kind == "json", text
+
+
 @pytest.mark.parametrize(
     ("data", "note"),
     [

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 import tomllib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -62,8 +63,22 @@ def outline_data(data: bytes, fmt: str, max_depth: int = 4) -> Outline:
         return _Emitter(_Toml(body), lines, max_depth).outline(fmt, _toml_table(root, body))
     values = [c for c in root.named_children if c.type != "comment"]
     if root.has_error or len(values) != 1:  # tree-sitter-json also takes several top-level values, or none
-        return _fallback(data, fmt, _strict_error(fmt, text) or _tree_error(root, lines))
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            return _fallback(data, fmt, _strict_error(fmt, text) or _tree_error(root, lines))
+        # Python's json took it: only numbers it takes and tree-sitter-json does not
+        # (1E+2, NaN, -Infinity) can differ; same-length digits keep every span.
+        body = _NUMBER.sub(lambda m: m.group(0) if m.group(0)[:1] == b'"' else b"1" * len(m.group(0)), body)
+        root = get_parser(fmt).parse(body).root_node
+        values = [c for c in root.named_children if c.type != "comment"]
+        if root.has_error or len(values) != 1:
+            return _fallback(data, fmt, _tree_error(root, lines))
     return _Emitter(_Json(body), lines, max_depth).outline(fmt, values[0])
+
+
+# A JSON string (kept) or number, as Python's json reads them.
+_NUMBER = re.compile(rb'"(?:[^"\\]|\\.)*"|-?(?:\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|Infinity)|NaN', re.S)
 
 
 # --- errors ------------------------------------------------------------------
