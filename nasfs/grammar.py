@@ -53,6 +53,15 @@ class View:
         parts = [p for p in (base, "" if self.budget is None else str(self.budget)) if p]
         return "@".join(parts) + (".json" if self.json else "")
 
+    def name_with_json(self) -> View | None:
+        """The other reading of ``section=NAME.json``: the section named
+        ``NAME.json`` as text (``Message.json``, method ``json`` of class
+        ``Message``). The service takes it when the file has that section
+        (contract §2); None for a view that has no other reading."""
+        if self.kind == "section" and self.json and self.budget is None:
+            return View("section", arg=self.arg + ".json")
+        return None
+
 
 RAW = View("raw")
 

@@ -102,7 +102,17 @@ class Nas:
         path = clean_path(spec)
         if at is not None:
             self.tree.resolve(at)  # an unknown revision is the error, not "no file"
-        return split_path(path, lambda p: self.tree.exists(p, at), lambda p: self.tree.is_file(p, at))
+        real, view = split_path(path, lambda p: self.tree.exists(p, at), lambda p: self.tree.is_file(p, at))
+        return real, self.settle(real, view, at)
+
+    def settle(self, path: str, view: View, at: str | None = None) -> View:
+        """``section=NAME.json`` names the section ``NAME.json`` when the file
+        has one (qualified or own name), else NAME's envelope (contract §2)."""
+        named = view.name_with_json()
+        if named is None:
+            return view
+        outline = self.analysis(self.content(path, at)).outline
+        return named if any(named.arg in (".".join(e.path), e.name) for e in outline.entries if e.path) else view
 
     def content(self, path: str, at: str | None = None) -> Content:
         return self.tree.at(at, path) if at is not None else self.tree.working(path)

@@ -166,3 +166,20 @@ def test_bad_arguments_get_one_line(home: Path) -> None:
                           capture_output=True, text=True)
     assert done.returncode == 2
     assert done.stderr.splitlines() == ["nasfs diff: argument --budget: invalid int value: 'x'; see 'nasfs diff --help'"]
+
+
+MESSAGE_PY = "class Message:\n    def json(self):\n        return '{}'\n\n    def text(self):\n        return ''\n"
+
+
+def test_a_section_named_json_is_reachable(home: Path) -> None:
+    (home / "msg.py").write_text(MESSAGE_PY)
+    method = nasfs("read", "--repo", str(home), "msg.py@section=Message.json")
+    assert method.returncode == 0, method.stderr
+    assert method.stdout.split("\n", 1)[1] == "    def json(self):\n        return '{}'\n"
+    assert "section=Message.json" in method.stdout.split("\n", 1)[0]
+    # the envelope of the class: '~1' (its first match) leaves '.json' to the envelope
+    env = json.loads(nasfs("read", "--repo", str(home), "msg.py@section=Message~1.json").stdout)
+    assert env["section"] == "Message" and env["content"] == MESSAGE_PY
+    # where no section has that name, .json is the envelope as before
+    env = json.loads(nasfs("read", "--repo", str(home), "msg.py@section=text.json").stdout)
+    assert env["section"] == "Message.text"

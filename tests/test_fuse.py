@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import signal
 import subprocess
@@ -494,3 +495,13 @@ def test_a_file_made_beside_the_mount_shows_within_the_attribute_timeout(mounted
         time.sleep(0.05)
     assert (mnt / "later.txt").read_text() == "made beside\n"
     assert (mnt / "later.txt@outline").read_bytes().startswith(b"nasfs view=")
+
+
+def test_a_section_named_json_through_the_mount(mounted: Mount, home: Path) -> None:
+    (home / "msg.py").write_text("class Message:\n    def json(self):\n        return '{}'\n")
+    mnt = mounted.mountpoint
+    method = cat(mnt / "msg.py@section=Message.json")
+    assert method.split(b"\n", 1)[1] == b"    def json(self):\n        return '{}'\n"
+    assert header(method)["section"] == "Message.json"
+    envelope = json.loads(cat(mnt / "msg.py@section=Message~1.json"))
+    assert envelope["section"] == "Message" and envelope["view"] == "section"

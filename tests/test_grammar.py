@@ -70,3 +70,13 @@ def test_real_names_with_at_win() -> None:
         split_name("other.md", exists, is_file)
     with pytest.raises(BadView, match="unknown view"):
         split_name("notes.md@bogus", exists, is_file)
+
+
+def test_section_name_ending_in_json_has_two_readings() -> None:
+    view = parse_view("section=Message.json")
+    assert (view.arg, view.json) == ("Message", True)  # the envelope of Message, unless the file says otherwise
+    assert view.name_with_json() == View("section", arg="Message.json")
+    assert parse_view("section=Message.json@200") == View("section", arg="Message.json", budget=200)
+    assert parse_view("section=Message%2Ejson") == View("section", arg="Message.json")
+    for one_reading in ("section=Message.json@200.json", "outline.json", "section=Message"):
+        assert parse_view(one_reading).name_with_json() is None

@@ -276,6 +276,8 @@ class Virtual:
         )
         if view.kind == "raw":
             raise FUSEError(errno.ENOENT)
+        if view.name_with_json() is not None:  # section=NAME.json: the file's own section first
+            view = await self.core(self.nas.settle, prefix + real_name, view, at)
         return Node("view", prefix + real_name, commit, view)
 
     def virtual_parent(self, node: Node) -> Node | None:
