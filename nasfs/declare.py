@@ -80,16 +80,21 @@ class Response:
 
 
 def header_line(served: Served, tokens: int, full_tokens: int | None, tokenizer: str, budget: int | None) -> str:
+    """The header: what every answer must declare, then only what differs from
+    the defaults (``truncated`` appears only as ``true``, ``tokenizer`` only
+    when it is not ``cl100k_base``): a header costs tokens on every read."""
     pairs: list[tuple[str, object]] = [
         ("view", served.view),
         ("tokens", tokens),
         ("generated", served.generated),
-        ("truncated", served.truncated),
-        ("pointer", served.evidence[0].pointer if served.evidence else "none"),
     ]
+    if served.truncated:
+        pairs.append(("truncated", True))
+    pairs.append(("pointer", served.evidence[0].pointer if served.evidence else "none"))
     if full_tokens is not None:
         pairs.append(("full_tokens", full_tokens))
-    pairs.append(("tokenizer", tokenizer))
+    if tokenizer != tok.DEFAULT_TOKENIZER:
+        pairs.append(("tokenizer", tokenizer))
     if budget is not None:
         pairs.append(("budget", budget))
     pairs.extend(served.keys)

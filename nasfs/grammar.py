@@ -1,7 +1,7 @@
 """The one parser of the view grammar (contract §2), used by every door.
 
-``P@outline``, ``P@L12-L18``, ``P@L12``, ``P@section=NAME``, ``P@since=REV``,
-``P@summary``, ``P@400``; any of them followed by ``@N`` (a budget) and then
+``P@outline``, ``P@outline=41`` (from the 41st top-level entry: the next page),
+``P@L12-L18``, ``P@L12``, ``P@section=NAME``, ``P@since=REV``, ``P@summary``, ``P@400``; any of them followed by ``@N`` (a budget) and then
 ``.json`` (the envelope). ``NAME`` and ``REV`` may use ``%XX`` escapes
 (``%2F`` for ``/``, ``%40`` for ``@``) since file names cannot hold ``/``.
 """
@@ -18,19 +18,22 @@ from .errors import BadView, NotFound, check_text
 
 MAX_BUDGET = 10**15
 VALID_FORMS = (
-    "@outline, @L12-L18, @L12, @section=NAME, @since=REV, @summary, @N (a token "
-    "budget), any of these followed by @N, then optionally .json"
+    "@outline, @outline=K (from top-level entry K), @L12-L18, @L12, @section=NAME, @since=REV, "
+    "@summary, @N (a token budget), any of these followed by @N, then optionally .json"
 )
 
 FOLDER_HINT = "a file in it (list a folder with ls, nas_list or POST /v1/files/list)"
 _LINES = re.compile(r"L(\d+)(?:-L(\d+))?")
+_PAGE = re.compile(r"outline=(\d+)")
 _BUDGET = re.compile(r"\d+")
 
 
 @dataclass(frozen=True, slots=True)
 class View:
     """A parsed view. ``kind`` is one of raw, outline, lines, section, since,
-    summary, best; ``best`` is ``P@N`` (the richest view within N tokens)."""
+    summary, best; ``best`` is ``P@N`` (the richest view within N tokens).
+    ``start`` is a line range's first line, or the top-level entry an outline
+    starts at (``outline=41``; 0 for the whole outline)."""
 
     kind: str
     start: int = 0
@@ -42,7 +45,7 @@ class View:
     def spelled(self) -> str:
         """The canonical spelling after ``@`` (for cache keys and headers)."""
         base = {
-            "outline": "outline",
+            "outline": f"outline={self.start}" if self.start else "outline",
             "summary": "summary",
             "lines": f"L{self.start}-L{self.end}",
             "section": f"section={self.arg}",
@@ -96,6 +99,12 @@ def parse_view(text: str) -> View:
         return View("best", budget=_budget(text), json=as_json)
     if text in ("outline", "summary"):
         return View(text, budget=budget, json=as_json)
+    m = _PAGE.fullmatch(text)
+    if m:
+        first = int(m.group(1)) if len(m.group(1)) <= 16 else 0
+        if first < 1:
+            raise BadView(f"outline entries count from 1, got outline={m.group(1)}", "@outline=1, @outline=41")
+        return View("outline", first, budget=budget, json=as_json)
     m = _LINES.fullmatch(text)
     if m:
         start = int(m.group(1))

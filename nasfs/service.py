@@ -12,6 +12,7 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import __version__
@@ -75,6 +76,7 @@ class Refusal:
 
 
 SUMMARY_ALTERNATIVES = "@outline, @N, @section=NAME, @L12-L18"
+VIEW_FORMAT = 2  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
 
 
 class Nas:
@@ -213,7 +215,7 @@ class Nas:
             a_rev, b_rev = split_range(view.arg)
             ends = str(self.tree.resolve(a_rev).id) + ".." + (str(self.tree.resolve(b_rev).id) if b_rev else "")
             plain = View("since", arg=ends, budget=view.budget)
-        parts = (__version__, self.tree.node, self.tree.tree, self.tokenizer, content.commit, content.path, content.blob_id, plain.spelled())
+        parts = (__version__, str(VIEW_FORMAT), self.tree.node, self.tree.tree, self.tokenizer, content.commit, content.path, content.blob_id, plain.spelled())
         return "resp:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     def _serve(self, content: Content, view: View) -> Response:
@@ -226,12 +228,12 @@ class Nas:
             body_tokens = full if served.body is a.data and full is not None else None
             return declare(served, full, self.tokenizer, view.budget, headed, body_tokens)
 
-        rungs, nothing = self._ladder(a, view)
+        rungs, nothing = self._ladder(a, view, declared)
         if view.budget is None:
             return declared(rungs[0](), headed=view.kind not in ("raw", "lines"))
         return fit(rungs, declared, view.budget, nothing)
 
-    def _ladder(self, a: Analysis, view: View) -> tuple[list[Rung], Served]:
+    def _ladder(self, a: Analysis, view: View, declared: Callable[[Served], Response]) -> tuple[list[Rung], Served]:
         """The rungs of a view, richest (the view itself) first, and its none."""
         whole = a.whole_evidence()
         nothing = Served("none", b"", whole, truncated=True)
@@ -247,10 +249,18 @@ class Nas:
             entry, served = a.section(view.arg)
             rungs = [lambda: served, *_outline_rungs(a, a.section_outline(entry), entry), lambda: a.skeleton(entry)]
             return rungs, Served("none", b"", served.evidence, truncated=True, keys=served.keys)
+        if view.kind == "outline" and view.start:
+            total = a.outline.top_count
+            if view.start > total:
+                raise NotFound(f"outline={view.start} is past the {total} top-level entries of {a.content.path}",
+                               f"outline=1 to outline={total}" if total else "@outline: this outline has no entries")
+            part = _outline_rungs(a, a.outline.tops(view.start), None, f"{view.start}-{total}/{total}")
+            return [*_paged(a, view, declared, part)[: len(part) - a.outline.page_depth + 1], skeleton], nothing
         if view.kind == "outline":
-            return [*_outline_rungs(a, a.outline, None), skeleton], nothing
+            rungs = _paged(a, view, declared, _outline_rungs(a, a.outline, None))
+            return [_outline_or_file(a, rungs[0], declared), *rungs[1:], skeleton], nothing
         if view.kind == "best":
-            return [a.full, *_outline_rungs(a, a.outline, None), skeleton], nothing
+            return [a.full, *_paged(a, view, declared, _outline_rungs(a, a.outline, None)), skeleton], nothing
         if view.kind == "since":
             return self._since_rungs(a, view.arg), nothing
         if view.kind == "summary":
@@ -325,12 +335,60 @@ class Nas:
         return answer(True, digest, f"verified {p} sha256={digest}")
 
 
-def _outline_rungs(a: Analysis, outline: Outline, scope: Entry | None) -> list[Rung]:
+def _outline_rungs(a: Analysis, outline: Outline, scope: Entry | None, entries: str | None = None) -> list[Rung]:
     """The outline at full depth, then with its deepest level dropped, repeatedly."""
     deepest = outline.max_depth
     if deepest < 0:  # no entries: the outline is its notes alone
-        return [lambda: a.outline_view(outline, None, scope)]
-    return [lambda d=depth: a.outline_view(outline, None if d == deepest else d, scope) for depth in range(deepest, -1, -1)]
+        return [lambda: a.outline_view(outline, None, scope, entries)]
+    return [lambda d=depth: a.outline_view(outline, None if d == deepest else d, scope, entries)
+            for depth in range(deepest, -1, -1)]
+
+
+def _outline_or_file(a: Analysis, outline: Rung, declared: Callable[[Served], Response]) -> Rung:
+    """The outline, or the whole file when the outline's answer costs as many
+    tokens as the file or more (a reader then needs no second read)."""
+    def make() -> Served | None:
+        served = outline()
+        full = a.full()
+        if full is not None and served is not None and declared(served).tokens >= declared(full).content_tokens:
+            return full
+        return served
+    return make
+
+
+def _paged(a: Analysis, view: View, declared: Callable[[Served], Response], rungs: list[Rung]) -> list[Rung]:
+    """Outline rungs (deepest first) with a page inserted after the page level's
+    rung: a page of that level is richer than the levels above it, which hold
+    one entry each."""
+    cut = max(len(rungs) - a.outline.page_depth, 1)
+    return [*rungs[:cut], _page(a, view, declared), *rungs[cut:]]
+
+
+def _page(a: Analysis, view: View, declared: Callable[[Served], Response]) -> Rung:
+    """When not even the page level fits the budget: as many of its entries
+    from ``view.start`` as fit, declared as ``entries=K-L/T`` with the view
+    that serves the next page in ``next`` (never a silent cut)."""
+    def make() -> Served | None:
+        if view.budget is None:
+            return None
+        budget, first, outline = view.budget, max(view.start, 1), a.outline
+        total, level = outline.top_count, outline.page_depth
+
+        def page(count: int) -> Served:
+            last = first + count - 1
+            following = f"@outline={last + 1}@{budget}" if last < total else None
+            shown = outline.tops(first, count).to_depth(level)
+            return a.outline_view(shown, level, None, f"{first}-{last}/{total}", following)
+
+        fits, over = 0, total - first + 1  # fits: a count known to fit; over + 1: known not to
+        while fits < over:
+            mid = (fits + over + 1) // 2
+            if declared(page(mid)).tokens <= budget:
+                fits = mid
+            else:
+                over = mid - 1
+        return page(fits) if fits else None
+    return make
 
 
 def _with_budget(view: View, budget: int) -> View:

@@ -107,10 +107,17 @@ class Analysis:
             return None
         return Served("full", self.data, self.whole_evidence())
 
-    def outline_view(self, outline: Outline, depth: int | None, scope: Entry | None) -> Served:
-        keys = [("kind", outline.kind)]
+    def outline_view(self, outline: Outline, depth: int | None, scope: Entry | None,
+                     entries: str | None = None, following: str | None = None) -> Served:
+        """``entries`` (``41-80/312``) and ``following`` (the view of the next
+        page) declare an outline that holds only some top-level entries."""
+        keys: list[tuple[str, object]] = [("kind", outline.kind)]
         if depth is not None:
-            keys.append(("depth", f"{depth + 1}/{outline.max_depth + 1}"))
+            keys.append(("depth", f"{depth + 1}/{self.outline.max_depth + 1 if entries else outline.max_depth + 1}"))
+        if entries is not None:
+            keys.append(("entries", entries))
+        if following is not None:
+            keys.append(("next", following))
         if scope is not None:
             keys.append(("section", ".".join(scope.path)))
             evidence = self.evidence(scope.start, scope.end)

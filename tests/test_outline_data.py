@@ -48,21 +48,21 @@ JSON_DOC = b"""{
 def test_json_key_tree() -> None:
     outline = outline_data(JSON_DOC, "json")
     assert outline.kind == "json"
-    assert outline.notes == ("root: object{6}",)
+    assert outline.notes == ("root: {6}",)
     assert rows(outline) == [
-        ("name: string", ("name",), 2, 2, 0),
-        ("version: number", ("version",), 3, 3, 0),
-        ("ratio: number", ("ratio",), 4, 4, 0),
+        ("name", ("name",), 2, 2, 0),
+        ("version", ("version",), 3, 3, 0),
+        ("ratio", ("ratio",), 4, 4, 0),
         ("ok: boolean", ("ok",), 5, 5, 0),
         ("none: null", ("none",), 6, 6, 0),
-        ("spec: object{2}", ("spec",), 7, 13, 0),
-        ("containers: array[2]", ("spec", "containers"), 8, 11, 1),
-        ("0: object{2}", ("spec", "containers", "0"), 9, 9, 2),
-        ("name: string", ("spec", "containers", "0", "name"), 9, 9, 3),
-        ("ports: array[2]", ("spec", "containers", "0", "ports"), 9, 9, 3),
-        ("1: object{1}", ("spec", "containers", "1"), 10, 10, 2),
-        ("name: string", ("spec", "containers", "1", "name"), 10, 10, 3),
-        ("tags: array[2]", ("spec", "tags"), 12, 12, 1),
+        ("spec{2}", ("spec",), 7, 13, 0),
+        ("containers[2]", ("spec", "containers"), 8, 11, 1),
+        ("0{2}", ("spec", "containers", "0"), 9, 9, 2),
+        ("name", ("spec", "containers", "0", "name"), 9, 9, 3),
+        ("ports[2]", ("spec", "containers", "0", "ports"), 9, 9, 3),
+        ("1{1}", ("spec", "containers", "1"), 10, 10, 2),
+        ("name", ("spec", "containers", "1", "name"), 10, 10, 3),
+        ("tags[2]", ("spec", "tags"), 12, 12, 1),
     ]
 
 
@@ -70,40 +70,40 @@ def test_json_long_array_shows_first_five_containers() -> None:
     data = json.dumps({"items": [{"i": i} for i in range(120)], "nums": list(range(50))}, indent=1).encode()
     outline = outline_data(data, "json")
     items = outline.entries[0]
-    assert items.label == "items: array[120] (first 5 shown)"
+    assert items.label == "items[120] (first 5 shown)"
     elements = [e for e in outline.entries if e.depth == 1]
     assert [e.path for e in elements] == [("items", str(i)) for i in range(5)]
     assert (elements[0].start, elements[0].end) == (3, 5)  # "{", "i": 0, "}" with indent=1
-    assert outline.entries[-1].label == "nums: array[50]"  # scalar elements are never entries
+    assert outline.entries[-1].label == "nums[50]"  # scalar elements are never entries
 
 
 def test_json_top_level_array_and_escaped_keys() -> None:
     outline = outline_data(b'[1, {"a\\u00e9": {"x\\ny": 2}}, [3]]', "json")
-    assert outline.notes == ("root: array[3]",)
+    assert outline.notes == ("root: [3]",)
     assert rows(outline) == [
-        ("1: object{1}", ("1",), 1, 1, 0),
-        ("a\u00e9: object{1}", ("1", "a\u00e9"), 1, 1, 1),
-        ("x\\ny: number", ("1", "a\u00e9", "x\ny"), 1, 1, 2),  # label stays one line; path keeps the key
-        ("2: array[1]", ("2",), 1, 1, 0),
+        ("1{1}", ("1",), 1, 1, 0),
+        ("a\u00e9{1}", ("1", "a\u00e9"), 1, 1, 1),
+        ("x\\ny", ("1", "a\u00e9", "x\ny"), 1, 1, 2),  # label stays one line; path keeps the key
+        ("2[1]", ("2",), 1, 1, 0),
     ]
 
 
 def test_depth_limit_counts_hidden_entries() -> None:
     data = b'{\n"a": {"b": {"c": {"d": 1, "e": [{"f": 1}, 2]}}},\n"z": 1\n}\n'
     assert rows(outline_data(data, "json", max_depth=1)) == [
-        ("a: object{1}", ("a",), 2, 2, 0),
-        ("b: object{1} (+5 nested keys not shown)", ("a", "b"), 2, 2, 1),  # c, d, e, e.0, e.0.f
-        ("z: number", ("z",), 3, 3, 0),
+        ("a{1}", ("a",), 2, 2, 0),
+        ("b{1} (+5 deeper)", ("a", "b"), 2, 2, 1),  # c, d, e, e.0, e.0.f
+        ("z", ("z",), 3, 3, 0),
     ]
-    assert outline_data(data, "json", max_depth=0).entries[0].label == "a: object{1} (+6 nested keys not shown)"
+    assert outline_data(data, "json", max_depth=0).entries[0].label == "a{1} (+6 deeper)"
     full = outline_data(data, "json", max_depth=10)
     assert len(full.entries) == 1 + 6 + 1
-    assert full.to_depth(1).entries[1].label == "b: object{1}"
+    assert full.to_depth(1).entries[1].label == "b{1}"
 
 
 def test_deep_nesting_does_not_recurse() -> None:
     outline = outline_data(b"[" * 50_000 + b"]" * 50_000, "json", max_depth=2)
-    assert outline.entries[-1].label == "0: array[1] (+49996 nested keys not shown)"  # 50000 arrays: root + 3 shown
+    assert outline.entries[-1].label == "0[1] (+49996 deeper)"  # 50000 arrays: root + 3 shown
 
 
 def test_invalid_json_falls_back_to_text() -> None:
@@ -120,8 +120,8 @@ def test_json_python_takes_outlines_as_json() -> None:
     outline = outline_data(data, "json")
     assert outline.kind == "json", outline.notes
     assert rows(outline) == [
-        ("z: number", ("z",), 1, 1, 0), ("u: number", ("u",), 1, 1, 0), ("p: number", ("p",), 1, 1, 0),
-        ("n: array[3]", ("n",), 2, 2, 0), ("2: object{1}", ("n", "2"), 2, 2, 1), ("s: string", ("n", "2", "s"), 2, 2, 2),
+        ("z", ("z",), 1, 1, 0), ("u", ("u",), 1, 1, 0), ("p", ("p",), 1, 1, 0),
+        ("n[3]", ("n",), 2, 2, 0), ("2{1}", ("n", "2"), 2, 2, 1), ("s", ("n", "2", "s"), 2, 2, 2),
     ]
 
 
@@ -160,7 +160,7 @@ def test_json_that_is_not_one_value(data: bytes, note: str) -> None:
 
 def test_json_with_bom_and_comments() -> None:
     outline = outline_data(b'\xef\xbb\xbf{\n  // jsonc\n  "a": 1\n}\n', "json")
-    assert rows(outline) == [("a: number", ("a",), 3, 3, 0)]
+    assert rows(outline) == [("a", ("a",), 3, 3, 0)]
 
 
 # --- YAML --------------------------------------------------------------------
@@ -203,23 +203,23 @@ def test_yaml_tags_are_shown_not_constructed(tmp_path: Path, monkeypatch: pytest
     outline = outline_data(CLOUDFORMATION.replace(b"MARKER", str(marker).encode()), "yaml")
     assert calls == [] and not marker.exists()
     assert outline.kind == "yaml"
-    assert outline.notes == ("root: object{4}",)  # the leading "---" is one document, not a stream
+    assert outline.notes == ("root: {4}",)  # the leading "---" is one document, not a stream
     assert rows(outline) == [
-        ("AWSTemplateFormatVersion: string", ("AWSTemplateFormatVersion",), 2, 2, 0),
-        ("Resources: object{3}", ("Resources",), 3, 10, 0),
-        ("Bucket: object{2}", ("Resources", "Bucket"), 4, 8, 1),
-        ("Type: string", ("Resources", "Bucket", "Type"), 5, 5, 2),
-        ("Properties: object{2}", ("Resources", "Bucket", "Properties"), 6, 8, 2),
+        ("AWSTemplateFormatVersion", ("AWSTemplateFormatVersion",), 2, 2, 0),
+        ("Resources{3}", ("Resources",), 3, 10, 0),
+        ("Bucket{2}", ("Resources", "Bucket"), 4, 8, 1),
+        ("Type", ("Resources", "Bucket", "Type"), 5, 5, 2),
+        ("Properties{2}", ("Resources", "Bucket", "Properties"), 6, 8, 2),
         ("BucketName: !Ref", ("Resources", "Bucket", "Properties", "BucketName"), 7, 7, 3),
         ("Arn: !GetAtt", ("Resources", "Bucket", "Properties", "Arn"), 8, 8, 3),
         ("Evil: !!python/name:os.system", ("Resources", "Evil"), 9, 9, 1),
-        ("Boom: !!python/object/apply:os.system array[1]", ("Resources", "Boom"), 10, 10, 1),
+        ("Boom: !!python/object/apply:os.system [1]", ("Resources", "Boom"), 10, 10, 1),
         ("Outputs: !Sub", ("Outputs",), 11, 14, 0),  # the block scalar, without its trailing blank line
-        ("List: array[4]", ("List",), 16, 21, 0),  # not the trailing comment
-        ("1: object{1}", ("List", "1"), 18, 18, 1),
-        ("k: integer", ("List", "1", "k"), 18, 18, 2),
-        ("2: object{1}", ("List", "2"), 19, 20, 1),
-        ("n: integer", ("List", "2", "n"), 20, 20, 2),
+        ("List[4]", ("List",), 16, 21, 0),  # not the trailing comment
+        ("1{1}", ("List", "1"), 18, 18, 1),
+        ("k", ("List", "1", "k"), 18, 18, 2),
+        ("2{1}", ("List", "2"), 19, 20, 1),
+        ("n", ("List", "2", "n"), 20, 20, 2),
     ]
 
 
@@ -227,8 +227,8 @@ def test_yaml_scalar_types_aliases_and_keys() -> None:
     data = "a: 1\nb: 1.5\nc: true\nd: ~\ne:\nf: 'q'\ng: 2024-01-02\nh: &h x\ni: *h\né: x\n? [p, q]\n: v\n"
     outline = outline_data(data.encode(), "yaml")
     assert [e.label for e in outline.entries] == [
-        "a: integer", "b: float", "c: boolean", "d: null", "e: null", "f: string", "g: date", "h: string",
-        "i: *h", "é: string", "[p, q]: string",
+        "a", "b", "c: boolean", "d: null", "e: null", "f", "g: date", "h",
+        "i: *h", "é", "[p, q]",
     ]
     assert [(e.start, e.end) for e in outline.entries][-2:] == [(10, 10), (11, 12)]
 
@@ -238,10 +238,10 @@ def test_yaml_multi_document_stream() -> None:
     outline = outline_data(data, "yaml")
     assert outline.notes == ("documents: 3",)
     assert rows(outline) == [
-        ("--- document 1: object{1}", ("1",), 1, 1, 0),
-        ("a: integer", ("1", "a"), 1, 1, 1),
-        ("--- document 2: object{1}", ("2",), 2, 4, 0),
-        ("b: object{1}", ("2", "b"), 3, 4, 1),
+        ("--- document 1: {1}", ("1",), 1, 1, 0),
+        ("a", ("1", "a"), 1, 1, 1),
+        ("--- document 2: {1}", ("2",), 2, 4, 0),
+        ("b{1}", ("2", "b"), 3, 4, 1),
         ("c: boolean", ("2", "b", "c"), 4, 4, 2),
         ("--- document 3: !Ref", ("3",), 5, 6, 0),
     ]
@@ -253,8 +253,8 @@ def test_yaml_past_32768_lines() -> None:
     outline = outline_data(data, "yaml")
     assert outline.kind == "yaml"
     assert rows(outline)[-2:] == [
-        ("last: object{1}", ("last",), 40_001, 40_002, 0),
-        ("x: integer", ("last", "x"), 40_002, 40_002, 1),
+        ("last{1}", ("last",), 40_001, 40_002, 0),
+        ("x", ("last", "x"), 40_002, 40_002, 1),
     ]
 
 
@@ -300,39 +300,39 @@ hue = "yellow"
 def test_toml_tables_arrays_of_tables_and_dotted_keys() -> None:
     outline = outline_data(TOML_DOC, "toml")
     assert outline.kind == "toml"
-    assert outline.notes == ("root: object{5}",)
+    assert outline.notes == ("root: {5}",)
     assert rows(outline) == [
-        ("title: string", ("title",), 1, 1, 0),
-        ("owner: object{2}", ("owner",), 2, 3, 0),
-        ("name: string", ("owner", "name"), 2, 2, 1),
+        ("title", ("title",), 1, 1, 0),
+        ("owner{2}", ("owner",), 2, 3, 0),
+        ("name", ("owner", "name"), 2, 2, 1),
         ("dob: datetime", ("owner", "dob"), 3, 3, 1),
-        ("database: object{3}", ("database",), 5, 8, 0),
-        ("ports: array[2]", ("database", "ports"), 6, 6, 1),
+        ("database{3}", ("database",), 5, 8, 0),
+        ("ports[2]", ("database", "ports"), 6, 6, 1),
         ("enabled: boolean", ("database", "enabled"), 7, 7, 1),
-        ("temp: float", ("database", "temp"), 8, 8, 1),
-        ("servers: object{1}", ("servers",), 11, 12, 0),
-        ("alpha: object{1}", ("servers", "alpha"), 11, 12, 1),
-        ("ip: string", ("servers", "alpha", "ip"), 12, 12, 2),
-        ("fruits: array[2]", ("fruits",), 14, 21, 0),
-        ("0: object{1}", ("fruits", "0"), 14, 15, 1),
-        ("name: string", ("fruits", "0", "name"), 15, 15, 2),
-        ("1: object{3}", ("fruits", "1"), 17, 21, 1),  # [fruits.color] extends the last element
-        ("name: string", ("fruits", "1", "name"), 18, 18, 2),
+        ("temp", ("database", "temp"), 8, 8, 1),
+        ("servers{1}", ("servers",), 11, 12, 0),
+        ("alpha{1}", ("servers", "alpha"), 11, 12, 1),
+        ("ip", ("servers", "alpha", "ip"), 12, 12, 2),
+        ("fruits[2]", ("fruits",), 14, 21, 0),
+        ("0{1}", ("fruits", "0"), 14, 15, 1),
+        ("name", ("fruits", "0", "name"), 15, 15, 2),
+        ("1{3}", ("fruits", "1"), 17, 21, 1),  # [fruits.color] extends the last element
+        ("name", ("fruits", "1", "name"), 18, 18, 2),
         ("when: date", ("fruits", "1", "when"), 19, 19, 2),
-        ("color: object{1}", ("fruits", "1", "color"), 20, 21, 2),
-        ("hue: string", ("fruits", "1", "color", "hue"), 21, 21, 3),
+        ("color{1}", ("fruits", "1", "color"), 20, 21, 2),
+        ("hue", ("fruits", "1", "color", "hue"), 21, 21, 3),
     ]
 
 
 def test_toml_inline_tables_and_quoted_keys() -> None:
     outline = outline_data(b'"a.b" = { x = 1, y.z = [{ w = 1 }] }\n', "toml")
     assert rows(outline) == [
-        ("a.b: object{2}", ("a.b",), 1, 1, 0),
-        ("x: integer", ("a.b", "x"), 1, 1, 1),
-        ("y: object{1}", ("a.b", "y"), 1, 1, 1),
-        ("z: array[1]", ("a.b", "y", "z"), 1, 1, 2),
-        ("0: object{1}", ("a.b", "y", "z", "0"), 1, 1, 3),
-        ("w: integer", ("a.b", "y", "z", "0", "w"), 1, 1, 4),
+        ("a.b{2}", ("a.b",), 1, 1, 0),
+        ("x", ("a.b", "x"), 1, 1, 1),
+        ("y{1}", ("a.b", "y"), 1, 1, 1),
+        ("z[1]", ("a.b", "y", "z"), 1, 1, 2),
+        ("0{1}", ("a.b", "y", "z", "0"), 1, 1, 3),
+        ("w", ("a.b", "y", "z", "0", "w"), 1, 1, 4),
     ]
 
 

@@ -190,7 +190,7 @@ class _Emitter:
     def emit(self, members: list[_Member], path: tuple[str, ...], depth: int) -> None:
         for name, start, end, value in members:
             text, children = self.shape(value, depth)
-            self.add(f"{_display(name)}: {text}", start, end, depth, path + (name,))
+            self.add(_label(_display(name), text), start, end, depth, path + (name,))
             self.emit(children, path + (name,), depth + 1)
 
     def add(self, label: str, start: int, end: int, depth: int, path: tuple[str, ...]) -> None:
@@ -204,10 +204,9 @@ class _Emitter:
         if container is None:
             return text, []
         members, size, more = self.children(value, container)
-        text += f"object{{{size}}}" if container == "object" else f"array[{size}]"
+        text += f"{{{size}}}" if container == "object" else f"[{size}]"
         if members and depth >= self.max_depth:
-            hidden = self.hidden(members)
-            return f"{text} (+{hidden} nested {'key' if hidden == 1 else 'keys'} not shown)", []
+            return f"{text} (+{self.hidden(members)} deeper)", []
         if more:
             text += f" (first {ARRAY_ELEMENTS} shown)"
         return text, members
@@ -242,6 +241,16 @@ class _Emitter:
             if container is not None:
                 stack.extend(self.children(value, container)[0])
         return count
+
+
+_PLAIN = ("string", "number", "integer", "float")  # types a label leaves out: a plain value
+
+
+def _label(name: str, text: str) -> str:
+    """``name{3}``, ``name[120]``, ``name`` (a plain value), ``name: null``, ``name: !Ref {2}``."""
+    if text[:1] in ("{", "["):
+        return name + text
+    return name if text in _PLAIN else f"{name}: {text}"
 
 
 def _end(node: Node, src: bytes) -> int:
