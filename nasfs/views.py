@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .errors import NotFound, NotServable
 from .lines import LineIndex, count_lines_stream, stream_lines
@@ -168,7 +168,7 @@ class Analysis:
             for e in self.outline.entries
             if entry.start <= e.start and e.end <= entry.end and e.depth >= entry.depth
         )
-        return Outline(self.outline.kind, inner, (), self.outline.indent)
+        return replace(self.outline, entries=inner, notes=())
 
 
 _DUP = re.compile(r"(.*)~([1-9]\d*)")  # ~0 is no index: a name, refused if absent

@@ -80,3 +80,12 @@ def test_section_name_ending_in_json_has_two_readings() -> None:
     assert parse_view("section=Message%2Ejson") == View("section", arg="Message.json")
     for one_reading in ("section=Message.json@200.json", "outline.json", "section=Message"):
         assert parse_view(one_reading).name_with_json() is None
+
+
+def test_outline_from_a_top_level_entry() -> None:
+    assert parse_view("outline=41@2000") == View("outline", 41, budget=2000)
+    assert parse_view("outline=41@2000").spelled() == "outline=41@2000"
+    assert parse_view("outline=7.json") == View("outline", 7, json=True)
+    assert parse_view("outline").spelled() == "outline"
+    with pytest.raises(BadView, match="count from 1"):
+        parse_view("outline=0")

@@ -268,7 +268,7 @@ def test_invalid_yaml_falls_back_with_line() -> None:
 
 
 def test_empty_yaml() -> None:
-    assert outline_data(b"# only a comment\n", "yaml") == Outline("yaml", (), ("root: null",))
+    assert outline_data(b"# only a comment\n", "yaml") == Outline("yaml", (), ("root: null",), runs=True)
 
 
 # --- TOML --------------------------------------------------------------------
@@ -466,3 +466,14 @@ def test_binary_kinds() -> None:
     assert outline_binary(4096, b"\x00" * 257 + b"ustar\x0000").notes == ("binary: tar archive, 4096 bytes",)
     noise = random.Random(0).randbytes(64)
     assert outline_binary(64, noise).notes == ("binary: data, 64 bytes",)
+
+
+def test_one_line_sibling_keys_share_an_outline_line() -> None:
+    data = b'{\n "a": 1,\n "b": "x",\n "c": {"d": 1},\n "e": {\n  "f": true,\n  "g": [1, 2]\n },\n "h": null\n}\n'
+    lines = outline_data(data, "json").render().splitlines()
+    # a and b are one-line leaves in a row; c holds d, so it keeps its own line and ends the run
+    assert lines == ["root: {5}", "2-3 a, b", "4 c{1}", "4   d", "5-8 e{2}", "6-7   f: boolean, g[2]", "9 h: null"]
+    many = b"{\n" + b",\n".join(b' "k%d": %d' % (i, i) for i in range(20)) + b"\n}\n"
+    rendered = outline_data(many, "json").render().splitlines()
+    assert rendered[1:] == ["2-9 k0, k1, k2, k3, k4, k5, k6, k7", "10-17 k8, k9, k10, k11, k12, k13, k14, k15",
+                            "18-21 k16, k17, k18, k19"]

@@ -176,7 +176,7 @@ class _Emitter:
     def outline(self, kind: str, root: Any) -> Outline:
         text, members = self.shape(root, -1)
         self.emit(members, (), 0)
-        return Outline(kind, tuple(self.entries), (f"root: {text}",))
+        return Outline(kind, tuple(self.entries), (f"root: {text}",), runs=True)
 
     def outline_documents(self, kind: str, documents: list[Any]) -> Outline:
         """A YAML stream of several documents: one top-level entry per document."""
@@ -185,7 +185,7 @@ class _Emitter:
             path = (str(number),)
             self.add(f"--- document {number}: {text}", *self.fmt.span(document), 0, path)
             self.emit(members, path, 1)
-        return Outline(kind, tuple(self.entries), (f"documents: {len(documents)}",))
+        return Outline(kind, tuple(self.entries), (f"documents: {len(documents)}",), runs=True)
 
     def emit(self, members: list[_Member], path: tuple[str, ...], depth: int) -> None:
         for name, start, end, value in members:

@@ -1,6 +1,7 @@
 """Markdown outline: the heading tree, as a CommonMark parser (markdown-it-py) reads it.
 
-Only top-level ATX and setext headings count (not those inside lists or block
+A heading shows its text with links reduced to their text. Only top-level
+ATX and setext headings count (not those inside lists or block
 quotes); ``#`` in fenced or indented code, HTML blocks and a thematic break are
 not headings. A section runs from its heading line (the first text line of a
 setext heading) to the line before the next heading of the same or higher
@@ -29,6 +30,32 @@ MAX_WINDOW = 16 << 20  # a single block longer than this is cut where the window
 def _parser() -> MarkdownIt:
     """Block rules only: inline parsing is not needed to find headings."""
     return MarkdownIt("commonmark").disable(["inline", "text_join"])
+
+
+@functools.cache
+def _inline() -> MarkdownIt:
+    return MarkdownIt("commonmark")
+
+
+def _title(source: str) -> str:
+    """A heading's text as a reader sees it: a link or image is its text
+    (``[#19621](https://...)`` is ``#19621``); code, emphasis and HTML stay
+    as written. Changelog headings full of links cost a fraction."""
+    if "[" not in source:
+        return source
+    parts = []
+    for t in _inline().parseInline(source)[0].children or []:
+        if t.type in ("text", "html_inline"):
+            parts.append(t.content)
+        elif t.type == "code_inline":
+            parts.append(t.markup + t.content + t.markup)
+        elif t.type == "image":
+            parts.append(t.content)
+        elif t.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif t.type.endswith(("_open", "_close")) and not t.type.startswith("link"):
+            parts.append(t.markup)
+    return "".join(parts)
 
 
 def _text_lines(chunks: Iterable[bytes]) -> Iterator[str]:
@@ -75,7 +102,7 @@ def _parse(lines: list[str], base: int, final: bool) -> tuple[list[tuple[int, in
     for i, t in enumerate(tokens):
         if t.type == "heading_open" and t.level == 0 and t.map and t.map[0] < done:
             text = " ".join(part.strip() for part in tokens[i + 1].content.split("\n"))
-            found.append((int(t.tag[1]), base + t.map[0] + 1, text.strip()))
+            found.append((int(t.tag[1]), base + t.map[0] + 1, _title(text.strip()).strip()))
     return found, done
 
 

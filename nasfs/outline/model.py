@@ -6,7 +6,7 @@ An outline is a flat list of entries in document order; nesting is carried by
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,8 @@ class Outline:
     ``text``, ``binary`` ...). ``notes`` are facts shown before the entries
     (row count, dialect, "JSON did not parse: ..."). ``indent`` says whether
     depth is shown by indentation (Markdown shows it by heading level instead).
+    ``runs``: sibling one-line leaves in a row share an outline line (data
+    keys: ``9-11 description, type, enum[3]``), at most ``RUN`` to a line.
     """
 
     kind: str
@@ -57,6 +59,7 @@ class Outline:
     notes: tuple[str, ...] = ()
     indent: bool = True
     extra: dict[str, str] = field(default_factory=dict)
+    runs: bool = False
 
     @property
     def max_depth(self) -> int:
@@ -64,8 +67,7 @@ class Outline:
 
     def to_depth(self, depth: int) -> Outline:
         """The same outline with every entry deeper than ``depth`` dropped."""
-        kept = tuple(e for e in self.entries if e.depth <= depth)
-        return Outline(self.kind, kept, self.notes, self.indent, self.extra)
+        return replace(self, entries=tuple(e for e in self.entries if e.depth <= depth))
 
     @property
     def page_depth(self) -> int:
@@ -94,9 +96,35 @@ class Outline:
                 seen += 1
             if e.depth < level or (max(seen, 1) >= first and (count is None or seen < first + count)):
                 kept.append(e)
-        notes = self.notes if first == 1 else ()
-        return Outline(self.kind, tuple(kept), notes, self.indent, self.extra)
+        return replace(self, entries=tuple(kept), notes=self.notes if first == 1 else ())
 
     def render(self) -> str:
-        lines = list(self.notes) + [e.render(self.indent) for e in self.entries]
+        lines = list(self.notes)
+        if not self.runs:
+            lines += [e.render(self.indent) for e in self.entries]
+            return "".join(line + "\n" for line in lines)
+        entries = self.entries
+        run: list[Entry] = []  # leaves of one parent in a row: a parent's other children come after its entry
+        for i, e in enumerate(entries):
+            leaf = e.start == e.end and (i + 1 == len(entries) or entries[i + 1].depth <= e.depth)
+            if run and (not leaf or e.depth != run[0].depth or len(run) == RUN):
+                lines.append(_run_line(run, self.indent))
+                run = []
+            if leaf:
+                run.append(e)
+            else:
+                lines.append(e.render(self.indent))
+        if run:
+            lines.append(_run_line(run, self.indent))
         return "".join(line + "\n" for line in lines)
+
+
+RUN = 8  # leaves on one line: reading the line's range for one of them stays cheap
+
+
+def _run_line(run: list[Entry], indent: bool) -> str:
+    if len(run) == 1:
+        return run[0].render(indent)
+    pad = "  " * run[0].depth if indent else ""
+    span = str(run[0].start) if run[0].start == run[-1].end else f"{run[0].start}-{run[-1].end}"
+    return f"{span} {pad}{', '.join(e.label for e in run)}"

@@ -1,0 +1,378 @@
+"""Outline-first reads against whole-file reads, on a corpus of real files (issue 10).
+
+    .venv/bin/python scripts/bench/outline_cost.py CORPUS [--tasks 150] [--seed 10] [--budget N]
+    .venv/bin/python scripts/bench/outline_cost.py --make-corpus SRC CORPUS
+
+Lookup tasks are picked by parsers independent of nasfs's outliners: Python's
+``ast`` (functions, classes, methods), markdown-it-py's full CommonMark parse
+(headings), PyYAML's composer (keys of JSON and YAML files, with their lines).
+A simulated agent reads ``P@outline`` (or ``P@N`` with ``--budget``, following
+``next`` pages), finds the target by its qualified name in the outline text
+(or, when the outline does not show it, its deepest shown ancestor), then
+reads those lines with ``P@La-Lb``. A task succeeds when the lines read hold
+the target's lines. The cost is every token read, against the whole file's
+tokens (``cat P``). It prints the cost by family, for keys files (JSON/YAML of
+1-5k tokens), overall and for the median task, the success rate, and what
+``@outline`` costs against each file for every family (CSV and text too).
+
+It reads outlines in both the compact form (``11-20 ## Renewal``) and the
+earlier one (``## Renewal (L11-L20)``), so the same command measures an
+older nasfs on ``PYTHONPATH`` for a before/after comparison. CORPUS is copied
+and committed to a temp folder; nothing is written into it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import html
+import random
+import re
+import shutil
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from markdown_it import MarkdownIt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+FAMILIES = {".md": "markdown", ".markdown": "markdown", ".py": "python", ".json": "json", ".yaml": "yaml",
+            ".yml": "yaml", ".csv": "csv", ".txt": "text"}
+TASK_FAMILIES = ("markdown", "python", "json", "yaml")
+KEYS_BAND = (1000, 5000)  # full-file tokens of a "keys file"
+MAX_BYTES = 256 << 10
+
+
+@dataclass(frozen=True)
+class Task:
+    family: str
+    path: str
+    target: tuple[str, ...]  # qualified name
+    start: int
+    end: int
+
+
+@dataclass
+class Outcome:
+    task: Task
+    cost: int
+    full: int
+    ok: bool
+    reads: int
+    how: str
+    outline: int = 0  # of ``cost``: the outline reads  # full, exact, ancestor, missing, skeleton
+
+
+# --- tasks, from parsers independent of nasfs ------------------------------------------------
+
+def markdown_targets(text: str) -> list[tuple[tuple[str, ...], int, int]]:
+    """Top-level headings with the section each runs (to the next of the same or higher level)."""
+    total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    lines = text.split("\n")
+    skip = 0  # YAML front matter is not Markdown
+    if lines[0].rstrip("\r") == "---":
+        skip = next((i + 1 for i in range(1, len(lines)) if lines[i].rstrip("\r") in ("---", "...")), 0)
+    md = MarkdownIt("commonmark")
+    tokens = md.parse("\n".join(lines[skip:]))
+    heads = [(int(t.tag[1]), skip + t.map[0] + 1, plain(md.renderInline(tokens[i + 1].content)))
+             for i, t in enumerate(tokens) if t.type == "heading_open" and t.level == 0]
+    found, stack = [], []
+    for n, (level, line, title) in enumerate(heads):
+        end = next((later - 1 for lv, later, _ in heads[n + 1:] if lv <= level), total)
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        found.append((tuple(t for _, t in stack), line, end))
+    return found
+
+
+def plain(html_text: str) -> str:
+    """Rendered heading HTML as the words a reader sees (tags dropped, entities decoded)."""
+    return " ".join(html.unescape(re.sub(r"<[^>]*>", "", html_text)).split())
+
+
+def same_name(a: str, b: str) -> bool:
+    """Names equal up to markup characters and spacing (an agent matches words, not asterisks)."""
+    strip = lambda s: " ".join(re.sub(r"[`*_\\\\]|<[^>]*>", "", html.unescape(s)).split())  # noqa: E731
+    return strip(a) == strip(b)
+
+
+def python_targets(text: str) -> list[tuple[tuple[str, ...], int, int]]:
+    """Module-level functions and classes, and the functions and classes in those classes."""
+    found = []
+
+    def visit(body: list[ast.stmt], prefix: tuple[str, ...]) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                found.append((prefix + (node.name,), start, node.end_lineno or node.lineno))
+                if isinstance(node, ast.ClassDef) and not prefix:
+                    visit(node.body, (node.name,))
+
+    visit(ast.parse(text).body, ())
+    return found
+
+
+def data_targets(text: str) -> list[tuple[tuple[str, ...], int, int]]:
+    """Every mapping key (array elements named by index), from the key's line to its value's last line."""
+    lines = text.split("\n")
+    found = []
+
+    def last_line(node: yaml.Node) -> int:
+        """A scalar's or flow collection's end mark is exact; a block collection ends with its last child."""
+        while isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and not node.flow_style and node.value:
+            node = node.value[-1][1] if isinstance(node, yaml.MappingNode) else node.value[-1]
+        mark = node.end_mark
+        line = mark.line if mark.column == 0 else mark.line + 1  # column 0: it ended with the line before
+        while line > node.start_mark.line + 1 and not lines[line - 1].strip():
+            line -= 1
+        return line
+
+    stack = [((), yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                name = path + (str(key.value),)
+                found.append((name, key.start_mark.line + 1, max(key.start_mark.line + 1, last_line(value))))
+                stack.append((name, value))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                stack.append((path + (str(index),), item))
+    return found
+
+
+def targets(family: str, text: str) -> list[tuple[tuple[str, ...], int, int]]:
+    """A file's targets; a name several share (overloads, repeated headings) only by its first,
+    since the agent looks it up by name."""
+    try:
+        parse = {"markdown": markdown_targets, "python": python_targets}.get(family, data_targets)
+        found = parse(text)
+    except (SyntaxError, ValueError, yaml.YAMLError, RecursionError):
+        return []
+    first: dict[tuple[str, ...], tuple[tuple[str, ...], int, int]] = {}
+    for target in sorted(found, key=lambda t: t[1]):
+        first.setdefault(target[0], target)
+    return list(first.values())
+
+
+# --- reading an outline as an agent does -------------------------------------------------------
+
+NEW = re.compile(r"(\d+)(?:-(\d+))? ( *)(.*)")
+OLD = re.compile(r"( *)(.*) \(L(\d+)-L(\d+)\)")
+CODE_NAME = re.compile(r"(?:[\w.]+ )*?(?:def|class|function|fn|func|struct|enum|interface|trait|impl|type|module) +([\w.$]+)")
+DATA_NAME = re.compile(r"(.+?)(?:\{\d+\}|\[\d+\]|: .*)?(?: \(.*\))?")
+
+
+def outline_entries(body: str, family: str) -> list[tuple[tuple[str, ...], int, int]]:
+    """(qualified name, first, last) of each outline line, as its text shows them."""
+    rows = []
+    for line in body.split("\n"):
+        m = OLD.fullmatch(line)
+        if m:
+            pad, label, first, last = m.group(1), m.group(2), int(m.group(3)), int(m.group(4))
+        else:
+            m = NEW.fullmatch(line)
+            if not m:
+                continue
+            first, last, pad, label = int(m.group(1)), int(m.group(2) or m.group(1)), m.group(3), m.group(4)
+        if family == "markdown":
+            hashes = len(label) - len(label.lstrip("#"))
+            if not hashes:
+                continue
+            depth, name = hashes, label[hashes:].strip()
+        elif family == "python":
+            found = CODE_NAME.match(label.strip())
+            depth, name = len(pad) // 2, found.group(1) if found else label.strip()
+        else:  # several one-line keys may share a line: "9-11 description, type, enum[3]"
+            depth = len(pad) // 2
+            for part in label.strip().split(", "):
+                found = DATA_NAME.fullmatch(part)
+                rows.append((depth, found.group(1) if found else part, first, last))
+            continue
+        rows.append((depth, name, first, last))
+    out, stack = [], []
+    for depth, name, first, last in rows:
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        stack.append((depth, name))
+        out.append((tuple(n for _, n in stack), first, last))
+    return out
+
+
+def header_keys(text: bytes) -> dict[str, str]:
+    first = text.split(b"\n", 1)[0].decode()
+    return dict(pair.split("=", 1) for pair in first.split(" ")[1:] if "=" in pair)
+
+
+def run_task(nas, task: Task, full: int, budget: int | None) -> Outcome:  # noqa: ANN001
+    """Read the outline (its pages), find the target or its deepest shown ancestor, read those lines."""
+    spec = f"{task.path}@outline" if budget is None else f"{task.path}@{budget}"
+    cost, reads, exact, ancestor, view = 0, 0, None, None, ""
+    while spec and exact is None:
+        r = nas.read(spec)
+        cost += r.tokens
+        reads += 1
+        keys = header_keys(r.text)
+        view = keys["view"]
+        if view == "full":
+            return Outcome(task, cost, full, True, reads, "full", cost)
+        body = r.text.decode("utf-8", "replace").split("\n", 1)[1] if view == "outline" else ""
+        for path, first, last in outline_entries(body, task.family):
+            if len(path) == len(task.target) and all(map(same_name, path, task.target)):
+                exact = (first, last)
+                break
+            if len(path) < len(task.target) and all(map(same_name, path, task.target)) and (
+                    ancestor is None or len(path) > ancestor[0]):
+                ancestor = (len(path), first, last)
+        nxt = keys.get("next", "")
+        spec = f"{task.path}{nxt}" if nxt.startswith("@outline=") else ""
+    found = exact or (ancestor[1:] if ancestor else None)
+    if found is None:  # nothing to go on: the agent reads the whole file
+        how = "skeleton" if view in ("skeleton", "none") else "missing"
+        return Outcome(task, cost + full, full, False, reads + 1, how, cost)
+    first, last = found
+    outline = cost
+    cost += nas.read(f"{task.path}@L{first}-L{last}").tokens
+    ok = first <= task.start and task.end <= last
+    return Outcome(task, cost, full, ok, reads + 1, "exact" if exact else "ancestor", outline)
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+def family_of(path: str) -> str:
+    return FAMILIES.get(Path(path).suffix.lower(), "")
+
+
+def pick_tasks(tree: Path, files: dict[str, list[str]], fulls: dict[str, int], count: int, seed: int) -> list[Task]:
+    """``count`` tasks spread over the four task families; for JSON and YAML half
+    of them in keys files when there are any. One random target of a random file a task."""
+    rng = random.Random(seed)
+    per_family = {f: count // len(TASK_FAMILIES) + (i < count % len(TASK_FAMILIES)) for i, f in enumerate(TASK_FAMILIES)}
+    tasks: list[Task] = []
+    for family, wanted in per_family.items():
+        pool = {p: targets(family, (tree / p).read_text("utf-8", "replace")) for p in files.get(family, [])}
+        pool = {p: t for p, t in pool.items() if t}
+        groups = [sorted(pool)]
+        if family in ("json", "yaml"):
+            keys = [p for p in sorted(pool) if KEYS_BAND[0] <= fulls[p] <= KEYS_BAND[1]]
+            others = [p for p in sorted(pool) if p not in keys]
+            groups = [g for g in (keys, others) if g]
+        for n in range(wanted):
+            group = groups[n % len(groups)] if groups and groups[0] else []
+            if not group:
+                break
+            path = rng.choice(group)
+            name, start, end = rng.choice(pool[path])
+            tasks.append(Task(family, path, name, start, end))
+    return tasks
+
+
+def make_corpus(src: Path, out: Path, per_family: int = 60) -> None:
+    """Copy files of each family from checkouts under SRC (tests and fixtures left out),
+    chosen by a hash of their path; JSON and YAML half from the keys band by size."""
+    out.mkdir(parents=True, exist_ok=True)
+    chosen: dict[str, list[Path]] = {}
+    for p in sorted(src.rglob("*")):
+        rel = p.relative_to(src).as_posix()
+        if not p.is_file() or p.is_symlink() or re.search(r"(^|/)(tests?|fixtures?|__tests__|node_modules|\.git)/", rel):
+            continue
+        fam = family_of(rel)
+        if fam and 60 <= p.stat().st_size <= MAX_BYTES:
+            chosen.setdefault(fam, []).append(p)
+    for fam, paths in chosen.items():
+        paths.sort(key=lambda p: hashlib.sha1(p.relative_to(src).as_posix().encode()).hexdigest())
+        if fam in ("json", "yaml"):
+            band = [p for p in paths if 4000 <= p.stat().st_size <= 20000][: per_family // 2]
+            paths = band + [p for p in paths if p not in band][: per_family - len(band)]
+        for p in paths[:per_family]:
+            dest = out / p.relative_to(src)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, dest)
+    print(f"corpus in {out}: " + ", ".join(f"{f} {min(len(v), per_family)}" for f, v in sorted(chosen.items())))
+
+
+def pct(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("corpus", nargs="?", help="a folder of real files (Markdown, Python, JSON, YAML, CSV, text)")
+    ap.add_argument("--tasks", type=int, default=150)
+    ap.add_argument("--seed", type=int, default=10)
+    ap.add_argument("--budget", type=int, default=None, help="read P@N instead of P@outline (pages followed)")
+    ap.add_argument("--make-corpus", nargs=2, metavar=("SRC", "CORPUS"), help="assemble a corpus from checkouts")
+    args = ap.parse_args()
+    if args.make_corpus:
+        make_corpus(Path(args.make_corpus[0]), Path(args.make_corpus[1]))
+        return
+    if not args.corpus:
+        ap.error("CORPUS is required")
+    import nasfs
+    from nasfs import tokens
+    from nasfs.repo import GitTree
+    from nasfs.service import Nas
+
+    C.banner("outline-first reads against whole-file reads")
+    print(f"nasfs from {Path(nasfs.__file__).parent}")
+    work = C.workdir("outline-cost")
+    tree = work / "corpus"
+    shutil.copytree(args.corpus, tree, ignore=shutil.ignore_patterns(".git"))
+    C.make_repo(tree, "outline-cost corpus")
+    nas = Nas(GitTree(tree, node="bench", tree="corpus"))
+    files: dict[str, list[str]] = {}
+    fulls: dict[str, int] = {}
+    for p in sorted(tree.rglob("*")):
+        rel = p.relative_to(tree).as_posix()
+        if p.is_file() and not rel.startswith(".git/") and family_of(rel):
+            fulls[rel] = tokens.count(p.read_bytes())
+            if fulls[rel]:
+                files.setdefault(family_of(rel), []).append(rel)
+    print("corpus: " + ", ".join(f"{f} {len(v)} files" for f, v in sorted(files.items())) + "\n")
+
+    rows = []
+    for fam, paths in sorted(files.items()):
+        outline = [nas.read(f"{p}@outline").tokens for p in paths]
+        full = [fulls[p] for p in paths]
+        over = sum(o > f for o, f in zip(outline, full))
+        small = [(o, f) for o, f in zip(outline, full) if f <= 150]
+        rows.append([fam, len(paths), sum(full), sum(outline), pct(sum(outline), sum(full)),
+                     f"{statistics.median(o / f for o, f in zip(outline, full)):.0%}", over,
+                     f"{sum(o for o, _ in small)}/{sum(f for _, f in small)}" if small else "-"])
+    C.table(["family", "files", "file tokens", "@outline tokens", "@outline/file", "median file", "outline > file",
+             "files <= 150 tokens: @outline/file"], rows, "@outline of every file against the file (cat P):")
+
+    tasks = pick_tasks(tree, files, fulls, args.tasks, args.seed)
+    outcomes = [run_task(nas, t, fulls[t.path], args.budget) for t in tasks]
+    groups = {f: [o for o in outcomes if o.task.family == f] for f in TASK_FAMILIES}
+    groups["keys files (JSON/YAML, 1-5k tokens)"] = [o for o in outcomes if o.task.family in ("json", "yaml")
+                                                     and KEYS_BAND[0] <= o.full <= KEYS_BAND[1]]
+    groups["overall"] = outcomes
+    rows = []
+    for name, group in groups.items():
+        if not group:
+            continue
+        cost, full = sum(o.cost for o in group), sum(o.full for o in group)
+        hows = {h: sum(o.how == h for o in group) for h in ("full", "exact", "ancestor", "missing", "skeleton")}
+        rows.append([name, len(group), pct(sum(o.ok for o in group), len(group)), cost, full, pct(cost, full),
+                     pct(sum(o.outline for o in group), full),
+                     f"{100 * statistics.median(o.cost / o.full for o in group):.1f}%",
+                     " ".join(f"{h}={n}" for h, n in hows.items() if n)])
+    mode = f"P@{args.budget}, next pages followed" if args.budget else "P@outline"
+    C.table(["tasks", "n", "success", "outline-first tokens", "whole-file tokens", "cost/whole", "of it outline",
+             "median task", "how"],
+            rows, f"{len(tasks)} lookup tasks ({mode}, then P@La-Lb), seed {args.seed}:")
+    failed = [o for o in outcomes if not o.ok][:10]
+    for o in failed:
+        print(f"  not reached: {o.task.path} {'.'.join(o.task.target)} L{o.task.start}-L{o.task.end} ({o.how})")
+    C.finish()
+
+
+if __name__ == "__main__":
+    main()
