@@ -28,13 +28,14 @@ def _tree_args(p: argparse.ArgumentParser, views: bool = True) -> None:
 READ_EPILOG = """\
 views (PATH@VIEW; quote the argument if it holds spaces):
   nasfs read notes.md                      the real file, byte for byte
-  nasfs read notes.md@outline              headings / symbols / keys, each with (La-Lb)
+  nasfs read notes.md@outline              headings / symbols / keys, each line starting with its lines
+  nasfs read notes.md@outline=41@400       the outline from its 41st entry (the next page)
   nasfs read notes.md@L12-L18              exactly lines 12..18, no header (@L12: one line)
   nasfs read notes.md@section=Renewal      one section: heading, Class.method, a.b.0 key path
   nasfs read notes.md@since=v1             unified diff from a revision (since=A..B)
   nasfs read notes.md@summary              a generated summary (needs --summarizer)
   nasfs read notes.md@400                  the richest view within 400 tokens:
-                                           full > outline > shallower outlines > skeleton > none
+                                           full > outline > shallower outlines > a page > skeleton > none
   nasfs read notes.md@section=Renewal@200  any view, degraded to fit a budget
   nasfs read notes.md@outline.json         the JSON envelope (same as --json)
   nasfs read --at v1 notes.md@L12          the file at a revision

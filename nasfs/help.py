@@ -4,14 +4,17 @@ HELP = """\
 nasfs: budgeted, checkable reads. A real file stays a plain file; views sit beside it.
 
   cat notes.md                      the real file, read-write
-  cat notes.md@outline              headings / symbols / keys, each with (La-Lb)
+  cat notes.md@outline              headings / symbols / keys, each line starting with its lines
+                                    (11-20 ## Renewal; the file itself when that is cheaper)
   cat notes.md@L12-L18              exactly lines 12..18, no header
   cat notes.md@section=Renewal      one section: heading text, Class.method, a.b.0 key path
                                     (Parent.Child for nesting, NAME~2 for the 2nd of duplicates,
                                     slugs like renewal-terms; %2F stands for /, %40 for @)
   cat notes.md@since=v1             unified diff from a revision to the current content
   cat notes.md@400                  the richest view within 400 tokens:
-                                    full > outline > shallower outlines > skeleton > none
+                                    full > outline > shallower outlines > a page of entries
+                                    (entries=1-40/312 next=@outline=41@400) > skeleton > none
+  cat notes.md@outline=41@400       the outline from its 41st entry: the next page
   cat notes.md@section=Renewal@200  any view, degraded to fit a budget
   cat notes.md@outline.json         the JSON envelope instead of text
   ls .at/                           branches and tags; .at/<rev>/... is the tree at any revision
@@ -23,8 +26,9 @@ nasfs: budgeted, checkable reads. A real file stays a plain file; views sit besi
   cat .nas/stats  .nas/errors       what was served and saved; recent refusals and why
 
 Every view but a line range starts with one header line:
-  nasfs view=outline tokens=212 generated=false truncated=false pointer=nas://node/tree/notes.md@<commit>#L1-L40 ...
-tokens counts the whole read, header included. Pointers verify with plain git:
+  nasfs view=outline tokens=212 generated=false pointer=nas://node/tree/notes.md@<commit>#L1-L40 ...
+tokens counts the whole read, header included; an outline line 12-18 is that pointer with #L12-L18.
+Pointers verify with plain git:
   git show <commit>:notes.md | sed -n 12,18p
 A name that exists is always the real file, even with '@' in it. Views are never listed by ls.
 """

@@ -34,7 +34,8 @@ nasfs serves a git-backed tree with budgeted, checkable reads. Spend tokens like
 4. Find text with nas_search: ranked snippets with pointers, never whole files.
 5. See what changed with view="since=REV" or nas_diff("REV..").
 Every answer declares the view it served and its tokens; when the budget is too small the view
-degrades (outline, shallower outline, skeleton, none) instead of being cut.
+degrades (outline, shallower outline, a page of entries whose `next` names the view of the next
+page, skeleton, none) instead of being cut. An outline line "11-20 ## Renewal" covers lines 11-20.
 """
 
 Budget = Annotated[

@@ -24,7 +24,7 @@ def test_read_forms_and_json(home: Path) -> None:
     raw = nasfs("read", "--repo", str(home), ACME)
     assert raw.returncode == 0 and raw.stdout == (home / ACME).read_text()
     out = nasfs("read", "--repo", str(home), f"{ACME}@outline")
-    assert out.stdout.startswith("nasfs view=outline ") and "## Renewal (L11-L20)" in out.stdout
+    assert out.stdout.startswith("nasfs view=outline ") and "\n11-20 ## Renewal\n" in out.stdout
     env = json.loads(nasfs("read", "--repo", str(home), "--json", f"{ACME}@section=Renewal").stdout)
     assert env["view"] == "section" and env["evidence"][0]["pointer"].endswith("#L11-L20")
     assert json.loads(nasfs("read", "--repo", str(home), f"{ACME}@200.json").stdout)["budget_tokens"] == 200

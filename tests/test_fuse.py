@@ -81,7 +81,7 @@ def test_view_reads_leave_the_source_and_git_status_alone(mounted: Mount, home: 
 def test_tools_work_on_views(mounted: Mount, home: Path) -> None:
     mnt = mounted.mountpoint
     sed = subprocess.run(["sed", "-n", "2p", str(mnt / f"{ACME}@outline")], capture_output=True, text=True, check=True).stdout
-    assert sed == "# Acme Corp (L1-L38)\n"
+    assert sed == "1-38 # Acme Corp\n"
     grep = subprocess.run(["grep", "-c", "Renewal", str(mnt / f"{ACME}@outline")], capture_output=True, text=True).stdout
     assert grep.strip() == "1"
     with open(mnt / f"{ACME}@section=Contacts") as fh:
@@ -101,7 +101,7 @@ def test_edits_through_the_mount_land_and_show_in_views(mounted: Mount, home: Pa
         fh.write("\n## Pricing\n\nGold tier.\n")
     assert (home / ACME).read_text().endswith("Gold tier.\n")
     outline = cat(mnt / f"{ACME}@outline").decode()
-    assert "## Pricing (L40-L42)" in outline
+    assert "\n40-42 ## Pricing\n" in outline
     ptr = header(cat(mnt / f"{ACME}@section=Pricing"))["pointer"]
     commit = ptr.split("@")[1].split("#")[0]
     assert "Gold tier." in git(home, "show", f"{commit}:{ACME}")
@@ -279,7 +279,7 @@ def test_concurrent_readers_and_a_writer(mounted: Mount, home: Path) -> None:
         while not stop.is_set():
             (mnt / "scratch.md").write_text(f"# Scratch {i}\n\nline\n")
             body = (mnt / "scratch.md@outline").read_text()
-            if f"# Scratch {i} (L1-L3)" not in body:
+            if f"# Scratch {i}\n" not in body:  # a file this small is served whole by @outline
                 failures.append(f"scratch {i}: {body!r}")
             i += 1
 
@@ -435,7 +435,8 @@ def test_git_commit_rsync_and_fsync_through_the_mount(mounted: Mount, home: Path
     (back / "imported.md").write_text("# Imported\n")
     subprocess.run(["rsync", "-a", f"{back}/", f"{mnt}/notes/"], check=True)
     assert (home / "notes" / "imported.md").read_text() == "# Imported\n"
-    assert b"# Imported (L1-L1)" in cat(mnt / "notes" / "imported.md@outline")
+    imported = cat(mnt / "notes" / "imported.md@outline")  # cheaper whole than outlined
+    assert header(imported)["view"] == "full" and imported.endswith(b"\n# Imported\n")
 
 
 def test_sigint_unmounts_cleanly(home: Path, tmp_path: Path) -> None:

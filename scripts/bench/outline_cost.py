@@ -338,21 +338,25 @@ def main() -> None:
 
     rows = []
     for fam, paths in sorted(files.items()):
-        outline = [nas.read(f"{p}@outline").tokens for p in paths]
+        answers = [nas.read(f"{p}@outline") for p in paths]
+        outline = [r.tokens for r in answers]
         full = [fulls[p] for p in paths]
-        over = sum(o > f for o, f in zip(outline, full))
+        whole = sum(r.view == "full" for r in answers)
+        over = sum(r.view != "full" and o > f for r, o, f in zip(answers, outline, full))
         small = [(o, f) for o, f in zip(outline, full) if f <= 150]
         rows.append([fam, len(paths), sum(full), sum(outline), pct(sum(outline), sum(full)),
-                     f"{statistics.median(o / f for o, f in zip(outline, full)):.0%}", over,
+                     f"{statistics.median(o / f for o, f in zip(outline, full)):.0%}", whole, over,
                      f"{sum(o for o, _ in small)}/{sum(f for _, f in small)}" if small else "-"])
-    C.table(["family", "files", "file tokens", "@outline tokens", "@outline/file", "median file", "outline > file",
-             "files <= 150 tokens: @outline/file"], rows, "@outline of every file against the file (cat P):")
+    C.table(["family", "files", "file tokens", "@outline tokens", "@outline/file", "median file", "served whole",
+             "outline > file", "files <= 150 tokens: @outline/file"], rows,
+            "@outline of every file against the file (cat P); 'served whole': @outline gave the file itself:")
 
     tasks = pick_tasks(tree, files, fulls, args.tasks, args.seed)
     outcomes = [run_task(nas, t, fulls[t.path], args.budget) for t in tasks]
     groups = {f: [o for o in outcomes if o.task.family == f] for f in TASK_FAMILIES}
     groups["keys files (JSON/YAML, 1-5k tokens)"] = [o for o in outcomes if o.task.family in ("json", "yaml")
                                                      and KEYS_BAND[0] <= o.full <= KEYS_BAND[1]]
+    groups["tasks in files over 5k tokens"] = [o for o in outcomes if o.full > 5000]
     groups["overall"] = outcomes
     rows = []
     for name, group in groups.items():
