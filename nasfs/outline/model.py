@@ -51,7 +51,9 @@ class Outline:
     (row count, dialect, "JSON did not parse: ..."). ``indent`` says whether
     depth is shown by indentation (Markdown shows it by heading level instead).
     ``runs``: sibling one-line leaves in a row share an outline line (data
-    keys: ``9-11 description, type, enum[3]``), at most ``RUN`` to a line.
+    keys: ``9-11 description, type, enum[3]``), at most ``RUN`` to a line,
+    and an entry whose entries are all such leaves (at most ``RUN``) lists them
+    on its own line (``8-12 level{3}: description, type, enum[3]``).
     """
 
     kind: str
@@ -104,16 +106,29 @@ class Outline:
             lines += [e.render(self.indent) for e in self.entries]
             return "".join(line + "\n" for line in lines)
         entries = self.entries
-        run: list[Entry] = []  # leaves of one parent in a row: a parent's other children come after its entry
-        for i, e in enumerate(entries):
-            leaf = e.start == e.end and (i + 1 == len(entries) or entries[i + 1].depth <= e.depth)
-            if run and (not leaf or e.depth != run[0].depth or len(run) == RUN):
+        one_line = [e.start == e.end and (i + 1 == len(entries) or entries[i + 1].depth <= e.depth)
+                    for i, e in enumerate(entries)]
+        run: list[Entry] = []  # one-line leaves of one parent in a row
+        i = 0
+        while i < len(entries):
+            e = entries[i]
+            if run and (not one_line[i] or e.depth != run[0].depth or len(run) == RUN):
                 lines.append(_run_line(run, self.indent))
                 run = []
-            if leaf:
+            if one_line[i]:
                 run.append(e)
-            else:
-                lines.append(e.render(self.indent))
+                i += 1
+                continue
+            inner = i + 1  # the entries below e: shown on its line when all are one-line leaves, few
+            while inner < len(entries) and entries[inner].depth > e.depth:
+                inner += 1
+            if inner - i - 1 <= RUN and all(one_line[i + 1 : inner]):
+                names = ", ".join(c.label for c in entries[i + 1 : inner])
+                lines.append(e.render(self.indent) + (f": {names}" if names else ""))
+                i = inner
+                continue
+            lines.append(e.render(self.indent))
+            i += 1
         if run:
             lines.append(_run_line(run, self.indent))
         return "".join(line + "\n" for line in lines)

@@ -65,7 +65,8 @@ class Outcome:
     ok: bool
     reads: int
     how: str
-    outline: int = 0  # of ``cost``: the outline reads  # full, exact, ancestor, missing, skeleton
+    outline: int = 0  # of ``cost``: the outline reads
+    floor: int = 0  # the target's own lines: what the task costs with an outline that costs nothing  # full, exact, ancestor, missing, skeleton
 
 
 # --- tasks, from parsers independent of nasfs ------------------------------------------------
@@ -166,6 +167,7 @@ def targets(family: str, text: str) -> list[tuple[tuple[str, ...], int, int]]:
 NEW = re.compile(r"(\d+)(?:-(\d+))? ( *)(.*)")
 OLD = re.compile(r"( *)(.*) \(L(\d+)-L(\d+)\)")
 CODE_NAME = re.compile(r"(?:[\w.]+ )*?(?:def|class|function|fn|func|struct|enum|interface|trait|impl|type|module) +([\w.$]+)")
+CONTAINER_WITH_KEYS = re.compile(r"(.+?)(?:\{\d+\}|\[\d+\]): (.*)")
 DATA_NAME = re.compile(r"(.+?)(?:\{\d+\}|\[\d+\]|: .*)?(?: \(.*\))?")
 
 
@@ -189,8 +191,12 @@ def outline_entries(body: str, family: str) -> list[tuple[tuple[str, ...], int, 
         elif family == "python":
             found = CODE_NAME.match(label.strip())
             depth, name = len(pad) // 2, found.group(1) if found else label.strip()
-        else:  # several one-line keys may share a line: "9-11 description, type, enum[3]"
+        else:  # one-line keys share a line: "9-11 description, type", "8-12 level{3}: description, type"
             depth = len(pad) // 2
+            parent = CONTAINER_WITH_KEYS.fullmatch(label.strip())
+            if parent:
+                rows.append((depth, parent.group(1), first, last))
+                depth, label = depth + 1, parent.group(2)
             for part in label.strip().split(", "):
                 found = DATA_NAME.fullmatch(part)
                 rows.append((depth, found.group(1) if found else part, first, last))
@@ -353,6 +359,8 @@ def main() -> None:
 
     tasks = pick_tasks(tree, files, fulls, args.tasks, args.seed)
     outcomes = [run_task(nas, t, fulls[t.path], args.budget) for t in tasks]
+    for o in outcomes:
+        o.floor = nas.read(f"{o.task.path}@L{o.task.start}-L{o.task.end}").tokens
     groups = {f: [o for o in outcomes if o.task.family == f] for f in TASK_FAMILIES}
     groups["keys files (JSON/YAML, 1-5k tokens)"] = [o for o in outcomes if o.task.family in ("json", "yaml")
                                                      and KEYS_BAND[0] <= o.full <= KEYS_BAND[1]]
@@ -365,12 +373,12 @@ def main() -> None:
         cost, full = sum(o.cost for o in group), sum(o.full for o in group)
         hows = {h: sum(o.how == h for o in group) for h in ("full", "exact", "ancestor", "missing", "skeleton")}
         rows.append([name, len(group), pct(sum(o.ok for o in group), len(group)), cost, full, pct(cost, full),
-                     pct(sum(o.outline for o in group), full),
+                     pct(sum(o.outline for o in group), full), pct(sum(o.floor for o in group), full),
                      f"{100 * statistics.median(o.cost / o.full for o in group):.1f}%",
                      " ".join(f"{h}={n}" for h, n in hows.items() if n)])
     mode = f"P@{args.budget}, next pages followed" if args.budget else "P@outline"
     C.table(["tasks", "n", "success", "outline-first tokens", "whole-file tokens", "cost/whole", "of it outline",
-             "median task", "how"],
+             "target lines alone", "median task", "how"],
             rows, f"{len(tasks)} lookup tasks ({mode}, then P@La-Lb), seed {args.seed}:")
     failed = [o for o in outcomes if not o.ok][:10]
     for o in failed:
