@@ -104,3 +104,14 @@ def test_small_markdown_outline_through_the_core(nas: Nas, home: Path) -> None:
     (home / "ofl.md").write_bytes(OFL)
     body = nas.read("ofl.md@section=SIL OPEN FONT LICENSE Version 1.1 - 26 February 2007").served.body
     assert body.startswith(b"SIL OPEN FONT LICENSE") and body.endswith(b"Open Font License.\n")
+
+
+def test_a_heading_shows_its_links_as_text_and_is_found_by_it(nas: Nas, home: Path) -> None:
+    (home / "CHANGES.md").write_text(
+        "# 3.9.6\n\n#### Support `import defer` ([#19624](https://github.com/p/p/pull/19624) by [@fisker](https://github.com/fisker))\n\n"
+        + "A line of text about the change, long enough to be worth an outline.\n" * 30
+    )
+    outline = nas.read("CHANGES.md@outline").text.decode()
+    assert "\n3-34 #### Support `import defer` (#19624 by @fisker)\n" in outline and "https://" not in outline
+    body = nas.read("CHANGES.md@section=Support `import defer` (#19624 by @fisker)").served.body
+    assert body.startswith(b"#### Support") and body.endswith(b"an outline.\n")
