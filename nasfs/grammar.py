@@ -103,7 +103,7 @@ def parse_view(text: str) -> View:
     if m:
         first = int(m.group(1)) if len(m.group(1)) <= 16 else 0
         if first < 1:
-            raise BadView(f"outline entries count from 1, got outline={m.group(1)}", "@outline=1, @outline=41")
+            raise BadView(f"outline entries count from 1, got outline={m.group(1)[:20]}", "@outline=1, @outline=41")
         return View("outline", first, budget=budget, json=as_json)
     m = _LINES.fullmatch(text)
     if m:
