@@ -27,14 +27,24 @@ READS = [
     (ACME, "section=Renewal", None),
     (ACME, "L12-L18", None),
     (ACME, None, 120),
-    (ACME, "outline", 90),  # the outline, its deepest level dropped
+    (ACME, "outline", 70),  # the outline, its deeper levels dropped
     (ACME, "section=Renewal", 100),  # degraded to the section's outline
     (ACME, "outline", 30),  # not even the skeleton fits: view=none
     (ACME, "since=v1", None),
     ("code/billing.py", "outline", None),
     ("code/billing.py", "section=Invoice.add", None),
-    ("config/deploy.yaml", "outline", 90),  # the skeleton
 ]
+SKELETON = "config/deploy.yaml"  # read at the budget its skeleton fits and its outline does not
+
+
+def skeleton_budget(home: Path) -> int:
+    """The budget at which the core serves SKELETON's skeleton: it moves by a token or two with
+    how the fixture's commit id tokenizes, so it is found, not written down."""
+    from nasfs.repo import GitTree
+    from nasfs.service import Nas
+
+    nas = Nas(GitTree(home, node="box", tree="home"))
+    return next(b for b in range(40, 200) if nas.read(f"{SKELETON}@outline@{b}").view == "skeleton")
 SEARCH = ("renewal", 300)
 
 
@@ -52,13 +62,14 @@ def cli(home: Path, *args: str) -> bytes:
 def test_every_door_gives_the_same_envelopes(mounted: Mount, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     query, budget = SEARCH
     answers: dict[str, list[object]] = {}
+    reads = [*READS, (SKELETON, "outline", skeleton_budget(home))]
 
     # FUSE: P@view.json files, .nas/search/Q@N.json, .nas/deref/<pointer>
     mnt = mounted.mountpoint
-    fuse = [json.loads((mnt / (spelled(*r) + ".json")).read_text()) for r in READS]
+    fuse = [json.loads((mnt / (spelled(*r) + ".json")).read_text()) for r in reads]
     fuse.append(json.loads((mnt / ".nas" / "search" / f"{query}@{budget}.json").read_text()))
     pointers = [ev["pointer"] for env in fuse for ev in env["evidence"]]
-    assert len(pointers) >= len(READS)
+    assert len(pointers) >= len(reads)
     shorts = [p.removeprefix("nas://box/home/") for p in pointers]
     fuse += [(mnt / ".nas" / "deref" / s).read_bytes().decode() for s in shorts]
     answers["fuse"] = fuse
@@ -66,7 +77,7 @@ def test_every_door_gives_the_same_envelopes(mounted: Mount, home: Path, tmp_pat
     # CLI: read --json, search --json, deref
     monkeypatch.setenv("NASFS_CACHE_DIR", str(tmp_path / "cache-cli"))
     answers["cli"] = (
-        [json.loads(cli(home, "read", "--json", spelled(*r))) for r in READS]
+        [json.loads(cli(home, "read", "--json", spelled(*r))) for r in reads]
         + [json.loads(cli(home, "search", "--json", "--budget", str(budget), query))]
         + [cli(home, "deref", p).decode() for p in pointers]
     )
@@ -75,7 +86,7 @@ def test_every_door_gives_the_same_envelopes(mounted: Mount, home: Path, tmp_pat
     monkeypatch.setenv("NASFS_CACHE_DIR", str(tmp_path / "cache-http"))
     with serving(home, "--default-budget", "0") as server:  # the mount and the CLI have no default budget
         answers["http"] = (
-            [server.post("/v1/files/read", {"path": p, "view": v, "budget_tokens": n}).json() for p, v, n in READS]
+            [server.post("/v1/files/read", {"path": p, "view": v, "budget_tokens": n}).json() for p, v, n in reads]
             + [server.post("/v1/search", {"query": query, "budget_tokens": budget}).json()]
             + [server.post("/v1/evidence/dereference", {"pointer": p}).json()["content"] for p in pointers]
         )
@@ -86,20 +97,21 @@ def test_every_door_gives_the_same_envelopes(mounted: Mount, home: Path, tmp_pat
     async def over_mcp() -> list[object]:
         with anyio.fail_after(120):
             async with session(home, "--default-budget", "0") as s:
-                return await mcp_answers(s, pointers, query, budget)
+                return await mcp_answers(s, reads, pointers, query, budget)
 
     answers["mcp"] = anyio.run(over_mcp)
 
     for door in ("cli", "http", "mcp"):
         for i, (theirs, ours) in enumerate(zip(answers["fuse"], answers[door], strict=True)):
             assert ours == theirs, f"{door} differs from the mount on answer {i}"
-    served = [env["view"] for env in answers["fuse"][: len(READS)]]
+    served = [env["view"] for env in answers["fuse"][: len(reads)]]
     assert {"outline", "section", "lines", "diff", "skeleton", "none"} <= set(served), served
 
 
-async def mcp_answers(s: ClientSession, pointers: list[str], query: str, budget: int) -> list[object]:
+async def mcp_answers(s: ClientSession, reads: list[tuple[str, str | None, int | None]], pointers: list[str],
+                      query: str, budget: int) -> list[object]:
     out: list[object] = []
-    for p, v, n in READS:
+    for p, v, n in reads:
         out.append(await call(s, "nas_read", **{k: x for k, x in (("path", p), ("view", v), ("budget_tokens", n)) if x is not None}))
     out.append(await call(s, "nas_search", query=query, budget_tokens=budget))
     for p in pointers:
