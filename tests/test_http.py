@@ -408,3 +408,12 @@ def test_no_generated_input_makes_a_5xx(server: Server, mode: GenerationMode) ->
 
         call()
     assert time.monotonic() - started < 60
+
+
+def test_a_section_named_json_is_reachable(server: Server, home: Path) -> None:
+    (home / "msg.py").write_text("class Message:\n    def json(self):\n        return '{}'\n")
+    env = server.post("/v1/files/read", {"path": "msg.py", "view": "section=Message.json"}).json()
+    assert (env["view"], env["section"]) == ("section", "Message.json"), env
+    assert env["content"] == "    def json(self):\n        return '{}'\n"
+    whole = server.post("/v1/files/read", {"path": "msg.py", "view": "section=Message~1.json"}).json()
+    assert whole["section"] == "Message"
