@@ -24,6 +24,10 @@ class NasError(Exception):
         self.message = message
         self.valid = valid
 
+    def __reduce__(self) -> tuple[type, tuple[str, str | None]]:
+        """Pickled whole, message and what is valid (a worker process raises these)."""
+        return type(self), (self.message, self.valid)
+
     def __str__(self) -> str:
         if self.valid:
             return one_line(f"{self.message}; valid: {self.valid}")

@@ -121,6 +121,7 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     finally:
         if warmer is not None:
             _stop(warmer)
+        ops.workers.close()
         pyfuse3.close(unmount=clean)
         if not clean:
             _lazy_unmount(mountpoint)

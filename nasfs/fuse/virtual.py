@@ -8,7 +8,10 @@ forbids it and it deadlocks the kernel). Names are looked up again on every
 path walk (entry timeout 0), so a changed file's view shows at the next open.
 
 Anything that needs the core (views, git trees) runs in the core thread
-through ``trio.to_thread`` so a slow outline never stalls real-file calls.
+through ``trio.to_thread``, off the request loop. What may take seconds (a
+view of a file over ``pool.HEAVY_BYTES``, a search, a diff) runs in a worker
+process instead (pool.py), so it holds neither the core thread nor the GIL:
+other views and real-file calls go on meanwhile.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from ..repo import LARGE_BYTES, TreeItem
 from ..service import Nas
 from .access import caller_of, readable_by
 from .nodes import Inodes, Node
+from . import pool
+from .pool import HEAVY_BYTES, Pool
 
 log = logging.getLogger("nasfs.fuse")
 T = TypeVar("T")
@@ -62,6 +67,8 @@ class Virtual:
     def __init__(self, nas: Nas) -> None:
         self.inodes = Inodes()
         self._core = trio.CapacityLimiter(1)  # pygit2 and the core run one call at a time
+        self.workers = Pool(nas.tree, nas.tokenizer)
+        self._waiting = trio.CapacityLimiter(64)  # threads that only wait for a worker's answer
         # versioned content by inode: what a lookup made, for the getattr and open that follow
         self._files: LRU[int, tuple[bytes, Response | None]] = LRU(8192, lambda made: len(made[0]), FILES_BYTES)
         self._git_stat = os.stat(nas.tree.repo.path)
@@ -86,12 +93,30 @@ class Virtual:
                 self.problem = problem
             await trio.sleep(HEALTH_SECONDS)
 
-    async def core(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run a core call in the core thread."""
+    def _fault(self) -> None:
         if self.fault_armed and self.faults:
             self.fault_armed = False
             raise RuntimeError("injected fault in view code (test hook)")
+
+    async def core(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a core call in the core thread."""
+        self._fault()
         return await trio.to_thread.run_sync(functools.partial(fn, *args), limiter=self._core)
+
+    async def worker(self, fn: Callable[..., bytes], *args: Any) -> Response:
+        """Run a slow call in a worker process (pool.py); a thread waits for it."""
+        self._fault()
+        return await trio.to_thread.run_sync(self.workers.answer, fn, *args, limiter=self._waiting)
+
+    async def heavy(self, node: Node) -> bool:
+        """Whether a view's file is large enough to be made in a worker."""
+        if node.commit:
+            item = await self.core(self.nas.tree.item_at, node.commit, node.path)
+            return item is not None and item.size > HEAVY_BYTES
+        try:
+            return os.stat(os.path.join(self.root, node.path)).st_size > HEAVY_BYTES
+        except OSError:
+            return False  # the core says what is wrong with it
 
     def git_stat(self) -> os.stat_result:
         """``.git``'s owner and mode, which history and side files follow;
@@ -185,7 +210,10 @@ class Virtual:
         """A virtual file's bytes now, and the declared response they carry."""
         if node.kind == "view":
             assert node.view is not None
-            response = await self.core(self.nas.read_view, node.path, node.view, node.commit or None, False)
+            if await self.heavy(node):
+                response = await self.worker(pool.read_view, node.path, node.view, node.commit or None)
+            else:
+                response = await self.core(self.nas.read_view, node.path, node.view, node.commit or None, False)
             return (response.envelope_bytes() if node.view.json else response.text), response
         if node.kind == "nasfile":
             return self.nas_file(node.path), None
@@ -193,7 +221,7 @@ class Virtual:
             _, body = await self.core(self.nas.deref, node.path)
             return body, None
         if node.kind in ("search", "diff"):
-            response = await self.core(self.side_view, node)
+            response = await self.worker(pool.side_view, node, self.root)
             return (response.envelope_bytes() if split_suffixes(node.path)[2] else response.text), response
         raise FUSEError(errno.EISDIR)
 
@@ -214,17 +242,6 @@ class Virtual:
         if item.size > LARGE_BYTES:
             raise FUSEError(errno.EFBIG)
         return await self.core(self.nas.tree.raw_at, node.commit, node.path)
-
-    def side_view(self, node: Node) -> Response:  # runs in the core thread
-        """``.nas/search/<query>[@N][.json]`` and ``.nas/diff/<A>..<B>[@N][.json]``."""
-        from ..diffs import diff_response
-        from ..search import search
-
-        text, budget, _ = split_suffixes(node.path)
-        if node.kind == "search":
-            readable = readable_by(node.caller, self.root) if node.caller else None
-            return search(self.nas, text, at=node.commit or None, budget=budget, readable=readable)
-        return diff_response(self.nas, text, None, budget)
 
     # -- names ----------------------------------------------------------------------
     async def child(self, parent: Node, name: str, ctx: pyfuse3.RequestContext | None = None) -> Node:
@@ -328,6 +345,18 @@ class Virtual:
         elif node.kind not in ("deref", "searchdir", "diffdir", "nasdir"):
             raise FUSEError(errno.ENOTDIR)
         return entries
+
+
+def side_view(nas: Nas, node: Node, root: str) -> Response:  # runs in a worker process
+    """``.nas/search/<query>[@N][.json]`` and ``.nas/diff/<A>..<B>[@N][.json]``."""
+    from ..diffs import diff_response
+    from ..search import search
+
+    text, budget, _ = split_suffixes(node.path)
+    if node.kind == "search":
+        readable = readable_by(node.caller, root) if node.caller else None
+        return search(nas, text, at=node.commit or None, budget=budget, readable=readable)
+    return diff_response(nas, text, None, budget)
 
 
 def _digest(data: bytes) -> str:

@@ -1,0 +1,97 @@
+"""Slow answers computed in worker processes, so one never stalls the others.
+
+The mount serves the core's quick calls in one core thread (pygit2 objects
+and the core's caches are not shared across threads). A view of a huge file
+takes seconds, much of it in pure-Python scanning or in C calls that hold
+the GIL: in that thread it would hold every other view behind it and slow
+the request loop itself. Views of files over HEAVY_BYTES, searches and diffs
+go instead to a few spawned worker processes, each with its own ``Nas`` over
+the same repository and disk cache (as ``nasfs index`` workers are; snapshot
+commits are written under the repository's cross-process lock). An answer
+comes back in the disk cache's JSON form of a response.
+
+Workers start on first use, are replaced after MAX_TASKS answers (bounding
+any leak), and a worker that dies fails only the call it was serving (EIO);
+the pool is made anew for the next one.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any
+
+import pyfuse3
+
+from .. import index
+from ..service import _response_from_json, _response_to_json
+
+if TYPE_CHECKING:
+    from ..declare import Response
+    from ..grammar import View
+    from ..repo import GitTree
+    from .nodes import Node
+
+log = logging.getLogger("nasfs.fuse")
+HEAVY_BYTES = 256 << 10  # about 30 ms of cold outlining here: below it, a view stays in the core thread
+MAX_TASKS = 200
+
+
+class Pool:
+    """Worker processes over one tree (``nasfs index``'s ``_init_worker``)."""
+
+    def __init__(self, tree: GitTree, tokenizer: str, workers: int | None = None) -> None:
+        self._tree = tree
+        self._args = (str(tree.root), tree.node, tree.tree, tokenizer)
+        self._workers = workers or min(2, os.cpu_count() or 1)
+        self._executor: ProcessPoolExecutor | None = None
+
+    def _pool(self) -> ProcessPoolExecutor:
+        if self._executor is None:
+            # spawn: a worker inherits no FUSE descriptor, thread or libgit2 handle of the daemon
+            self._executor = ProcessPoolExecutor(self._workers, mp_context=multiprocessing.get_context("spawn"),
+                                                 initializer=index._init_worker, initargs=self._args,
+                                                 max_tasks_per_child=MAX_TASKS)
+        return self._executor
+
+    def answer(self, fn: Any, *args: Any) -> Response:
+        """Run ``fn(*args)`` in a worker and rebuild the response it returns.
+        Blocks: call it from a thread, never from the request loop."""
+        try:
+            raw = self._pool().submit(fn, *args).result()
+        except BrokenProcessPool:
+            log.error("a view worker process died; the pool is made anew for the next view")
+            self._executor = None
+            raise pyfuse3.FUSEError(errno.EIO) from None
+        response = _response_from_json(raw, self._tree)
+        if response is None:
+            raise RuntimeError("a view worker returned an answer that does not parse")
+        return response
+
+    def close(self) -> None:
+        """End the workers now, a slow view in progress included."""
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        processes = list(getattr(executor, "_processes", {}).values())
+        executor.shutdown(wait=False, cancel_futures=True)
+        for proc in processes:
+            if proc.is_alive():
+                proc.terminate()
+        for proc in processes:
+            proc.join(timeout=5)
+
+
+# -- what runs in a worker (its Nas is index._nas) ------------------------------------
+def read_view(path: str, view: View, at: str | None) -> bytes:
+    return _response_to_json(index._nas.read_view(path, view, at, False))
+
+
+def side_view(node: Node, root: str) -> bytes:
+    from .virtual import side_view as answer
+
+    return _response_to_json(answer(index._nas, node, root))
