@@ -471,7 +471,10 @@ def test_refused_names_do_not_pile_up_in_the_inode_table(home: Path) -> None:
             with pytest.raises(pyfuse3.FUSEError):
                 await ops.lookup(pyfuse3.ROOT_INODE, f"README.txt@section=nope{i}".encode(), None)
 
-    trio.run(refuse_many)
+    try:
+        trio.run(refuse_many)
+    finally:
+        ops.close()
     assert ops.inodes._by_ino == {} and ops.inodes._lookups == {}  # a view is made before its inode
 
 

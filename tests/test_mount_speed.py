@@ -73,3 +73,71 @@ def test_a_slow_view_stalls_no_other_view_and_no_real_read(slow_mount: Mount, ho
     h = header(out)
     assert h["view"] == "outline" and h["pointer"].startswith("nas://box/home/notes/huge.md@")
     assert slow_mount.alive()
+
+
+def stats(mnt: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in (mnt / ".nas" / "stats").read_text().splitlines())
+
+
+def within(seconds: float, check) -> bool:
+    """Whether ``check()`` holds within the stated bound (polled)."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_real_entries_stay_cached_past_the_old_timeout(mounted: Mount) -> None:
+    """With the source watched, the kernel keeps a real entry and its
+    attributes: a stat 1.5 s later (past the 1 s of --attr-timeout) asks the
+    daemon nothing, and neither does a name that is nothing."""
+    mnt = mounted.mountpoint
+    os.stat(mnt / "README.txt")
+    assert not (mnt / "notes" / ".rgignore").exists()
+    before = stats(mnt)
+    assert float(before["real_entry_timeout"]) > 60
+    time.sleep(1.5)
+    os.stat(mnt / "README.txt")
+    assert not (mnt / "notes" / ".rgignore").exists()
+    assert stats(mnt)["real_lookups_and_getattrs"] == before["real_lookups_and_getattrs"]
+
+
+BOUND = 1.0  # docs/mount.md: a change beside the mount shows through it within 1 s
+
+
+def test_changes_beside_the_mount_show_within_the_bound(mounted: Mount, home: Path) -> None:
+    """Each kind of change made in the source, natively, shows through the
+    mount within BOUND although the kernel caches real entries for an hour:
+    content (also through a file held open, as on the disk), a new file, a
+    removed one, a mode, a new folder and its files, a renamed folder."""
+    mnt = mounted.mountpoint
+    readme = (mnt / "README.txt").read_bytes()
+    with open(mnt / "README.txt", "rb") as held:
+        assert held.read() == readme
+        same_size = bytes(b ^ 1 for b in readme[:8]) + readme[8:]
+        with open(home / "README.txt", "r+b") as fh:  # in place: same inode, same size
+            fh.write(same_size[:8])
+        assert within(BOUND, lambda: os.pread(held.fileno(), len(readme), 0) == same_size), "an open file kept old data"
+    assert within(BOUND, lambda: (mnt / "README.txt").read_bytes() == same_size)
+
+    assert not (mnt / "notes" / "later.md").exists()
+    (home / "notes" / "later.md").write_text("# Later\n")
+    assert within(BOUND, lambda: (mnt / "notes" / "later.md").exists()), "a new file did not show"
+    assert (mnt / "notes" / "later.md@outline").read_bytes().startswith(b"nasfs view=")
+    os.unlink(home / "notes" / "later.md")
+    assert within(BOUND, lambda: not (mnt / "notes" / "later.md").exists()), "a removed file stayed"
+
+    os.stat(mnt / "README.txt")
+    os.chmod(home / "README.txt", 0o600)
+    assert within(BOUND, lambda: os.stat(mnt / "README.txt").st_mode & 0o777 == 0o600), "a mode change did not show"
+
+    (home / "notes" / "sub").mkdir()
+    (home / "notes" / "sub" / "a.txt").write_text("a\n")
+    assert within(BOUND, lambda: (mnt / "notes" / "sub" / "a.txt").exists()), "a new folder did not show"
+    (home / "notes" / "sub" / "b.txt").write_text("b\n")
+    assert within(BOUND, lambda: (mnt / "notes" / "sub" / "b.txt").exists()), "a file in a new folder did not show"
+    os.rename(home / "notes" / "sub", home / "notes" / "moved")
+    assert within(BOUND, lambda: not (mnt / "notes" / "sub").exists() and (mnt / "notes" / "moved" / "b.txt").read_text() == "b\n")
+    assert int(stats(mnt)["source_events"]) > 0

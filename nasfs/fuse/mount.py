@@ -113,6 +113,7 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     if allow_other:
         options.add("allow_other")
     pyfuse3.init(ops, mountpoint, options)
+    ops.watcher.start()
     warmer = _start_warm_up(git_tree, tokenizer) if warm else None
     clean = False
     try:
@@ -121,7 +122,7 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     finally:
         if warmer is not None:
             _stop(warmer)
-        ops.workers.close()
+        ops.close()
         pyfuse3.close(unmount=clean)
         if not clean:
             _lazy_unmount(mountpoint)

@@ -71,7 +71,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         self.root = str(nas.tree.root)
         self.autocommit = autocommit
         self.attr_timeout = attr_timeout
-        PassThrough.__init__(self, self.root)
+        PassThrough.__init__(self, self.root, attr_timeout)
         Virtual.__init__(self, nas)
         self.faults = faults  # test hook: setxattr user.nas.fault on .nas arms a crash
         self._bytes: dict[int, bytes] = {}  # virtual file handles -> the bytes served
@@ -79,6 +79,17 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         self._written: set[int] = set()  # fds written through the mount
         self._dirs: dict[int, tuple[int, list[bytes]] | list[tuple[bytes, pyfuse3.EntryAttributes]]] = {}
         self._next_dh = 1
+        self.real_asks = 0  # lookups of real names (or of nothing) and getattrs of real nodes: what the kernel did not cache
+
+    def close(self) -> None:
+        """End the view workers and the source watcher (before pyfuse3.close)."""
+        self.workers.close()
+        self.watcher.stop()
+
+    def mount_stats(self) -> str:
+        w = self.watcher
+        return (f"real_lookups_and_getattrs={self.real_asks}\nreal_entry_timeout={w.timeout:g}\n"
+                f"watched_folders={w.folders}\nsource_events={w.events}\n")
 
     # -- lookup ------------------------------------------------------------------------
     @fuse_op
@@ -93,8 +104,10 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
                 return self.real_parent(parent_inode)
             found = self.real_lookup(parent_inode, name)
             if found is not None:
+                self.real_asks += 1
                 return found
             if b"@" not in name and not (parent_inode == ROOT and name in (AT.encode(), NAS.encode())):
+                self.real_asks += 1
                 return self.absent()
         parent = self.inodes.node(parent_inode) if virtual(parent_inode) else None
         if parent is not None and name == b".":
@@ -115,7 +128,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         '@' are never cached: each lookup of a view is made anew."""
         a = pyfuse3.EntryAttributes()
         a.st_ino = 0
-        a.entry_timeout = self.attr_timeout
+        a.entry_timeout = self.watcher.timeout
         return a
 
     def real_parent(self, ino: int) -> pyfuse3.EntryAttributes:
@@ -124,7 +137,9 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
             return self.real_getattr(ROOT)
         fd = os.open(b"..", O_PATH, dir_fd=self.real.fd(ino))
         st = os.fstat(fd)
-        return self.real_attrs(self.real.learn(fd, st, os.path.dirname(self.real.hint(ino))), st)
+        up = self.real.learn(fd, st, os.path.dirname(self.real.hint(ino)))
+        self.watcher.watch(up, self.real.fd(up))
+        return self.real_attrs(up, st)
 
     async def virtual_lookup(self, parent_inode: int, parent: Node | None, name: bytes, ctx: pyfuse3.RequestContext | None) -> pyfuse3.EntryAttributes:
         """A name that is no real entry: a view, history or a side file."""
@@ -152,13 +167,14 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         for ino, count in inode_list:
             if virtual(ino):
                 self.inodes.forget(ino, count)
-            else:
-                self.real.forget(ino, count)
+            elif self.real.forget(ino, count):
+                self.watcher.forgot(ino)
 
     @fuse_op
     async def getattr(self, inode: int, ctx: pyfuse3.RequestContext | None = None) -> pyfuse3.EntryAttributes:
         if virtual(inode):
             return await self.node_attrs(inode, self.inodes.node(inode))
+        self.real_asks += 1
         return self.real_getattr(inode)
 
     @fuse_op
@@ -208,7 +224,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
             except FileNotFoundError:
                 continue  # removed since the folder was opened
             st = os.fstat(fd)
-            child = self.real.learn(fd, st, self.hint_of(ino, name))
+            child = self.learn_entry(ino, name, fd, st)
             if not pyfuse3.readdir_reply(token, name, self.real_attrs(child, st), index + 1):
                 self.real.forget(child, 1)
                 return

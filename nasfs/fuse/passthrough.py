@@ -19,6 +19,7 @@ from pyfuse3 import FUSEError
 
 from .real import O_PATH, ROOT, RealInodes
 from .syscalls import chown_fd, link_fd, rename2
+from .watch import Watcher
 
 SETID = stat.S_ISUID | stat.S_ISGID
 _STAT_FIELDS = ("st_mode", "st_nlink", "st_uid", "st_gid", "st_rdev", "st_size", "st_atime_ns",
@@ -40,10 +41,11 @@ def killed_privileges(mode: int) -> int:
 
 class PassThrough:
     real: RealInodes
-    attr_timeout: float
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, attr_timeout: float) -> None:
         self.real = RealInodes(root)
+        self.watcher = Watcher(attr_timeout)  # real entries are cached for as long as it watches
+        self.watcher.watch(ROOT, self.real.fd(ROOT))
         self._fd_ino: dict[int, int] = {}  # open real fds -> inode
         self._ino_fds: dict[int, set[int]] = {}
         self._unprivileged: set[int] = set()  # fds opened by a non-root caller
@@ -55,8 +57,18 @@ class PassThrough:
             setattr(a, name, getattr(st, name))
         a.st_ino = ino
         a.generation = 0
-        a.entry_timeout = a.attr_timeout = self.attr_timeout
+        a.entry_timeout = a.attr_timeout = self.watcher.timeout
         return a
+
+    def learn_entry(self, parent: int, name: bytes, fd: int, st: os.stat_result) -> int:
+        """The inode of ``name`` in ``parent`` (``fd``: O_PATH, taken over), as
+        the kernel is about to be given it: remembered by the watcher, and a
+        folder watched before anything in it is answered."""
+        ino = self.real.learn(fd, st, self.hint_of(parent, name))
+        self.watcher.seen(parent, name, ino)
+        if stat.S_ISDIR(st.st_mode):
+            self.watcher.watch(ino, self.real.fd(ino))
+        return ino
 
     # -- names ----------------------------------------------------------------
     def real_lookup(self, parent: int, name: bytes) -> pyfuse3.EntryAttributes | None:
@@ -66,8 +78,7 @@ class PassThrough:
         except FileNotFoundError:
             return None
         st = os.fstat(fd)
-        ino = self.real.learn(fd, st, self.hint_of(parent, name))
-        return self.real_attrs(ino, st)
+        return self.real_attrs(self.learn_entry(parent, name, fd, st), st)
 
     def real_exists(self, parent: int, name: bytes) -> bool:
         try:
@@ -102,7 +113,7 @@ class PassThrough:
             if stat.S_IMODE(st.st_mode) != want:
                 os.chmod(_proc(fd), want)
         st = os.fstat(fd)
-        return self.real_attrs(self.real.learn(fd, st, self.hint_of(parent, name)), st)
+        return self.real_attrs(self.learn_entry(parent, name, fd, st), st)
 
     def real_create(self, parent: int, name: bytes, mode: int, flags: int, ctx: pyfuse3.RequestContext) -> tuple[int, pyfuse3.EntryAttributes]:
         dir_fd = self.real.fd(parent)
@@ -134,6 +145,7 @@ class PassThrough:
         fd = self.real.fd(ino)
         link_fd(fd, self.real.fd(parent), name)
         self.real.looked_up(ino)
+        self.watcher.seen(parent, name, ino)
         return self.real_attrs(ino, os.fstat(self.real.fd(ino)))
 
     # -- removing and renaming -----------------------------------------------------
@@ -150,6 +162,11 @@ class PassThrough:
             rename2(old_fd, old, new_fd, new, flags)
         else:
             os.rename(old, new, src_dir_fd=old_fd, dst_dir_fd=new_fd)
+        try:  # the kernel now holds the moved inode under its new name
+            st = os.stat(new, dir_fd=new_fd, follow_symlinks=False)
+        except OSError:
+            return
+        self.watcher.seen(new_parent, new, self.real.number_of(st))
 
     # -- attributes -----------------------------------------------------------------
     def real_setattr(self, ino: int, attr: pyfuse3.EntryAttributes, fields: pyfuse3.SetattrFields,

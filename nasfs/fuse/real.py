@@ -165,13 +165,14 @@ class RealInodes:
         self._next_remapped += 1
         return self._next_remapped
 
-    def forget(self, ino: int, count: int) -> None:
+    def forget(self, ino: int, count: int) -> bool:
+        """Count the kernel's forgets; True once it holds no lookup of ``ino``."""
         entry = self._entries.get(ino)
         if entry is None or ino == ROOT:
-            return
+            return False
         entry.lookups -= count
         if entry.lookups > 0:
-            return
+            return False
         entry.lookups = 0
         fd = self._fds.pop(ino, None)
         if fd is not None:
@@ -182,3 +183,4 @@ class RealInodes:
             gone = self._entries.pop(old, None)
             if gone is not None and self._by_key.get(gone.key) == old:
                 del self._by_key[gone.key]
+        return True

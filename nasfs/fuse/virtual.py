@@ -225,11 +225,16 @@ class Virtual:
             return (response.envelope_bytes() if split_suffixes(node.path)[2] else response.text), response
         raise FUSEError(errno.EISDIR)
 
+    def mount_stats(self) -> str:
+        """More ``.nas/stats`` lines, of the mount's real half (ops.py)."""
+        return ""
+
     def nas_file(self, name: str) -> bytes:
         if name == "HELP":
             return HELP.encode()
         if name == "stats":
             extra = f"internal_errors={self.internal_errors}\nuptime_seconds={int(time.time() - self.started)}\n"
+            extra += self.mount_stats()
             if self.problem:
                 extra += f"repository_problem={self.problem}\n"
             return (self.nas.stats.render() + extra).encode()

@@ -1,0 +1,222 @@
+"""The source tree watched, so the kernel may keep real entries for long.
+
+Tools through the mount look every name up again once the kernel's entry
+and attribute timeouts pass: with 1 s, a repeated ``git status`` or ``rg``
+sends a LOOKUP per file. With a watch (inotify) on every source folder the
+kernel has been told about, real entries, attributes and names that are
+nothing get LONG timeouts instead: a change made beside the mount is an
+inotify event, and this module tells the kernel to drop what it holds of
+that name (``invalidate_entry``) and of that inode (``invalidate_inode``:
+attributes, and data for a write).
+
+Invalidations are sent only from this module's own threads, never from a
+request handler (libfuse deadlocks on that), and every one is sent twice:
+at once, and again REPEAT seconds later, which covers a reply with the old
+state that was on its way while the change happened (the kernel cannot drop
+an entry it does not hold yet). Entries go through their own thread because
+the kernel makes an entry invalidation wait for a lookup under way in its
+folder (which may be a slow view); attributes and data never wait for it.
+
+The bound: a change beside the mount shows through it once its event is
+handled, within REPEAT plus the kernel's delivery, under 1 s (tested), except
+for a name whose folder has a lookup under way: it waits for that lookup.
+If a folder cannot be watched (the inotify watch limit, or no inotify), the
+mount falls back to the short ``--attr-timeout`` for everything it answers
+from then on, and says so in its log. Watches are added in the request loop
+(a plain syscall, before the entry is answered), so every name the kernel
+holds with a long timeout is in a watched folder.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Iterable
+
+import pyfuse3
+from inotify_simple import INotify, flags
+
+log = logging.getLogger("nasfs.fuse")
+LONG = 3600.0
+REPEAT = 0.25
+MASK = (flags.MODIFY | flags.ATTRIB | flags.CLOSE_WRITE | flags.CREATE | flags.DELETE | flags.MOVED_FROM
+        | flags.MOVED_TO | flags.ONLYDIR)
+ENTRY_EVENTS = flags.CREATE | flags.DELETE | flags.MOVED_FROM | flags.MOVED_TO
+DATA_EVENTS = flags.MODIFY | flags.CLOSE_WRITE
+GONE_EVENTS = flags.DELETE | flags.MOVED_FROM
+
+
+class Changes:
+    """What one batch of events asks the kernel to drop."""
+
+    def __init__(self) -> None:
+        self.entries: set[tuple[int, bytes]] = set()
+        self.data: set[int] = set()
+        self.attrs: set[int] = set()
+
+    def __bool__(self) -> bool:
+        return bool(self.entries or self.data or self.attrs)
+
+
+class Watcher:
+    def __init__(self, fallback: float) -> None:
+        self.fallback = fallback
+        self._lock = threading.Lock()
+        self._folders: dict[int, int] = {}  # watch descriptor -> FUSE inode of the folder
+        self._watched: dict[int, int] = {}  # FUSE inode of a folder -> watch descriptor
+        self._names: dict[tuple[int, bytes], int] = {}  # (folder inode, name) -> inode the kernel was given
+        self._name_of: dict[int, tuple[int, bytes]] = {}  # inode -> its last (folder, name), to forget it
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._entries: queue.SimpleQueue[tuple[int, bytes] | None] = queue.SimpleQueue()
+        self.events = 0
+        try:
+            self._inotify: INotify | None = INotify()
+            self.healthy = True
+        except OSError as exc:
+            log.warning("no inotify (%s): real entries are cached for --attr-timeout (%s s) only", exc, fallback)
+            self._inotify = None
+            self.healthy = False
+
+    @property
+    def folders(self) -> int:
+        return len(self._watched)
+
+    @property
+    def timeout(self) -> float:
+        """The entry and attribute timeout of a real node answered now."""
+        return LONG if self.healthy else self.fallback
+
+    # -- from the request loop (syscalls and dicts only) ---------------------------------
+    def watch(self, ino: int, fd: int) -> None:
+        """Watch the folder ``ino`` (``fd``: a descriptor of it) before any
+        entry in it is answered with a long timeout."""
+        if ino in self._watched or not self.healthy or self._inotify is None:
+            return
+        try:
+            wd = self._inotify.add_watch(f"/proc/self/fd/{fd}", MASK)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                return  # gone meanwhile: nothing in it will be answered
+            self.healthy = False
+            log.warning("cannot watch another source folder (%s; see /proc/sys/fs/inotify/max_user_watches): "
+                        "real entries are cached for --attr-timeout (%s s) from now on", exc, self.fallback)
+            return
+        with self._lock:
+            self._watched[ino] = wd
+            self._folders[wd] = ino
+
+    def seen(self, parent: int, name: bytes, ino: int) -> None:
+        """The kernel was given ``ino`` as ``name`` in ``parent``."""
+        with self._lock:
+            self._names[(parent, name)] = ino
+            self._name_of[ino] = (parent, name)
+
+    def forgot(self, ino: int) -> None:
+        """The kernel let go of ``ino``: its name need no longer be remembered."""
+        with self._lock:
+            key = self._name_of.pop(ino, None)
+            if key is not None and self._names.get(key) == ino:
+                del self._names[key]
+
+    # -- the threads ----------------------------------------------------------------------
+    def start(self) -> None:
+        """Start handling events (after pyfuse3.init: invalidations need the session)."""
+        if self._inotify is None:
+            return
+        for target, name in ((self._run, "nasfs-watch"), (self._run_entries, "nasfs-watch-entries")):
+            th = threading.Thread(target=target, name=name, daemon=True)
+            th.start()
+            self._threads.append(th)
+
+    def stop(self) -> None:
+        """Stop both threads (before pyfuse3.close: no invalidation after it)."""
+        self._stop.set()
+        self._entries.put(None)
+        for th in self._threads:
+            th.join(timeout=10)
+        if self._inotify is not None:
+            self._inotify.close()
+
+    def _run(self) -> None:
+        assert self._inotify is not None
+        again: list[tuple[float, Changes]] = []
+        while not self._stop.is_set():
+            wait = min([1.0] + [due - time.monotonic() for due, _ in again])
+            try:
+                events = self._inotify.read(timeout=max(0, int(wait * 1000)))
+                changes = self._changes(events)
+                if changes:
+                    self._send(changes)
+                    again.append((time.monotonic() + REPEAT, changes))
+                now = time.monotonic()
+                for due, later in [x for x in again if x[0] <= now]:
+                    self._send(later)
+                again = [x for x in again if x[0] > now]
+            except Exception:  # the watch goes on; what it missed is bounded by the repeat
+                if self._stop.is_set():
+                    return
+                log.exception("source watcher: an event batch failed")
+
+    def _changes(self, events: Iterable) -> Changes:
+        changes = Changes()
+        with self._lock:
+            for ev in events:
+                self.events += 1
+                if ev.mask & flags.Q_OVERFLOW:
+                    log.warning("source watcher: inotify queue overflowed; every cached real entry is dropped")
+                    changes.entries.update(self._names)
+                    changes.attrs.update(self._names.values())
+                    changes.data.update(self._names.values())
+                    changes.attrs.update(self._watched)
+                    continue
+                folder = self._folders.get(ev.wd)
+                if folder is None:
+                    continue
+                if ev.mask & flags.IGNORED:  # the folder is gone (or unmounted)
+                    self._folders.pop(ev.wd, None)
+                    self._watched.pop(folder, None)
+                    continue
+                if not ev.name:
+                    continue
+                name = os.fsencode(ev.name)
+                ino = self._names.get((folder, name))
+                if ev.mask & ENTRY_EVENTS:
+                    changes.entries.add((folder, name))
+                    changes.attrs.add(folder)  # its mtime, and nlink for folders
+                if ino is not None:
+                    (changes.data if ev.mask & DATA_EVENTS else changes.attrs).add(ino)
+                    if ev.mask & GONE_EVENTS:
+                        del self._names[(folder, name)]
+        return changes
+
+    def _send(self, changes: Changes) -> None:
+        for ino in changes.data:
+            _inval_inode(ino, attr_only=False)
+        for ino in changes.attrs - changes.data:
+            _inval_inode(ino, attr_only=True)
+        for entry in changes.entries:
+            self._entries.put(entry)
+
+    def _run_entries(self) -> None:
+        while True:
+            entry = self._entries.get()
+            if entry is None or self._stop.is_set():
+                return
+            try:
+                pyfuse3.invalidate_entry(entry[0], entry[1])
+            except OSError as exc:
+                if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF):
+                    log.warning("invalidating entry %r in %d: %s", entry[1], entry[0], exc)
+
+
+def _inval_inode(ino: int, attr_only: bool) -> None:
+    try:
+        pyfuse3.invalidate_inode(ino, attr_only)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.EBADF):  # ENOENT: the kernel holds nothing of it
+            log.warning("invalidating inode %d: %s", ino, exc)
