@@ -212,19 +212,16 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
 
     def real_readdir(self, ino: int, names: list[bytes], start_id: int, token: pyfuse3.ReaddirToken) -> None:
         """'.', '..', then the entries; each one sent counts as a lookup (readdirplus)."""
-        dots = self.real_dots(ino)
-        for index in range(start_id, len(names) + 2):
-            if index < 2:
-                if not pyfuse3.readdir_reply(token, dots[index][0], dots[index][1], index + 1):
+        if start_id < 2:
+            for index, (name, attrs) in enumerate(self.real_dots(ino)[start_id:], start_id):
+                if not pyfuse3.readdir_reply(token, name, attrs, index + 1):
                     return
-                continue
+        for index in range(max(start_id, 2), len(names) + 2):
             name = names[index - 2]
-            try:
-                fd = os.open(name, O_PATH, dir_fd=self.real.fd(ino))
-            except FileNotFoundError:
+            found = self.real.learn_listed(self.real.fd(ino), name, self.hint_of(ino, name))
+            if found is None:
                 continue  # removed since the folder was opened
-            st = os.fstat(fd)
-            child = self.learn_entry(ino, name, fd, st)
+            child, st = self.told(ino, name, *found), found[1]
             if not pyfuse3.readdir_reply(token, name, self.real_attrs(child, st), index + 1):
                 self.real.forget(child, 1)
                 return

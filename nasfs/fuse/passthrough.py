@@ -62,9 +62,13 @@ class PassThrough:
 
     def learn_entry(self, parent: int, name: bytes, fd: int, st: os.stat_result) -> int:
         """The inode of ``name`` in ``parent`` (``fd``: O_PATH, taken over), as
-        the kernel is about to be given it: remembered by the watcher, and a
-        folder watched before anything in it is answered."""
-        ino = self.real.learn(fd, st, self.hint_of(parent, name))
+        the kernel is about to be given it."""
+        return self.told(parent, name, self.real.learn(fd, st, self.hint_of(parent, name)), st)
+
+    def told(self, parent: int, name: bytes, ino: int, st: os.stat_result) -> int:
+        """The kernel is about to be given ``ino`` as ``name`` in ``parent``:
+        the watcher remembers it, and watches a folder before anything in it
+        is answered."""
         self.watcher.seen(parent, name, ino)
         if stat.S_ISDIR(st.st_mode):
             self.watcher.watch(ino, self.real.fd(ino))

@@ -10,9 +10,11 @@ the same repository and disk cache (as ``nasfs index`` workers are; snapshot
 commits are written under the repository's cross-process lock). An answer
 comes back in the disk cache's JSON form of a response.
 
-Workers start on first use, are replaced after MAX_TASKS answers (bounding
-any leak), and a worker that dies fails only the call it was serving (EIO);
-the pool is made anew for the next one.
+Workers start on first use, run at NICE (below the daemon, whose request
+loop serves real files: on a machine with few cores a worker outlining for
+seconds would otherwise slow those), are replaced after MAX_TASKS answers
+(bounding any leak), and a worker that dies fails only the call it was
+serving (EIO); the pool is made anew for the next one.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("nasfs.fuse")
 HEAVY_BYTES = 256 << 10  # about 30 ms of cold outlining here: below it, a view stays in the core thread
 MAX_TASKS = 200
+NICE = 5
 
 
 class Pool:
@@ -54,7 +57,7 @@ class Pool:
         if self._executor is None:
             # spawn: a worker inherits no FUSE descriptor, thread or libgit2 handle of the daemon
             self._executor = ProcessPoolExecutor(self._workers, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=index._init_worker, initargs=self._args,
+                                                 initializer=_start, initargs=self._args,
                                                  max_tasks_per_child=MAX_TASKS)
         return self._executor
 
@@ -87,6 +90,11 @@ class Pool:
 
 
 # -- what runs in a worker (its Nas is index._nas) ------------------------------------
+def _start(root: str, node: str | None, tree: str | None, tokenizer: str) -> None:
+    os.nice(NICE)
+    index._init_worker(root, node, tree, tokenizer)
+
+
 def read_view(path: str, view: View, at: str | None) -> bytes:
     return _response_to_json(index._nas.read_view(path, view, at, False))
 

@@ -150,6 +150,27 @@ class RealInodes:
             self.looked_up(ino)
         return ino
 
+    def learn_listed(self, dir_fd: int, name: bytes, hint: str) -> tuple[int, os.stat_result] | None:
+        """learn() of an entry met in a listing; None when it is gone. One the
+        table holds a descriptor of is only stat'ed: while that descriptor is
+        open, its inode number cannot have been given to another file."""
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        ino = self._by_key.get((st.st_dev, st.st_ino))
+        if ino is not None and ino in self._fds:
+            self._fds.move_to_end(ino)
+            self._entries[ino].hint = hint
+            self.looked_up(ino)
+            return ino, st
+        try:
+            fd = os.open(name, O_PATH, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return None
+        st = os.fstat(fd)
+        return self.learn(fd, st, hint), st
+
     def looked_up(self, ino: int) -> None:
         entry = self._entries[ino]
         entry.lookups += 1

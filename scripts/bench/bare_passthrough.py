@@ -1,11 +1,12 @@
 """A bare read-only pyfuse3 + trio pass-through: the binding's floor for scripts/bench/tools.py.
 
-    .venv/bin/python -P scripts/bench/bare_passthrough.py SOURCE MOUNTPOINT
+    .venv/bin/python -P scripts/bench/bare_passthrough.py SOURCE MOUNTPOINT [TIMEOUT]
 
 Not part of nasfs and not used by it. It serves SOURCE at MOUNTPOINT with the
 least a pass-through needs (lookup, getattr, opendir/readdir as readdirplus,
 open with keep_cache, read, release, statfs, readlink), entry and attribute
-timeouts of 1 s, the source's inode numbers, and no flush handler (so the
+timeouts of TIMEOUT seconds (default 1; nasfs, watching its source, uses
+3600), the source's inode numbers, and no flush handler (so the
 kernel sends FLUSH once, gets ENOSYS and never again). Every request is served
 in the trio thread with plain os calls: whatever nasfs costs above this is
 nasfs, not pyfuse3. Unmount with ``fusermount3 -u MOUNTPOINT`` (or SIGTERM).
@@ -22,14 +23,12 @@ import sys
 import pyfuse3
 import trio
 
-TIMEOUT = 1.0
-
-
 class Bare(pyfuse3.Operations):
     enable_writeback_cache = False
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, timeout: float) -> None:
         super().__init__()
+        self.timeout = timeout
         self.paths: dict[int, str] = {pyfuse3.ROOT_INODE: source}
         self.root_ino = os.lstat(source).st_ino
         self.dirs: dict[int, list[tuple[bytes, os.stat_result]]] = {}
@@ -46,8 +45,8 @@ class Bare(pyfuse3.Operations):
         a = pyfuse3.EntryAttributes()
         a.st_ino = pyfuse3.ROOT_INODE if st.st_ino == self.root_ino else st.st_ino
         a.generation = 0
-        a.entry_timeout = TIMEOUT
-        a.attr_timeout = TIMEOUT
+        a.entry_timeout = self.timeout
+        a.attr_timeout = self.timeout
         a.st_mode = st.st_mode
         a.st_nlink = st.st_nlink
         a.st_uid = st.st_uid
@@ -153,12 +152,13 @@ class Bare(pyfuse3.Operations):
 
 
 def main() -> None:
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__.split("\n\n")[1])
     source, mountpoint = os.path.abspath(sys.argv[1]), sys.argv[2]
+    timeout = float(sys.argv[3]) if len(sys.argv) == 4 else 1.0
     if not stat.S_ISDIR(os.stat(source).st_mode):
         sys.exit(f"{source} is not a folder")
-    ops = Bare(source)
+    ops = Bare(source, timeout)
     options = set(pyfuse3.default_options)
     options |= {"fsname=bare-passthrough", "ro"}
     pyfuse3.init(ops, mountpoint, options)
