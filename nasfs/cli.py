@@ -114,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
     mount.add_argument("--foreground", action="store_true", help="stay in the foreground (systemd, debugging)")
     mount.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     mount.add_argument("--log-file", help="daemon log (default: stderr in the foreground, none otherwise)")
-    mount.add_argument("--attr-timeout", type=float, default=1.0, help="seconds the kernel may cache real files' attributes")
+    mount.add_argument("--attr-timeout", type=float, default=1.0, help="seconds the kernel may cache real entries when the source cannot be watched (default 1; watched: an hour)")
 
     mount.add_argument("--no-warm", action="store_true", help="no background warm-up ('nasfs index') of the tree's caches at start")
 

@@ -31,7 +31,28 @@ ROOT = pyfuse3.ROOT_INODE
 REMAPPED_BASE = 1 << 62  # source inodes that cannot keep their number (1, other devices)
 VIRTUAL_BASE = 1 << 63  # views, history and side files (nodes.py)
 RETAINED = 100_000
+DESCRIPTORS = 65_536  # descriptors kept at most: a listing of more entries than this reopens each one
 O_PATH = os.O_PATH | os.O_NOFOLLOW
+
+
+def _raise_fd_limit() -> int:
+    """Raise this process's descriptor limit as far as allowed (root may raise
+    the hard limit up to fs.nr_open) and return it: a listing of more entries
+    than the descriptor cache holds reopens every one of them on each pass."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = max(hard, 4 * DESCRIPTORS + 4096)
+    try:
+        with open("/proc/sys/fs/nr_open") as fh:
+            want = min(want, int(fh.read()))
+    except (OSError, ValueError):
+        want = hard
+    for limit in (want, hard):
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+            return limit
+        except (OSError, ValueError):
+            continue
+    return soft
 
 
 @dataclass(slots=True)
@@ -57,10 +78,7 @@ class RealInodes:
         self._fds: OrderedDict[int, int] = OrderedDict({ROOT: fd})
         self._forgotten: OrderedDict[int, None] = OrderedDict()
         self._next_remapped = REMAPPED_BASE
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        if soft < hard:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-        self.capacity = max(64, min(8192, hard // 4))
+        self.capacity = max(64, min(DESCRIPTORS, _raise_fd_limit() // 4))
 
     def __contains__(self, ino: int) -> bool:
         return ino in self._entries
@@ -151,19 +169,26 @@ class RealInodes:
         return ino
 
     def learn_listed(self, dir_fd: int, name: bytes, hint: str) -> tuple[int, os.stat_result] | None:
-        """learn() of an entry met in a listing; None when it is gone. One the
-        table holds a descriptor of is only stat'ed: while that descriptor is
-        open, its inode number cannot have been given to another file."""
+        """learn() of an entry met in a listing; None when it is gone. A known
+        entry is not opened again. If the table holds a descriptor of it, a
+        stat is enough: while that descriptor is open, its inode number
+        cannot have been given to another file. Otherwise its handle, taken
+        after the stat, must be the one known: the name then still named that
+        very file, which was alive at the stat, so the stat was of it."""
         try:
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except FileNotFoundError:
             return None
         ino = self._by_key.get((st.st_dev, st.st_ino))
-        if ino is not None and ino in self._fds:
-            self._fds.move_to_end(ino)
-            self._entries[ino].hint = hint
-            self.looked_up(ino)
-            return ino, st
+        if ino is not None:
+            entry = self._entries[ino]
+            held = ino in self._fds
+            if held or (entry.handle is not None and (file_handle(dir_fd, name) or (None,))[0] == entry.handle):
+                if held:
+                    self._fds.move_to_end(ino)
+                entry.hint = hint
+                self.looked_up(ino)
+                return ino, st
         try:
             fd = os.open(name, O_PATH, dir_fd=dir_fd)
         except FileNotFoundError:

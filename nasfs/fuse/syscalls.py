@@ -30,13 +30,14 @@ def _fail(what: str) -> OSError:
     return OSError(err, f"{what}: {os.strerror(err)}")
 
 
-def file_handle(fd: int) -> tuple[bytes, int] | None:
-    """(handle, mount id) of the inode ``fd`` refers to; None when its
-    filesystem cannot make handles (the caller falls back to paths)."""
+def file_handle(fd: int, name: bytes = b"") -> tuple[bytes, int] | None:
+    """(handle, mount id) of the inode ``fd`` refers to, or of ``name`` in the
+    folder ``fd`` (not following a symlink); None when its filesystem cannot
+    make handles (the caller falls back to paths) or the name is gone."""
     h = _FileHandle()
     h.handle_bytes = MAX_HANDLE_SZ
     mount_id = ctypes.c_int()
-    if _libc.name_to_handle_at(fd, b"", ctypes.byref(h), ctypes.byref(mount_id), AT_EMPTY_PATH) < 0:
+    if _libc.name_to_handle_at(fd, name, ctypes.byref(h), ctypes.byref(mount_id), 0 if name else AT_EMPTY_PATH) < 0:
         return None
     return ctypes.string_at(ctypes.addressof(h), _HEADER + h.handle_bytes), mount_id.value
 
