@@ -2,7 +2,8 @@
 
     .venv/bin/python scripts/bench/tools.py [--tree DIR | --files 15000] [--runs 5] [--read-runs 3]
                                             [--big-mib 256] [--huge-mb 160] [--lines 5000] [--repeat 200]
-                                            [--bare-timeout S] [--requests] [--wait-load L] [--keep]
+                                            [--bare-timeout S] [--nasfs-from DIR] [--requests]
+                                            [--wait-load L] [--keep]
 
 Builds under /tmp a scratch git repository SRC: tree/ (a copy of --tree DIR
 without its .git folders, or --files generated small files), long.py (--lines
@@ -25,7 +26,10 @@ and open+read in process; and whether a slow view (the cold @outline of
 huge.md) stalls a small file's @outline or a plain read while it is computed
 (new files in other folders, new files in the slow file's own folder, and
 files of that folder opened once before).
---requests counts the FUSE requests behind one run of each command on both
+--nasfs-from DIR runs the nasfs daemon from another checkout's nasfs/ (e.g.
+``git archive main | tar -x -C DIR``), with this venv's packages, to measure
+a before and an after on one machine. --requests counts the FUSE requests
+behind one run of each command on both
 daemons (strace on the daemon; needs strace). --wait-load waits (up to
 --wait-max seconds, polling every minute) for the 1-minute load average to
 fall below L before measuring.
@@ -117,6 +121,12 @@ def wait_for_load(limit: float, max_s: float) -> None:
         time.sleep(min(60, max(1, deadline - time.monotonic())))
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process, all its threads (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def index_stamp(src: Path) -> tuple[int, int]:
     st = os.stat(src / ".git" / "index")
     return st.st_mtime_ns, st.st_size
@@ -134,6 +144,7 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=5000, help="lines of long.py")
     ap.add_argument("--repeat", type=int, default=200, help="repeated reads of long.py@outline (cat runs: a quarter)")
     ap.add_argument("--bare-timeout", type=float, default=3600, help="entry and attribute timeout of the bare pass-through (s)")
+    ap.add_argument("--nasfs-from", type=Path, help="a checkout whose nasfs/ the mount daemon runs (default: this one)")
     ap.add_argument("--requests", action="store_true", help="count FUSE requests per command on both daemons (strace)")
     ap.add_argument("--wait-load", type=float, default=0, help="wait for the 1-min load average to fall below this first")
     ap.add_argument("--wait-max", type=float, default=1800, help="longest wait for --wait-load (s)")
@@ -182,7 +193,13 @@ def main() -> None:
     pattern = "*.h" if exts.get(".h") else f"*{exts.most_common(1)[0][0]}" if exts else "*"
     C.drop_caches()
 
-    m = C.Mount(src, mnt, C.child_env(NASFS_CACHE_DIR=str(cache)), work / "mount.log", "--node", "box", "--tree", "t",
+    daemon_env = C.child_env(NASFS_CACHE_DIR=str(cache))
+    if args.nasfs_from:
+        if not (args.nasfs_from / "nasfs" / "__init__.py").is_file():
+            sys.exit(f"--nasfs-from {args.nasfs_from}: no nasfs/ package there (a checkout of this repository is wanted)")
+        daemon_env["PYTHONPATH"] = str(args.nasfs_from.resolve())  # ahead of the venv's editable nasfs
+        print(f"nasfs daemon from {args.nasfs_from.resolve()}")
+    m = C.Mount(src, mnt, daemon_env, work / "mount.log", "--node", "box", "--tree", "t",
                 launcher=[str(C.PY), "-P", "-m", "nasfs"])
     b = BareMount(src, bmnt, work / "bare.log", args.bare_timeout)
     bases = {"native": src, "mount": mnt, "bare": bmnt}
@@ -192,6 +209,8 @@ def main() -> None:
         print()
 
     final: list[list[object]] = []
+    pids = {"mount": m.pid, "bare": b.pid}
+    cpu_rows: list[list[object]] = []
 
     def row(name, times: dict[str, float | None], target: str, ok: bool | None, ld: str) -> None:
         n = times.get("native")
@@ -224,13 +243,17 @@ def main() -> None:
                 print(f"  git status, warm-up {side}: {first[side]:.3f} s{', rewrote .git/index' if index_stamp(src) != before else ''} "
                       f"({len(done.stdout.splitlines())} lines of status)")
         times: dict[str, list[float]] = {s: [] for s in SIDES}
+        cpu: dict[str, list[float]] = {s: [] for s in pids}
         ld = load1()
         for r in range(args.runs):
             line = []
             for side in SIDES:
                 before = index_stamp(src) if is_git else None
+                c0 = cpu_seconds(pids[side]) if side in pids else 0.0
                 dt, done = C.run_timed(cmd, cwd=bases[side], env=env)
                 times[side].append(dt)
+                if side in pids:
+                    cpu[side].append(cpu_seconds(pids[side]) - c0)
                 if is_git:
                     line.append(f"{side} {dt:.3f} s{' (rewrote .git/index)' if index_stamp(src) != before else ''}")
             if is_git:
@@ -240,9 +263,12 @@ def main() -> None:
         same = "identical (sorted)" if sorted_out["native"] == sorted_out["mount"] == sorted_out["bare"] else \
             "DIFFER: " + ", ".join(f"{s} {len(outs[s].splitlines())} lines" for s in SIDES)
         ratio_m = med["mount"] / med["native"]
-        C.table(["side", "first (warm-up)", f"median of {args.runs}", "min..max", "vs native"],
-                [[s, first[s], med[s], f"{min(times[s]):.4f}..{max(times[s]):.4f}", C.ratio(med[s], med["native"])] for s in SIDES],
+        cmed = {s: C.median(cpu[s]) for s in pids}
+        C.table(["side", "first (warm-up)", f"median of {args.runs}", "min..max", "vs native", "daemon CPU s (median)"],
+                [[s, first[s], med[s], f"{min(times[s]):.4f}..{max(times[s]):.4f}", C.ratio(med[s], med["native"]),
+                  f"{cmed[s]:.3f}" if s in cmed else "-"] for s in SIDES],
                 title=f"{label}  (output {same}; load {ld} -> {load1()})")
+        cpu_rows.append([label, cmed["mount"], cmed["bare"], C.ratio(cmed["mount"], cmed["bare"])])
         row(label, med, f"<= {limit}x", ratio_m <= limit, f"{ld}..{load1()}")
 
     # -- 2. sequential reads of big.bin
@@ -437,6 +463,8 @@ def main() -> None:
     m.stop()
     C.table(["command", "native s", "mount s", "bare s", "mount/native", "bare/native", "target", "", "load 1-min"], final,
             title=f"summary ({len(files):,} files in tree/)")
+    C.table(["command", "nasfs daemon CPU s", "bare daemon CPU s", "nasfs/bare"], cpu_rows,
+            title="daemon CPU per run (median; user + system, all threads; less sensitive to load than wall time)")
     print(f"load average at start {start_load}, at end {loads()}")
 
 
