@@ -418,23 +418,24 @@ def main() -> None:
     if min(len(dp), len(dn), len(dv)) < n_probes:
         print(f"  probes started while it was computed: {len(dp)} tree/ reads, {len(dn)} slow/ reads, {len(dv)} views, of {n_probes} each "
               "(a probe that waits for the slow view ends with it, so no other of its kind starts)")
-    C.table(["probe (each a file not read before; page cache and dentries dropped, folders walked again)", "runs", "median", "worst", "worst delay vs quiet worst"],
-            [["small file @outline, quiet", len(bv), C.ms(C.median(bv)), C.ms(max(bv)), ""],
+    C.table(["probe (each a file not read before; page cache and dentries dropped, folders walked again)", "runs", "median", "worst",
+             "worst delay vs quiet worst", "worst vs quiet median"],
+            [["small file @outline, quiet", len(bv), C.ms(C.median(bv)), C.ms(max(bv)), "", ""],
              ["small file @outline, during the slow view", len(dv), C.ms(C.median(dv)) if dv else "-", C.ms(max(dv)) if dv else "-",
-              C.ms(max(dv) - max(bv)) if dv else "-"],
-             ["real-file read in tree/, quiet", len(bp), C.ms(C.median(bp)), C.ms(max(bp)), ""],
+              C.ms(max(dv) - max(bv)) if dv else "-", C.ms(max(dv) - C.median(bv)) if dv else "-"],
+             ["real-file read in tree/, quiet", len(bp), C.ms(C.median(bp)), C.ms(max(bp)), "", ""],
              ["real-file read in tree/, during the slow view", len(dp), C.ms(C.median(dp)) if dp else "-", C.ms(max(dp)) if dp else "-",
-              C.ms(max(dp) - max(bp)) if dp else "-"],
-             ["real-file read in slow/ (the slow file's folder), quiet", len(bn), C.ms(C.median(bn)), C.ms(max(bn)), ""],
+              C.ms(max(dp) - max(bp)) if dp else "-", C.ms(max(dp) - C.median(bp)) if dp else "-"],
+             ["real-file read in slow/ (the slow file's folder), quiet", len(bn), C.ms(C.median(bn)), C.ms(max(bn)), "", ""],
              ["real-file read in slow/, during the slow view", len(dn), C.ms(C.median(dn)) if dn else "-", C.ms(max(dn)) if dn else "-",
-              C.ms(max(dn) - max(bn)) if dn else "-"],
-             ["slow/ file opened before (entry cached), quiet", len(bs), C.ms(C.median(bs)), C.ms(max(bs)), ""],
+              C.ms(max(dn) - max(bn)) if dn else "-", C.ms(max(dn) - C.median(bn)) if dn else "-"],
+             ["slow/ file opened before (entry cached), quiet", len(bs), C.ms(C.median(bs)), C.ms(max(bs)), "", ""],
              ["slow/ file opened before, during the slow view", len(ds), C.ms(C.median(ds)) if ds else "-", C.ms(max(ds)) if ds else "-",
-              C.ms(max(ds) - max(bs)) if ds else "-"]],
+              C.ms(max(ds) - max(bs)) if ds else "-", C.ms(max(ds) - C.median(bs)) if ds else "-"]],
             title="a slow view (slow/huge.md@outline, cold) does not stall others")
     if dv:
-        row(f"small @outline while a slow view computes (worst; quiet worst {C.ms(max(bv))})", {"mount": max(dv)},
-            "delay <= 50 ms", max(dv) - max(bv) <= 0.050, f"{ld}..{load1()}")
+        row(f"small @outline while a slow view computes (worst; quiet median {C.ms(C.median(bv))})", {"mount": max(dv)},
+            "worst - quiet median <= 50 ms", max(dv) - C.median(bv) <= 0.050, f"{ld}..{load1()}")
     else:
         row("small @outline while a slow view computes", {}, "no probe ran", None, ld)
     for label, d, q in (("tree/", dp, bp), ("slow/ (same folder)", dn, bn), ("slow/, opened before", ds, bs)):
