@@ -141,6 +141,12 @@ def run_timed(cmd: Sequence[str], cwd: str | Path | None = None, env: dict[str, 
     return dt, done
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process, all its threads (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def profile_top(fn: Callable[[], object], n: int = 20, sort: str | Sequence[str] = "tottime") -> str:
     """cProfile's top ``n`` functions of one call of ``fn``, by each of ``sort``."""
     prof = cProfile.Profile()

@@ -121,12 +121,6 @@ def wait_for_load(limit: float, max_s: float) -> None:
         time.sleep(min(60, max(1, deadline - time.monotonic())))
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process, all its threads (/proc/PID/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def index_stamp(src: Path) -> tuple[int, int]:
     st = os.stat(src / ".git" / "index")
     return st.st_mtime_ns, st.st_size
@@ -249,11 +243,11 @@ def main() -> None:
             line = []
             for side in SIDES:
                 before = index_stamp(src) if is_git else None
-                c0 = cpu_seconds(pids[side]) if side in pids else 0.0
+                c0 = C.cpu_seconds(pids[side]) if side in pids else 0.0
                 dt, done = C.run_timed(cmd, cwd=bases[side], env=env)
                 times[side].append(dt)
                 if side in pids:
-                    cpu[side].append(cpu_seconds(pids[side]) - c0)
+                    cpu[side].append(C.cpu_seconds(pids[side]) - c0)
                 if is_git:
                     line.append(f"{side} {dt:.3f} s{' (rewrote .git/index)' if index_stamp(src) != before else ''}")
             if is_git:

@@ -1,0 +1,106 @@
+"""Two nasfs daemons over one tree, runs alternating: an earlier checkout against this one.
+
+    git archive main | tar -x -C /tmp/nasfs-main     # or any commit
+    .venv/bin/python scripts/bench/before_after.py /tmp/nasfs-main [--files 6000] [--runs 5]
+
+On a shared machine two separate benchmark runs meet different loads; here
+both daemons serve the same generated tree (tree/ with --files small files,
+committed) at the same time, with warm-up off (``--no-warm``), and every
+command runs on each in turn, native first: ``rg -c LITERAL tree`` (no match),
+``find tree -name '*.py'``, ``git status --porcelain``, and --views opens of
+a small file's ``@outline``. It prints the median wall time of --runs runs per
+side, each against native, and the daemon's CPU per run (user + system, all
+threads), which load disturbs less. The "before" daemon imports nasfs from
+BEFORE (PYTHONPATH) with this venv's packages. Both mounts, the daemons and
+the scratch folder are removed at the end, also on error or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as C  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("before", type=Path, help="a checkout (or an exported commit) holding nasfs/")
+    ap.add_argument("--files", type=int, default=6000, help="files of the generated tree")
+    ap.add_argument("--runs", type=int, default=5, help="timed runs per command and side (median)")
+    ap.add_argument("--views", type=int, default=100, help="repeated opens of a small file's @outline")
+    args = ap.parse_args()
+    if not (args.before / "nasfs" / "__init__.py").is_file():
+        sys.exit(f"{args.before}: no nasfs/ package there (export a commit of this repository there first)")
+    C.banner("nasfs before vs after, one tree, runs alternating")
+    rg = C.require("rg")
+    work = C.workdir("before-after")
+    src = work / "src"
+    src.mkdir()
+    C.gen_tree(src / "tree", args.files)
+    C.make_repo(src, "before/after bench")
+    small = sorted((src / "tree").rglob("*.md"))[0].relative_to(src)
+    sides = {}
+    for side, extra in (("before", {"PYTHONPATH": str(args.before.resolve())}), ("after", {})):
+        env = C.child_env(NASFS_CACHE_DIR=str(work / f"cache-{side}"), **extra)
+        sides[side] = C.Mount(src, work / side, env, work / f"{side}.log", "--node", "box", "--tree", "t", "--no-warm",
+                              launcher=[str(C.PY), "-P", "-m", "nasfs"])
+    print(f"tree: {args.files:,} files; before: nasfs from {args.before.resolve()}; after: this checkout\n")
+    git_env = C.child_env(**C.GIT_ENV)
+
+    def view_opens(base: Path) -> None:
+        for _ in range(args.views):
+            with open(base / f"{small}@outline", "rb") as fh:
+                fh.read()
+
+    def plain_opens(base: Path) -> None:
+        for _ in range(args.views):
+            with open(base / small, "rb") as fh:
+                fh.read()
+
+    work_items = [("rg -c LITERAL tree", lambda base: C.run_timed([rg, "-c", "qzxv_nasfs_never_7261", "tree"], cwd=base)),
+                  ("find tree -name '*.py'", lambda base: C.run_timed(["find", "tree", "-name", "*.py"], cwd=base)),
+                  ("git status --porcelain", lambda base: C.run_timed(["git", "status", "--porcelain"], cwd=base, env=git_env)),
+                  (f"{args.views} opens of {small}@outline (native: of the file)", None)]
+    rows = []
+    for label, fn in work_items:
+        def once(base: Path, native: bool = False) -> None:
+            if fn is not None:
+                fn(base)
+            elif native:
+                plain_opens(base)
+            else:
+                view_opens(base)
+
+        for base in (src, *(m.mountpoint for m in sides.values())):
+            once(base, base == src)  # warm-up, untimed
+        wall: dict[str, list[float]] = {"native": [], **{s: [] for s in sides}}
+        cpu: dict[str, list[float]] = {s: [] for s in sides}
+        ld = f"{os.getloadavg()[0]:.2f}"
+        for _ in range(args.runs):
+            wall["native"].append(C.timed(lambda: once(src, True)))
+            for side, m in sides.items():
+                c0 = C.cpu_seconds(m.pid)
+                wall[side].append(C.timed(lambda: once(m.mountpoint)))
+                cpu[side].append(C.cpu_seconds(m.pid) - c0)
+        native = C.median(wall["native"])
+        med = {s: C.median(wall[s]) for s in sides}
+        cmed = {s: C.median(cpu[s]) for s in sides}
+        rows.append([label, native, med["before"], C.ratio(med["before"], native), med["after"], C.ratio(med["after"], native),
+                     cmed["before"], cmed["after"], C.ratio(cmed["after"], cmed["before"]) if cmed["before"] else "-",
+                     f"{ld}..{os.getloadavg()[0]:.2f}"])
+        time.sleep(0.1)
+    for m in sides.values():
+        m.stop()
+    C.table(["command", "native s", "before s", "before/native", "after s", "after/native", "before CPU s", "after CPU s",
+             "after/before CPU", "load"], rows, title=f"median of {args.runs} alternating runs; CPU: the daemon's, per run")
+
+
+if __name__ == "__main__":
+    main()
+    C.finish()
