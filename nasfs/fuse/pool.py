@@ -80,7 +80,7 @@ class Pool:
         executor, self._executor = self._executor, None
         if executor is None:
             return
-        processes = list(getattr(executor, "_processes", {}).values())
+        processes = list(getattr(executor, "_processes", {}).values())  # shutdown() alone waits for a running view
         executor.shutdown(wait=False, cancel_futures=True)
         for proc in processes:
             if proc.is_alive():

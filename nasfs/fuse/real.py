@@ -31,14 +31,14 @@ ROOT = pyfuse3.ROOT_INODE
 REMAPPED_BASE = 1 << 62  # source inodes that cannot keep their number (1, other devices)
 VIRTUAL_BASE = 1 << 63  # views, history and side files (nodes.py)
 RETAINED = 100_000
-DESCRIPTORS = 65_536  # descriptors kept at most: a listing of more entries than this reopens each one
+DESCRIPTORS = 65_536  # descriptors the LRU keeps at most (also bounded by a quarter of the fd limit)
 O_PATH = os.O_PATH | os.O_NOFOLLOW
 
 
 def _raise_fd_limit() -> int:
     """Raise this process's descriptor limit as far as allowed (root may raise
-    the hard limit up to fs.nr_open) and return it: a listing of more entries
-    than the descriptor cache holds reopens every one of them on each pass."""
+    the hard limit up to fs.nr_open) and return it: the more descriptors the
+    LRU holds, the fewer inodes are reopened by handle."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = max(hard, 4 * DESCRIPTORS + 4096)
     try:
