@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from .errors import BadView, NotFound, check_text
+from .errors import BadPath, BadView, NotFound, check_text
 
 MAX_BUDGET = 10**15
 VALID_FORMS = (
@@ -22,7 +22,6 @@ VALID_FORMS = (
     "@summary, @N (a token budget), any of these followed by @N, then optionally .json"
 )
 
-FOLDER_HINT = "a file in it (list a folder with ls, nas_list or POST /v1/files/list)"
 _LINES = re.compile(r"L(\d+)(?:-L(\d+))?")
 _PAGE = re.compile(r"outline=(\d+)")
 _BUDGET = re.compile(r"\d+")
@@ -178,8 +177,10 @@ def split_name(name: str, exists: Callable[[str], bool], is_file: Callable[[str]
 
     A name that exists is always the real entry, ``@`` or not. Otherwise the
     name splits at the ``@`` whose left part is an existing file, the longest
-    such left part first (``user@host.txt@outline``). Raises :class:`NotFound`
-    when no left part is a file, :class:`BadView` when the view does not parse.
+    such left part first (``user@host.txt@outline``), or else an existing
+    folder (``src@2000``, ``.@2000``: its map; the service refuses views of
+    files there). Raises :class:`NotFound` when no left part exists,
+    :class:`BadPath` for ``..@...``, :class:`BadView` when the view does not parse.
     """
     if exists(name):
         return name, RAW
@@ -189,11 +190,13 @@ def split_name(name: str, exists: Callable[[str], bool], is_file: Callable[[str]
         if pos <= 0:
             if "@" not in name:
                 raise NotFound(f"no file {name!r}: it does not exist", "a path of a file in the tree")
-            raise NotFound(f"no file {name!r}: it does not exist, and no '@' in it follows an existing file", VALID_FORMS)
+            raise NotFound(f"no file {name!r}: it does not exist, and no '@' in it follows an existing file or folder", VALID_FORMS)
+        if name[:pos] == "..":
+            raise BadPath(f"{name!r} leaves the folder through '..'", "a view of a file or folder inside the tree, e.g. .@2000")
         if is_file(name[:pos]):
             return name[:pos], parse_view(name[pos + 1:])
-        if exists(name[:pos]):
-            raise NotFound(f"no file {name[:pos]!r}: it is a folder, not a file; views are of files", FOLDER_HINT)
+        if exists(name[:pos]):  # a folder: its map; longer left parts were no file
+            return name[:pos], parse_view(name[pos + 1:])
 
 
 def split_path(path: str, exists: Callable[[str], bool], is_file: Callable[[str], bool]) -> tuple[str, View]:

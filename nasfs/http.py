@@ -106,7 +106,9 @@ class Door:
         return await anyio.to_thread.run_sync(functools.partial(op, **kwargs), limiter=self._limiter)
 
     def read(self, path: str, view: str | None = None, budget_tokens: int | None = None, at: str | None = None) -> dict[str, Any]:
-        """``{path, view}`` is ``path@view`` read through ``Nas.read``."""
+        """``{path, view}`` is ``path@view`` read through ``Nas.read``
+        (``''`` is the root folder, as ``.`` is)."""
+        path = path or "."
         spec = f"{path}@{view.removeprefix('@')}" if view else path
         return self.nas.read(spec, at, budget_tokens, default_budget=self.default_budget).envelope()
 

@@ -37,6 +37,7 @@ SETTLED_NS = 2_000_000_000  # a file untouched this long is past any rewrite wit
 READ_TRIES = 20
 CHUNK = 1 << 20
 KEEP_REF = "refs/nasfs/snapshots"
+FOLDER_READS = "a file in it, or the folder's map: DIR@outline or DIR@N (e.g. src@2000, .@2000 for the root)"
 SIGNATURE_NAME = "nasfs"
 SIGNATURE_EMAIL = "nasfs@localhost"
 _FILE_MODES = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
@@ -323,6 +324,13 @@ class GitTree:
             path = clean_path(joined)
         raise BadPath(f"{path!r}: too many levels of symlinks")
 
+    def folder_at(self, rev: str, path: str) -> tuple[str, pygit2.Tree]:
+        """(resolved path, tree) of a folder in ``rev``, in-tree symlinks followed."""
+        resolved, obj = self._tree_entry(self.resolve(rev), clean_path(path))
+        if not isinstance(obj, pygit2.Tree):
+            raise NotFound(f"{path!r} is not a folder at {rev}")
+        return resolved, obj
+
     def object_at(self, rev: str, path: str) -> pygit2.Object | None:
         return self._tree_entry(self.resolve(rev), clean_path(path))[1]
 
@@ -332,7 +340,7 @@ class GitTree:
         if obj is None:
             raise NotFound(f"{path!r} does not exist at {rev}")
         if not isinstance(obj, pygit2.Blob):
-            raise NotServable(f"{path!r} is a folder (a directory) at {rev}, not a file", "a file in it")
+            raise NotServable(f"{path!r} is a folder (a directory) at {rev}, not a file", FOLDER_READS)
         return Content(resolved, str(obj.id), obj.size, str(commit.id), "commit", self.repo)
 
     # -- the working tree --------------------------------------------------
@@ -370,6 +378,15 @@ class GitTree:
         except (NotFound, OSError):
             return False
 
+    def is_dir(self, path: str, rev: str | None = None) -> bool:
+        """Whether ``path`` is a folder (in the working tree, or at ``rev``)."""
+        try:
+            if rev is not None:
+                return isinstance(self.object_at(rev, path), pygit2.Tree)
+            return self.real_path(path)[1].is_dir()  # BadPath (an escape) is raised
+        except (NotFound, OSError):
+            return False
+
     def working(self, path: str) -> Content:
         """The working-tree file at ``path``, with a commit that holds its bytes."""
         rel, real = self.real_path(path)
@@ -378,7 +395,7 @@ class GitTree:
         except FileNotFoundError:
             raise NotFound(f"{path!r} does not exist") from None
         if real.is_dir():
-            raise NotServable(f"{path!r} is a folder (a directory), not a file", "a file in it; views are of files")
+            raise NotServable(f"{path!r} is a folder (a directory), not a file", FOLDER_READS)
         if not real.is_file():
             raise NotServable(f"{path!r} is not a regular file")
         blob_id, data, st = self._hash(real, st)

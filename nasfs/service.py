@@ -179,7 +179,14 @@ class Nas:
         """Serve a parsed view; ``record=False`` for a door's size probes
         (FUSE lookup/getattr), which are not reads and stay out of the stats.
         Responses are cached by content (summaries keep their own cache, since
-        a stale one must be retried)."""
+        a stale one must be retried). A folder's view is its map (folder_map.py)."""
+        if self.tree.is_dir(path, at):
+            from .folder_map import folder_view
+
+            response = folder_view(self, path, view, at)
+            if record:
+                self.stats.record(response)
+            return response
         if view.kind == "since" and at is None:
             from .diffs import split_range
 
@@ -187,12 +194,7 @@ class Nas:
         content = self.content(path, at)
         cacheable = view.kind != "summary"
         key = self._response_key(content, view)
-        hit = self._responses.get(key) if cacheable else None
-        if hit is None and cacheable and self.disk is not None:
-            raw = self.disk.get(key)
-            hit = _response_from_json(raw, self.tree) if raw else None
-            if hit is not None:
-                self._responses.put(key, hit)
+        hit = self.recall(key) if cacheable else None
         self.stats.lookup(hit is not None)
         if hit is not None:
             if record:
@@ -200,12 +202,25 @@ class Nas:
             return hit
         response = self._serve(content, view)
         if cacheable:
-            self._responses.put(key, response)
-            if self.disk is not None:
-                self.disk.put(key, _response_to_json(response))
+            self.remember(key, response)
         if record:
             self.stats.record(response)
         return response
+
+    def recall(self, key: str) -> Response | None:
+        """A response remembered under ``key``, in memory or on disk."""
+        hit = self._responses.get(key)
+        if hit is None and self.disk is not None:
+            raw = self.disk.get(key)
+            hit = _response_from_json(raw, self.tree) if raw else None
+            if hit is not None:
+                self._responses.put(key, hit)
+        return hit
+
+    def remember(self, key: str, response: Response, to_disk: bool = True) -> None:
+        self._responses.put(key, response)
+        if to_disk and self.disk is not None:
+            self.disk.put(key, _response_to_json(response))
 
     def _response_key(self, content: Content, view: View) -> str:
         plain = View(view.kind, view.start, view.end, view.arg, view.budget, False)

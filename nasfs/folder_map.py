@@ -1,0 +1,338 @@
+"""Folder maps: ``DIR@outline``, ``DIR@N``, ``.@N`` (docs/views.md "Folder maps").
+
+A map lists a folder's files in order of importance (:mod:`nasfs.folders`),
+each as a short pointer (``path@commit``) with its kind, lines and tokens,
+and under it the file's top outline entries with their ``(La-Lb)``. Within a
+budget it is fitted by a ladder, every rung declared and counted whole:
+
+    every file, the top-ranked ones with their entries (as many as fit)
+    → the subfolders with their counts, then as many top-ranked files as fit
+    → skeleton (one line: counts and the top file) → none
+
+What is left out is declared (``files=N shown=K``, ``folders_shown``) and
+said in the last line with how to get it (a subfolder's map, a larger budget).
+Each file's facts are cached on disk by blob, and whole answers by the
+listing's signature, so a warm map costs a walk of the tree and a lookup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from . import __version__
+from . import tokens as tok
+from .budget import Rung, fit
+from .declare import Response, declare
+from .errors import BadView, NasError, NotServable
+from .folders import Listing, Ranker, walk_commit, walk_worktree
+from .grammar import View
+from .pointers import Pointer
+from .repo import FOLDER_READS, Content
+from .views import Evidence, Served
+
+if TYPE_CHECKING:
+    from .service import Nas
+
+TOP_ENTRIES = 8  # outline entries shown under a file: the shallowest first
+HEADER_SLACK = 8  # tokens the header may grow by as its counts are filled in
+_RANKER = Ranker()
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What a map shows of one file, computed once per blob (and name)."""
+
+    kind: str
+    lines: int
+    size: int
+    tokens: int | None  # None for binary and large files
+    sha256: str  # of the whole blob
+    binary: bool
+    large: bool
+    entries: tuple[tuple[str, int, int, str], ...]  # label (indented by depth), first line, last line, sha256
+    more: int  # entries of the outline not shown
+
+    def describe(self) -> str:
+        if self.size == 0:
+            return "empty"
+        if self.binary:
+            return f"{self.kind}, {self.size} bytes"
+        if self.large or self.tokens is None:
+            return f"{self.kind}, {self.lines} lines, {self.size} bytes"
+        return f"{self.kind}, {self.lines} lines, {self.tokens} tokens"
+
+
+def file_facts(nas: Nas, content: Content) -> Facts:
+    """A file's facts, from the disk cache or its analysis."""
+    name = content.path.rsplit("/", 1)[-1]
+    key = f"fmap-file:{__version__}:{nas.tokenizer}:{content.blob_id}:{name}"
+    raw = nas.disk.get(key) if nas.disk is not None else None
+    if raw is not None:
+        try:
+            d = json.loads(raw)
+            return Facts(**{**d, "entries": tuple(tuple(e) for e in d["entries"])})
+        except (ValueError, TypeError, KeyError):
+            pass
+    a = nas.analysis(content)
+    whole = a.whole_evidence()
+    sha = whole[0].sha256 if whole else hashlib.sha256(b"").hexdigest()
+    entries: tuple[tuple[str, int, int, str], ...] = ()
+    more = 0
+    if not a.binary and a.data is not None:
+        ranked = sorted(a.outline.entries, key=lambda e: (e.depth, e.start))
+        chosen = sorted(ranked[:TOP_ENTRIES], key=lambda e: (e.start, e.depth))
+        top = min((e.depth for e in chosen), default=0)
+        pad = (lambda e: "  " * (e.depth - top)) if a.outline.indent else (lambda e: "")
+        entries = tuple((pad(e) + " ".join(e.label.split()), e.start, e.end, a.evidence(e.start, e.end)[0].sha256) for e in chosen)
+        more = len(ranked) - len(chosen)
+    facts = Facts(a.outline.kind, a.line_count, content.size, nas.full_tokens(a), sha, a.binary, content.large, entries, more)
+    if nas.disk is not None:
+        nas.disk.put(key, json.dumps({k: getattr(facts, k) for k in Facts.__slots__}).encode())
+    return facts
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """One file as the map shows it: its line, its entries' lines, their evidence."""
+
+    line: str
+    entries: str
+    file_evidence: Evidence
+    entry_evidence: tuple[Evidence, ...]
+
+
+def _shown(nas: Nas, path: str, at: str | None) -> Shown | None:
+    """None when the file cannot be served now (gone since the walk, refused)."""
+    try:
+        content = nas.content(path, at)
+        f = file_facts(nas, content)
+    except NasError:
+        return None
+    node, tree = nas.tree.node, nas.tree.tree
+    span = (1, f.lines) if f.large and f.lines else (0, 0)
+    pointer = Pointer(node, tree, content.path, content.commit, *span)
+    lines = [f"  {label} (L{a}-L{b})\n" for label, a, b, _ in f.entries]
+    if f.more:
+        lines.append(f"  (+{f.more} more)\n")
+    evidence = tuple(Evidence(Pointer(node, tree, content.path, content.commit, a, b), h) for _, a, b, h in f.entries)
+    return Shown(f"{pointer.short()} ({f.describe()})\n", "".join(lines), Evidence(pointer, f.sha256), evidence)
+
+
+class FolderMap:
+    """One folder's map at one state of the tree: its ranked files and rungs."""
+
+    def __init__(self, nas: Nas, listing: Listing, order: list[int], at: str | None) -> None:
+        self.nas = nas
+        self.at = at
+        self.shown_name = listing.folder or "."
+        self.files = [listing.items[i].path for i in order]
+        self._shown: dict[int, Shown | None] = {}
+        folders: dict[str, list[int]] = {}  # immediate subfolder -> [files, bytes, rank of its first file]
+        for rank, i in enumerate(order):
+            item = listing.items[i]
+            rel = listing.relative(item.path)
+            if "/" in rel:
+                top = rel.split("/", 1)[0]
+                entry = folders.setdefault(top, [0, 0, rank])
+                entry[0] += 1
+                entry[1] += item.size
+        prefix = listing.folder + "/" if listing.folder else ""
+        self.folders = [f"{prefix}{name}/ ({_files(n)}, {size} bytes)\n"
+                        for name, (n, size, _) in sorted(folders.items(), key=lambda kv: kv[1][2])]
+        self.total_bytes = sum(item.size for item in listing.items)
+
+    def shown(self, rank: int) -> Shown | None:
+        if rank not in self._shown:
+            self._shown[rank] = _shown(self.nas, self.files[rank], self.at)
+        return self._shown[rank]
+
+    def count(self, text: str) -> int:
+        return tok.count(text, self.nas.tokenizer)
+
+    def declared(self, served: Served, budget: int | None) -> Response:
+        return declare(served, None, self.nas.tokenizer, budget)
+
+    def keys(self, detail: str, shown: int, folders_shown: int | None = None) -> tuple[tuple[str, object], ...]:
+        keys: list[tuple[str, object]] = [("path", self.shown_name), ("detail", detail), ("files", len(self.files)),
+                                          ("shown", shown), ("folders", len(self.folders))]
+        if folders_shown is not None and folders_shown < len(self.folders):
+            keys.append(("folders_shown", folders_shown))
+        return tuple(keys)
+
+    def first_evidence(self) -> tuple[Evidence, ...]:
+        for rank in range(len(self.files)):
+            s = self.shown(rank)
+            if s is not None:
+                return (s.file_evidence,)
+        return ()
+
+    def overhead(self, budget: int | None) -> int:
+        """The header's tokens, estimated with the largest counts it can hold."""
+        n = len(self.files)
+        keys = self.keys("symbols", n, n) + (("folders_shown", n), ("needs", 10**6))
+        return self.declared(Served("map", b"", self.first_evidence(), keys=keys), budget).tokens + HEADER_SLACK
+
+    # -- the rungs ------------------------------------------------------------------
+    def files_rung(self, budget: int | None) -> Served | None:
+        """Every file, and the entries of as many top-ranked ones as fit;
+        None when not every file's line fits."""
+        spent = self.overhead(budget)
+        picked: list[tuple[int, Shown]] = []
+        for rank in range(len(self.files)):
+            s = self.shown(rank)
+            if s is None:
+                continue
+            spent += self.count(s.line)
+            if budget is not None and spent > budget:
+                return None
+            picked.append((rank, s))
+        with_entries = 0
+        for _, s in picked:
+            cost = self.count(s.entries) if s.entries else 0
+            if budget is not None and spent + cost > budget:
+                break
+            spent += cost
+            with_entries += 1
+        while True:
+            served = self._files_served(picked, with_entries)
+            if budget is None or self.declared(served, budget).tokens <= budget or with_entries == 0:
+                return served
+            with_entries -= 1
+
+    def _files_served(self, picked: list[tuple[int, Shown]], with_entries: int) -> Served:
+        body: list[str] = []
+        evidence: list[Evidence] = []
+        for n, (_, s) in enumerate(picked):
+            body.append(s.line)
+            evidence.append(s.file_evidence)
+            if n < with_entries:
+                body.append(s.entries)
+                evidence.extend(s.entry_evidence)
+        entries_all = all(not s.entries for _, s in picked[with_entries:])
+        detail = "symbols" if entries_all else "files"
+        left = len(self.files) - len(picked)
+        if left:  # files that could not be read between the walk and now
+            body.append(f"(+{left} files could not be read now)\n")
+        text = "".join(body) if self.files else "(no files)\n"
+        return Served("map", text.encode(), tuple(evidence), keys=self.keys(detail, len(picked)))
+
+    def folders_rung(self, budget: int) -> Served | None:
+        """The subfolders with their counts, then top-ranked files, as many as fit."""
+        spent = self.overhead(budget) + self.count(self._trailer(0, 0))
+        folders: list[str] = []
+        for line in self.folders:
+            spent += self.count(line)
+            if spent > budget:
+                break
+            folders.append(line)
+        files: list[Shown] = []
+        for rank in range(len(self.files)):
+            s = self.shown(rank)
+            if s is None:
+                continue
+            spent += self.count(s.line)
+            if spent > budget:
+                break
+            files.append(s)
+        while folders or files:
+            served = self._folders_served(folders, files)
+            if self.declared(served, budget).tokens <= budget:
+                return served
+            if files:
+                files.pop()
+            else:
+                folders.pop()
+        return None
+
+    def _trailer(self, folders_shown: int, files_shown: int) -> str:
+        left = len(self.files) - files_shown
+        more_folders = len(self.folders) - folders_shown
+        if not left:
+            return ""
+        where = "read a folder above as FOLDER@N" if folders_shown else "list the folder (ls, nas_list)"
+        folders_said = f" and {more_folders} folders" if more_folders else ""
+        return f"(+{left} files{folders_said} not shown: {where}, or use a larger budget)\n"
+
+    def _folders_served(self, folders: list[str], files: list[Shown]) -> Served:
+        body = "".join(folders) + "".join(s.line for s in files) + self._trailer(len(folders), len(files))
+        evidence = tuple(s.file_evidence for s in files)
+        return Served("map", body.encode(), evidence, keys=self.keys("folders", len(files), len(folders)))
+
+    def skeleton(self) -> Served:
+        first = self.first_evidence()
+        top = f"; top: {first[0].pointer.short()}" if first else ""
+        line = f"folder {self.shown_name}: {len(self.files)} files, {self.total_bytes} bytes, {len(self.folders)} folders{top}\n"
+        return Served("skeleton", line.encode(), first, keys=(("path", self.shown_name),))
+
+    def nothing(self, budget: int) -> Served:
+        needs = self.declared(self.skeleton(), budget).tokens
+        return Served("none", b"", self.first_evidence(), truncated=True,
+                      keys=(("path", self.shown_name), ("files", len(self.files)), ("needs", needs)))
+
+    def response(self, budget: int | None) -> Response:
+        if budget is None:
+            served = self.files_rung(None)
+            assert served is not None
+            return self.declared(served, None)
+        rungs: list[Rung] = [lambda: self.files_rung(budget), lambda: self.folders_rung(budget), self.skeleton]
+        nothing = self.nothing(budget)
+        response = fit(rungs, lambda s: self.declared(s, budget), budget, nothing)
+        if response.tokens > budget:  # a map never exceeds its budget: not even view=none fits
+            needs = dict(nothing.keys)["needs"]
+            raise BadView(f"budget {budget} is too small for any map of folder {self.shown_name!r}: view=none alone is "
+                          f"{response.tokens} tokens, the skeleton {needs}", f"a budget of {needs} or more")
+        return response
+
+
+def _files(n: int) -> str:
+    return "1 file" if n == 1 else f"{n} files"
+
+
+def folder_view(nas: Nas, path: str, view: View, at: str | None) -> Response:
+    """The map of a folder for a view that asks for one (outline, N)."""
+    shown = path or "."
+    if view.kind == "raw" and view.budget is None:
+        raise NotServable(f"{shown!r} is a folder; there are no bytes to read", FOLDER_READS)
+    if view.kind not in ("outline", "best", "raw"):
+        raise NotServable(f"{shown!r} is a folder; @{view.spelled().removesuffix('.json')} is a view of files", FOLDER_READS)
+    commit = str(nas.tree.resolve(at).id) if at is not None else None
+    listing = walk_commit(nas, commit, path) if commit is not None else walk_worktree(nas, path)
+    head = commit or _head_id(nas)
+    parts = (__version__, nas.tree.node, nas.tree.tree, nas.tokenizer, head, listing.signature, str(view.budget))
+    key = "fmap:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
+    hit = _cached(nas, key, head)
+    if hit is not None:
+        return hit
+    order = _RANKER.order(nas, listing, commit)
+    response = FolderMap(nas, listing, order, commit).response(view.budget)
+    nas.remember(key, response, to_disk=listing.settled)
+    return response
+
+
+def _head_id(nas: Nas) -> str:
+    head = nas.tree.head()
+    return str(head.id) if head is not None else ""
+
+
+def _cached(nas: Nas, key: str, head: str) -> Response | None:
+    """A remembered map, if every commit its pointers name is still held."""
+    hit = nas.recall(key)
+    if hit is None:
+        return None
+    commits = {e.pointer.commit for e in hit.served.evidence} - {head[:12]}
+    if all(nas.tree.hold(_full(nas, c)) for c in commits):
+        return hit
+    return None
+
+
+def _full(nas: Nas, short: str) -> str:
+    try:
+        return str(nas.tree.resolve(short).id)
+    except NasError:
+        return ""
+
+
+__all__ = ["FolderMap", "file_facts", "folder_view"]
