@@ -295,7 +295,7 @@ def folder_view(nas: Nas, path: str, view: View, at: str | None) -> Response:
     """The map of a folder for a view that asks for one (outline, N)."""
     shown = path or "."
     if view.kind == "raw" and view.budget is None:
-        raise NotServable(f"{shown!r} is a folder; there are no bytes to read", FOLDER_READS)
+        raise NotServable(f"{shown!r} is a folder (a directory), not a file", FOLDER_READS)
     if view.kind not in ("outline", "best", "raw"):
         raise NotServable(f"{shown!r} is a folder; @{view.spelled().removesuffix('.json')} is a view of files", FOLDER_READS)
     commit = str(nas.tree.resolve(at).id) if at is not None else None

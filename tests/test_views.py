@@ -241,7 +241,8 @@ def test_since_is_a_unified_diff(nas: Nas, home: Path) -> None:
     [
         ("../etc/passwd@outline", BadPath, "leaves the tree"),
         ("/etc/passwd", BadPath, "absolute"),
-        ("notes@outline", NotFound, "no file"),
+        ("notes@section=Renewal", NotServable, "is a folder; @section=Renewal is a view of files"),
+        ("notes/..@outline", BadPath, "leaves the folder through '..'"),
         (f"{ACME}@bogus", BadView, "unknown view"),
         (f"{ACME}@L0", BadView, "start at 1"),
         (f"{ACME}@L9-L3", BadView, "ends before"),
