@@ -60,9 +60,10 @@ class Facts:
             return "empty"
         if self.binary:
             return f"{self.kind}, {self.size} bytes"
+        lines = "1 line" if self.lines == 1 else f"{self.lines} lines"
         if self.large or self.tokens is None:
-            return f"{self.kind}, {self.lines} lines, {self.size} bytes"
-        return f"{self.kind}, {self.lines} lines, {self.tokens} tokens"
+            return f"{self.kind}, {lines}, {self.size} bytes"
+        return f"{self.kind}, {lines}, {self.tokens} tokens"
 
 
 def file_facts(nas: Nas, content: Content) -> Facts:

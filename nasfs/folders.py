@@ -228,7 +228,7 @@ def _bonus(rel: str, size: int) -> float:
     depth = rel.count("/")
     score = -0.5 * depth
     if README.fullmatch(name):
-        score += 4.0 if depth == 0 else 1.5
+        score += 8.0 if depth == 0 else 2.0
     elif lower in MANIFESTS:
         score += 2.0 if depth == 0 else 0.5
     elif stem(name) in ENTRY_STEMS:

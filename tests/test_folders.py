@@ -1,0 +1,143 @@
+"""Folder maps in the core: DIR@outline, DIR@N, .@N (docs/views.md "Folder maps").
+
+Never over the budget, every pointer verifying, only what git serves
+(no .git, no ignored files, no symlinks followed), ranked, cached, and bad
+input refused in one line. The doors are tested in test_folder_doors.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nasfs.cache import DiskCache
+from nasfs.errors import BadPath, BadView, NotFound, NotServable
+from nasfs.repo import GitTree
+from nasfs.service import Nas
+
+from .conftest import git
+from .folder_trees import BUDGETS, grow, pointers, within
+
+
+@pytest.fixture
+def tree(home: Path, tmp_path: Path) -> Path:
+    grow(home, tmp_path / "outside")
+    return home
+
+
+@pytest.fixture
+def big(tree: Path) -> Nas:
+    return Nas(GitTree(tree, node="box", tree="home"), disk=DiskCache())
+
+
+def verify_all(nas: Nas, text: bytes, envelope: dict | None = None) -> int:
+    """Check every pointer of a map's text, and of its envelope with sha256."""
+    said = pointers(text.decode())
+    for p in said:
+        nas.verify(p)
+    for e in (envelope or {}).get("evidence", []):
+        nas.verify(e["pointer"], sha256=e["sha256"])
+    return len(said)
+
+
+@pytest.mark.parametrize("spec", [".", "pkg", "notes", "pkg/deep"])
+def test_a_map_never_exceeds_its_budget_and_every_pointer_verifies(big: Nas, spec: str) -> None:
+    served: set[str] = set()
+    for budget in BUDGETS:
+        try:
+            r = big.read(f"{spec}@{budget}")
+        except BadView as exc:  # not even view=none fits: said in one line, with the budget that would
+            assert budget < 60 and "too small" in str(exc) and "\n" not in str(exc)
+            continue
+        keys = within(r.text, budget)
+        served.add(keys["view"] + ":" + keys.get("detail", ""))
+        verify_all(big, r.text, json.loads(r.envelope_bytes()))
+        assert big.read(f"{spec}@outline@{budget}").text == r.text  # the same ladder
+    if spec in (".", "pkg"):
+        assert {"map:symbols", "map:files", "map:folders", "skeleton:", "none:"} <= served, served
+
+
+def test_the_map_of_the_root_lists_what_git_serves(big: Nas) -> None:
+    r = big.read(".@outline")
+    body = r.served.body.decode()
+    shown = {p.split("@")[0] for p in pointers(r.text.decode())}
+    assert {"README.md", "pkg/core.py", "kept.log", "untracked.txt", "notes/customer-acme.md", ".gitignore"} <= shown
+    for absent in ("build/", "debug.log", ".git/", "out-dir/", "out-file.py", "pkg-link/"):
+        assert not any(p.startswith(absent) for p in shown), absent
+    assert "SECRET" not in body and "secret.py" not in body
+    keys = within(r.text, None)
+    assert keys["files"] == keys["shown"] == str(len(shown)) and keys["detail"] == "symbols"
+    assert "class Core (L1-L3)" in body and "  def run(self) -> int (L2-L3)" in body  # entries, indented by depth
+    assert verify_all(big, r.text, r.envelope()) == len(pointers(r.text.decode()))
+
+
+def test_an_edited_file_points_at_a_snapshot_that_holds_it(big: Nas, tree: Path) -> None:
+    text = big.read("pkg@outline").text.decode()
+    [line] = [row for row in text.splitlines() if row.startswith("pkg/mod00.py@")]
+    commit = line.split("@")[1].split()[0]
+    assert commit != git(tree, "rev-parse", "HEAD").strip()[:12]
+    assert "def extra" in git(tree, "show", f"{commit}:pkg/mod00.py")
+
+
+def test_ranking_puts_the_readme_and_the_most_referenced_module_first(big: Nas) -> None:
+    files = [p.split("@")[0] for p in pointers(big.read(".@outline").text.decode()) if "#" not in p]
+    assert files[0] == "README.md"
+    pkg = [f for f in files if f.startswith("pkg/") and f.count("/") == 1]
+    assert pkg[0] == "pkg/core.py", pkg[:3]  # imported by all 24 modules
+    assert files.index("pkg/core.py") < files.index("pkg/deep/er/leaf0.md")
+
+
+def test_a_folder_through_a_symlink_inside_the_tree_is_mapped_as_its_target(big: Nas) -> None:
+    r = big.read("pkg-link@300")
+    assert "path=pkg " in r.header and "pkg-link" not in r.served.body.decode()
+    with pytest.raises(BadPath, match="outside the tree"):
+        big.read("out-dir@300")
+
+
+def test_a_map_at_a_revision(big: Nas, tree: Path) -> None:
+    v1 = git(tree, "rev-parse", "v1").strip()
+    r = big.read(".@outline", at="v1")
+    shown = pointers(r.text.decode())
+    assert shown and all(p.split("@")[1][:12] == v1[:12] for p in shown)
+    assert not any(p.startswith(("pkg/", "README.md")) for p in shown)  # added after v1
+    verify_all(big, r.text, r.envelope())
+    assert "pkg/core.py@" in big.read("pkg@2000", at="main").text.decode()
+
+
+@pytest.mark.parametrize("spec, error, says", [
+    ("nosuch@2000", NotFound, "does not exist"),
+    ("..@2000", BadPath, "leaves the folder through '..'"),
+    ("pkg/..@2000", BadPath, "leaves the folder through '..'"),
+    ("../x@2000", BadPath, "leaves the tree"),
+    ("pkg@since=v1", NotServable, "is a folder; @since=v1 is a view of files"),
+    ("pkg@L1-L2", NotServable, "is a folder"),
+    ("pkg@section=Core", NotServable, "is a folder"),
+    ("pkg", NotServable, "is a folder (a directory), not a file"),
+    ("pkg@outlien", BadView, "did you mean @outline?"),
+    (".@9000000000000000", BadView, "larger than"),
+    ("pkg@10", BadView, "too small for any map of folder 'pkg'"),
+])
+def test_bad_input_gets_one_line(big: Nas, spec: str, error: type, says: str) -> None:
+    with pytest.raises(error) as err:
+        big.read(spec)
+    assert says in str(err.value) and "\n" not in str(err.value)
+    assert "valid:" in str(err.value) or error is BadPath
+
+
+def test_a_warm_map_is_served_from_the_cache_and_a_change_is_seen(tree: Path) -> None:
+    first = Nas(GitTree(tree, node="box", tree="home"), disk=DiskCache())
+    cold = first.read(".@1200").text
+    again = Nas(GitTree(tree, node="box", tree="home"), disk=DiskCache())
+    assert again.read(".@1200").text == cold
+    assert again.stats.cache_hits == 0  # the map's own cache, not per-file responses
+    (tree / "pkg" / "new.py").write_text("def brand_new() -> None:\n    pass\n")
+    changed = again.read("pkg@outline").text.decode()
+    assert "pkg/new.py@" in changed and "def brand_new() -> None (L1-L2)" in changed
+
+
+def test_an_empty_folder_and_an_empty_tree(big: Nas, tree: Path) -> None:
+    (tree / "void" / "inner").mkdir(parents=True)
+    r = big.read("void@outline")
+    assert r.served.body == b"(no files)\n" and "files=0 shown=0" in r.header and "pointer=none" in r.header
