@@ -250,8 +250,10 @@ def test_index_points_to_the_api_document(server: Server) -> None:
     ({"path": ACME + "@Outline"}, "did you mean @outline?"),
     ({"path": ACME, "view": "L5-L2"}, "did you mean @L2-L5?"),
     ({"path": "notes/absent.md"}, "does not exist"),
-    ({"path": "notes"}, "is a folder"),
-    ({"path": "notes", "view": "outline"}, "is a folder"),
+    ({"path": "notes", "view": "L1-L2"}, "is a folder; @L1-L2 is a view of files"),
+    ({"path": "notes", "view": "since=v1"}, "is a folder"),
+    ({"path": "notes/..", "view": "2000"}, "leaves the folder through"),
+    ({"path": "notes", "view": "..@2000"}, "unknown view"),
 ])
 def test_refusals_say_what_was_meant(server: Server, body: dict, says: str) -> None:
     r = server.post("/v1/files/read", body)
