@@ -33,6 +33,8 @@ READS = [
     (ACME, "since=v1", None),
     ("code/billing.py", "outline", None),
     ("code/billing.py", "section=Invoice.add", None),
+    (".", None, 300),  # the root's map
+    ("notes", "outline", None),  # a folder's map, unbudgeted
 ]
 SKELETON = "config/deploy.yaml"  # read at the budget its skeleton fits and its outline does not
 
@@ -105,7 +107,7 @@ def test_every_door_gives_the_same_envelopes(mounted: Mount, home: Path, tmp_pat
         for i, (theirs, ours) in enumerate(zip(answers["fuse"], answers[door], strict=True)):
             assert ours == theirs, f"{door} differs from the mount on answer {i}"
     served = [env["view"] for env in answers["fuse"][: len(reads)]]
-    assert {"outline", "section", "lines", "diff", "skeleton", "none"} <= set(served), served
+    assert {"outline", "section", "lines", "diff", "skeleton", "none", "map"} <= set(served), served
 
 
 async def mcp_answers(s: ClientSession, reads: list[tuple[str, str | None, int | None]], pointers: list[str],
