@@ -29,8 +29,10 @@ import os
 import re
 import stat
 import time
+from array import array
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import pygit2
 
@@ -40,12 +42,12 @@ from .cache import LRU
 if TYPE_CHECKING:
     from .service import Nas
 
-WORDS_BYTES = 256 << 10  # the head of a file searched for mentions of other files
+WORDS_BYTES = 32 << 10  # the head of a file searched for mentions of other files (imports are at the top)
 # A name as code and paths use it: after '.', '/', ':' or '\\' (``.service``,
 # ``docs/views``, ``crate::repo``), or before '.' and a letter (``service.py``,
 # ``os.path``); prose rarely writes a word so, and ``the index`` is no reference.
 _AFTER = re.compile(rb"[./:\\]([a-z_][a-z0-9_-]*)")
-_BEFORE = re.compile(rb"([a-z_][a-z0-9_-]*)\.[a-z]")
+_BEFORE = re.compile(rb"(?<![a-z0-9_-])([a-z_][a-z0-9_-]*)\.[a-z]")
 README = re.compile(r"readme(\..*)?", re.IGNORECASE)
 MANIFESTS = frozenset({
     "pyproject.toml", "setup.py", "setup.cfg", "package.json", "cargo.toml", "go.mod", "pom.xml", "build.gradle",
@@ -56,8 +58,7 @@ LOCKS = (".lock", "-lock.json", ".min.js", ".min.css", ".map", ".sum")
 SETTLED_NS = 2_000_000_000  # a file untouched this long is not being rewritten within its timestamp
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
+class Item(NamedTuple):
     """One file of a listing: its tree-relative path and what the walk saw."""
 
     path: str
@@ -79,48 +80,108 @@ class Listing:
         return path[len(self.folder) + 1:] if self.folder else path
 
 
-def _sign(folder: str, parts: list[str]) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    h.update(folder.encode() + b"\n")
-    for p in parts:
-        h.update(p.encode("utf-8", "surrogateescape"))
-    return h.hexdigest()
+def _stamp(path: Path) -> str:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
+
+
+_DECIDED: LRU[str, tuple[frozenset[str], frozenset[str]]] = LRU(100_000)
+
+
+class _Rules:
+    """Which entries of a folder git serves (files, folders), decided once per
+    state of the folder and of everything that decides it: the folder's own
+    entries (its mtime), the .gitignore files from the root down to it, the
+    index (tracked files are served even when ignored) and the repository's
+    exclude files. Kept in memory and on disk, so a warm walk only stats."""
+
+    def __init__(self, nas: Nas) -> None:
+        self.nas = nas
+        repo = nas.tree.repo
+        excludes = [Path(repo.path) / "index", Path(repo.path) / "info" / "exclude"]
+        try:
+            excludes.append(Path(os.path.expanduser(repo.config["core.excludesFile"])))
+        except (KeyError, ValueError):
+            pass
+        self.base = "|".join(_stamp(p) for p in excludes)
+        self.index = repo.index
+        self.index.read(False)  # reloaded only when the index file changed
+
+    def chain(self, rel: str) -> str:
+        """The .gitignore stamps from the root down to ``rel`` (included)."""
+        root = self.nas.tree.root
+        parts = rel.split("/") if rel else []
+        return "|".join(_stamp(root.joinpath(*parts[:i], ".gitignore")) for i in range(len(parts) + 1))
+
+    def decide(self, rel: str, chain: str, folder_stamp: str, files: list[str], dirs: list[str]) -> tuple[frozenset[str], frozenset[str]]:
+        key = "fmap-dir:" + hashlib.blake2b(f"{self.base}\0{chain}\0{rel}\0{folder_stamp}".encode("utf-8", "surrogateescape"),
+                                            digest_size=16).hexdigest()
+        found = _DECIDED.get(key)
+        disk = self.nas.disk
+        if found is None and disk is not None and (raw := disk.get(key)) is not None:
+            kept = json.loads(raw)
+            found = (frozenset(kept[0]), frozenset(kept[1]))
+            _DECIDED.put(key, found)
+        if found is None:
+            repo = self.nas.tree.repo
+            prefix = rel + "/" if rel else ""
+            ok_files = frozenset(n for n in files if prefix + n in self.index or not repo.path_is_ignored(prefix + n))
+            ok_dirs = frozenset(n for n in dirs if not repo.path_is_ignored(prefix + n + "/"))
+            found = (ok_files, ok_dirs)
+            _DECIDED.put(key, found)
+            if disk is not None:
+                disk.put(key, json.dumps([sorted(ok_files), sorted(ok_dirs)]).encode())
+        return found
 
 
 def walk_worktree(nas: Nas, path: str) -> Listing:
     """The files under a working-tree folder that git does not ignore."""
     tree = nas.tree
     folder = tree.real_path(path)[0]  # an in-tree symlink to a folder: the folder it names
-    repo = tree.repo
-    index = repo.index
-    index.read(False)  # reloaded only when the index file changed
+    rules = _Rules(nas)
+    root = str(tree.root)
     items: list[Item] = []
-    newest = 0
-    stack = [folder]
+    stack = [(folder, rules.chain(folder.rsplit("/", 1)[0] if "/" in folder else "") if folder else "")]
     while stack:
-        rel = stack.pop()
+        rel, above = stack.pop()
+        where = f"{root}/{rel}" if rel else root
         try:
-            entries = list(os.scandir(tree.root / rel if rel else tree.root))
+            here = os.stat(where)
+            entries = list(os.scandir(where))
         except OSError:
             continue  # removed or unreadable since it was listed
+        files: list[tuple[str, os.stat_result]] = []
+        dirs: list[str] = []
+        ignore_file = "-"
         for e in entries:
             if e.name == ".git":
                 continue
-            path = f"{rel}/{e.name}" if rel else e.name
             try:
                 st = e.stat(follow_symlinks=False)
             except OSError:
                 continue
             if stat.S_ISDIR(st.st_mode):
-                if not repo.path_is_ignored(path + "/"):
-                    stack.append(path)
-            elif stat.S_ISREG(st.st_mode) and (path in index or not repo.path_is_ignored(path)):
-                stamp = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-                items.append(Item(path, st.st_size, stamp))
-                newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
-    items.sort(key=lambda i: i.path)
-    parts = [f"{i.path}\0{i.size}\0{i.stamp}\n" for i in items]
-    return Listing(folder, tuple(items), _sign(folder, parts), time.time_ns() - newest > SETTLED_NS)
+                dirs.append(e.name)
+            elif stat.S_ISREG(st.st_mode):
+                files.append((e.name, st))
+                if e.name == ".gitignore":
+                    ignore_file = f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
+        chain = f"{above}|{ignore_file}" if rel or above else ignore_file
+        ok_files, ok_dirs = rules.decide(rel, chain, f"{here.st_ino}:{here.st_mtime_ns}", [n for n, _ in files], dirs)
+        prefix = rel + "/" if rel else ""
+        items.extend(Item(prefix + name, st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns))
+                     for name, st in files if name in ok_files)
+        stack.extend((prefix + d, chain) for d in dirs if d in ok_dirs)
+    items.sort()
+    numbers = array("q", [n for i in items for n in (i.size, *i.stamp)])
+    newest = max(numbers[2::4] + numbers[3::4], default=0)
+    signature = hashlib.blake2b(folder.encode("utf-8", "surrogateescape") + b"\n", digest_size=16)
+    signature.update("\0".join(i.path for i in items).encode("utf-8", "surrogateescape"))
+    signature.update(numbers.tobytes())
+    return Listing(folder, tuple(items), signature.hexdigest(), time.time_ns() - newest > SETTLED_NS)
 
 
 def walk_commit(nas: Nas, commit: str, path: str) -> Listing:
@@ -138,7 +199,7 @@ def walk_commit(nas: Nas, commit: str, path: str) -> Listing:
             elif e.filemode in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
                 items.append(Item(path, repo.odb.read_header(e.id)[1], (), str(e.id)))
     items.sort(key=lambda i: i.path)
-    return Listing(folder, tuple(items), _sign(folder, [f"tree {sub.id}"]), True)
+    return Listing(folder, tuple(items), hashlib.blake2b(f"{folder}\ntree {sub.id}".encode(), digest_size=16).hexdigest(), True)
 
 
 def stem(path: str) -> str:

@@ -141,3 +141,19 @@ def test_an_empty_folder_and_an_empty_tree(big: Nas, tree: Path) -> None:
     (tree / "void" / "inner").mkdir(parents=True)
     r = big.read("void@outline")
     assert r.served.body == b"(no files)\n" and "files=0 shown=0" in r.header and "pointer=none" in r.header
+
+
+def test_an_edited_gitignore_is_seen_by_the_next_map(tree: Path) -> None:
+    """Which files git serves is remembered per folder; an ignore rule changed
+    in place (no folder's mtime moves) must still be seen."""
+    (tree / "pkg" / "deep" / "scratch.tmp").write_text("untracked\n")
+    nas = Nas(GitTree(tree, node="box", tree="home"), disk=DiskCache())
+    assert "pkg/deep/scratch.tmp@" in nas.read("pkg@outline").text.decode()
+    with open(tree / ".gitignore", "a") as fh:
+        fh.write("*.tmp\n")
+    fresh = Nas(GitTree(tree, node="box", tree="home"), disk=DiskCache())
+    for reader in (nas, fresh):
+        text = reader.read("pkg@outline").text.decode()
+        assert "scratch.tmp" not in text and "pkg/deep/er/leaf0.md@" in text  # tracked files stay
+    git(tree, "add", "-f", "pkg/deep/scratch.tmp")  # tracked: served although ignored
+    assert "pkg/deep/scratch.tmp@" in nas.read("pkg@outline").text.decode()
