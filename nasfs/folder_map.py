@@ -27,7 +27,7 @@ from . import tokens as tok
 from .budget import Rung, fit
 from .declare import Response, declare
 from .errors import BadView, NasError, NotServable
-from .folders import Listing, Ranker, walk_commit, walk_worktree
+from .folders import Listing, Ranker, walk_commit, walk_worktree, worktree_state
 from .grammar import View
 from .pointers import Pointer
 from .repo import FOLDER_READS, Content
@@ -300,13 +300,21 @@ def folder_view(nas: Nas, path: str, view: View, at: str | None) -> Response:
     if view.kind not in ("outline", "best", "raw"):
         raise NotServable(f"{shown!r} is a folder; @{view.spelled().removesuffix('.json')} is a view of files", FOLDER_READS)
     commit = str(nas.tree.resolve(at).id) if at is not None else None
-    listing = walk_commit(nas, commit, path) if commit is not None else walk_worktree(nas, path)
+    if commit is not None:
+        listing: Listing | None = walk_commit(nas, commit, path)
+        state = listing.signature
+    else:
+        listing = None
+        state = worktree_state(nas)
     head = commit or _head_id(nas)
-    parts = (__version__, nas.tree.node, nas.tree.tree, nas.tokenizer, head, listing.signature, str(view.budget))
-    key = "fmap:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
+    folder = nas.tree.real_path(path)[0] if commit is None else path
+    parts = (__version__, nas.tree.node, nas.tree.tree, nas.tokenizer, head, folder, state, str(view.budget))
+    key = "fmap:" + hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
     hit = _cached(nas, key, head)
     if hit is not None:
         return hit
+    if listing is None:
+        listing = walk_worktree(nas, path)
     order = _RANKER.order(nas, listing, commit)
     response = FolderMap(nas, listing, order, commit).response(view.budget)
     nas.remember(key, response, to_disk=listing.settled)

@@ -88,7 +88,7 @@ def _stamp(path: Path) -> str:
     return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
 
 
-_DECIDED: LRU[str, tuple[frozenset[str], frozenset[str]]] = LRU(100_000)
+_DECIDED: LRU[tuple[str, str, str], tuple[frozenset[str], frozenset[str]]] = LRU(100_000)
 
 
 class _Rules:
@@ -96,19 +96,32 @@ class _Rules:
     state of the folder and of everything that decides it: the folder's own
     entries (its mtime), the .gitignore files from the root down to it, the
     index (tracked files are served even when ignored) and the repository's
-    exclude files. Kept in memory and on disk, so a warm walk only stats."""
+    exclude files. Kept in memory, and on disk as one record per walked folder,
+    so a warm walk only stats."""
 
-    def __init__(self, nas: Nas) -> None:
-        self.nas = nas
+    @staticmethod
+    def excludes(nas: Nas) -> str:
+        """The stamps of the index and the exclude files outside the tree."""
         repo = nas.tree.repo
-        excludes = [Path(repo.path) / "index", Path(repo.path) / "info" / "exclude"]
+        files = [Path(repo.path) / "index", Path(repo.path) / "info" / "exclude"]
         try:
-            excludes.append(Path(os.path.expanduser(repo.config["core.excludesFile"])))
+            files.append(Path(os.path.expanduser(repo.config["core.excludesFile"])))
         except (KeyError, ValueError):
             pass
-        self.base = "|".join(_stamp(p) for p in excludes)
+        return "|".join(_stamp(p) for p in files)
+
+    def __init__(self, nas: Nas, folder: str) -> None:
+        self.nas = nas
+        repo = nas.tree.repo
+        self.base = self.excludes(nas)
         self.index = repo.index
         self.index.read(False)  # reloaded only when the index file changed
+        self.key = "fmap-dirs:" + hashlib.blake2b(f"{__version__}\0{self.base}\0{folder}".encode("utf-8", "surrogateescape"),
+                                                  digest_size=16).hexdigest()
+        raw = nas.disk.get(self.key) if nas.disk is not None else None
+        self.stored: dict[str, list] = json.loads(raw) if raw else {}
+        self.used: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {}
+        self.changed = False
 
     def chain(self, rel: str) -> str:
         """The .gitignore stamps from the root down to ``rel`` (included)."""
@@ -116,45 +129,69 @@ class _Rules:
         parts = rel.split("/") if rel else []
         return "|".join(_stamp(root.joinpath(*parts[:i], ".gitignore")) for i in range(len(parts) + 1))
 
-    def decide(self, rel: str, chain: str, folder_stamp: str, files: list[str], dirs: list[str]) -> tuple[frozenset[str], frozenset[str]]:
-        key = "fmap-dir:" + hashlib.blake2b(f"{self.base}\0{chain}\0{rel}\0{folder_stamp}".encode("utf-8", "surrogateescape"),
-                                            digest_size=16).hexdigest()
-        found = _DECIDED.get(key)
-        disk = self.nas.disk
-        if found is None and disk is not None and (raw := disk.get(key)) is not None:
-            kept = json.loads(raw)
-            found = (frozenset(kept[0]), frozenset(kept[1]))
-            _DECIDED.put(key, found)
+    def decide(self, rel: str, state: str, files: list[str], dirs: list[str]) -> tuple[frozenset[str], frozenset[str]]:
+        """(files, folders) of ``rel`` that git serves; ``state`` is what decides it."""
+        found = _DECIDED.get((self.base, rel, state))
         if found is None:
-            repo = self.nas.tree.repo
-            prefix = rel + "/" if rel else ""
-            ok_files = frozenset(n for n in files if prefix + n in self.index or not repo.path_is_ignored(prefix + n))
-            ok_dirs = frozenset(n for n in dirs if not repo.path_is_ignored(prefix + n + "/"))
-            found = (ok_files, ok_dirs)
-            _DECIDED.put(key, found)
-            if disk is not None:
-                disk.put(key, json.dumps([sorted(ok_files), sorted(ok_dirs)]).encode())
+            kept = self.stored.get(rel)
+            if kept is not None and kept[0] == state:
+                found = (frozenset(kept[1]), frozenset(kept[2]))
+            else:
+                repo = self.nas.tree.repo
+                prefix = rel + "/" if rel else ""
+                found = (frozenset(n for n in files if prefix + n in self.index or not repo.path_is_ignored(prefix + n)),
+                         frozenset(n for n in dirs if not repo.path_is_ignored(prefix + n + "/")))
+                self.changed = True
+            _DECIDED.put((self.base, rel, state), found)
+        self.used[rel] = (state, *found)
         return found
+
+    def save(self, settled_before: int) -> None:
+        """Store this walk's decisions when any was new, leaving out folders
+        changed too recently to trust their mtime."""
+        if not self.changed or self.nas.disk is None:
+            return
+        kept = {rel: [state, sorted(f), sorted(d)] for rel, (state, f, d) in self.used.items()
+                if int(state.rsplit(":", 1)[1]) < settled_before}
+        self.nas.disk.put(self.key, json.dumps(kept).encode())
+
+
+def worktree_state(nas: Nas) -> str:
+    """A digest of what the working tree holds, as cheaply as git can say it:
+    the index and exclude files, and every path ``git status`` reports (with
+    its stat). libgit2 compares each tracked file's stat with the index in C,
+    so this costs a fraction of a walk; a map cached under it is valid while
+    the digest is the same (and HEAD, which the caller adds)."""
+    repo = nas.tree.repo
+    parts = [_Rules.excludes(nas)]
+    for path, flags in sorted(repo.status(untracked_files="all").items()):
+        try:
+            st = os.lstat(nas.tree.root / path)
+            seen = f"{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_size}"
+        except OSError:
+            seen = "-"
+        parts.append(f"{path}\0{flags}\0{seen}")
+    return hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
 def walk_worktree(nas: Nas, path: str) -> Listing:
     """The files under a working-tree folder that git does not ignore."""
     tree = nas.tree
     folder = tree.real_path(path)[0]  # an in-tree symlink to a folder: the folder it names
-    rules = _Rules(nas)
+    rules = _Rules(nas, folder)
     root = str(tree.root)
     items: list[Item] = []
-    stack = [(folder, rules.chain(folder.rsplit("/", 1)[0] if "/" in folder else "") if folder else "")]
+    make = tuple.__new__  # an Item at C speed (NamedTuple's own __new__ is Python)
+    above = rules.chain(folder.rsplit("/", 1)[0] if "/" in folder else "") if folder else ""
+    stack = [(folder, above, os.stat(f"{root}/{folder}" if folder else root))]
     while stack:
-        rel, above = stack.pop()
-        where = f"{root}/{rel}" if rel else root
+        rel, above, here = stack.pop()
         try:
-            here = os.stat(where)
-            entries = list(os.scandir(where))
+            entries = list(os.scandir(f"{root}/{rel}" if rel else root))
         except OSError:
             continue  # removed or unreadable since it was listed
         files: list[tuple[str, os.stat_result]] = []
-        dirs: list[str] = []
+        dirs: list[tuple[str, os.stat_result]] = []
         ignore_file = "-"
         for e in entries:
             if e.name == ".git":
@@ -164,24 +201,27 @@ def walk_worktree(nas: Nas, path: str) -> Listing:
             except OSError:
                 continue
             if stat.S_ISDIR(st.st_mode):
-                dirs.append(e.name)
+                dirs.append((e.name, st))
             elif stat.S_ISREG(st.st_mode):
                 files.append((e.name, st))
                 if e.name == ".gitignore":
                     ignore_file = f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
         chain = f"{above}|{ignore_file}" if rel or above else ignore_file
-        ok_files, ok_dirs = rules.decide(rel, chain, f"{here.st_ino}:{here.st_mtime_ns}", [n for n, _ in files], dirs)
+        state = f"{chain}\0{here.st_ino}:{here.st_mtime_ns}"
+        ok_files, ok_dirs = rules.decide(rel, state, [n for n, _ in files], [n for n, _ in dirs])
         prefix = rel + "/" if rel else ""
-        items.extend(Item(prefix + name, st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns))
+        items.extend(make(Item, (prefix + name, st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), ""))
                      for name, st in files if name in ok_files)
-        stack.extend((prefix + d, chain) for d in dirs if d in ok_dirs)
+        stack.extend((prefix + d, chain, st) for d, st in dirs if d in ok_dirs)
     items.sort()
     numbers = array("q", [n for i in items for n in (i.size, *i.stamp)])
     newest = max(numbers[2::4] + numbers[3::4], default=0)
     signature = hashlib.blake2b(folder.encode("utf-8", "surrogateescape") + b"\n", digest_size=16)
     signature.update("\0".join(i.path for i in items).encode("utf-8", "surrogateescape"))
     signature.update(numbers.tobytes())
-    return Listing(folder, tuple(items), signature.hexdigest(), time.time_ns() - newest > SETTLED_NS)
+    now = time.time_ns()
+    rules.save(now - SETTLED_NS)
+    return Listing(folder, tuple(items), signature.hexdigest(), now - newest > SETTLED_NS)
 
 
 def walk_commit(nas: Nas, commit: str, path: str) -> Listing:
@@ -299,4 +339,4 @@ def _bonus(rel: str, size: int) -> float:
     return score
 
 
-__all__ = ["Item", "Listing", "Ranker", "stem", "walk_commit", "walk_worktree"]
+__all__ = ["Item", "Listing", "Ranker", "stem", "walk_commit", "walk_worktree", "worktree_state"]

@@ -157,3 +157,17 @@ def test_an_edited_gitignore_is_seen_by_the_next_map(tree: Path) -> None:
         assert "scratch.tmp" not in text and "pkg/deep/er/leaf0.md@" in text  # tracked files stay
     git(tree, "add", "-f", "pkg/deep/scratch.tmp")  # tracked: served although ignored
     assert "pkg/deep/scratch.tmp@" in nas.read("pkg@outline").text.decode()
+
+
+def test_each_edit_of_a_file_is_seen_by_the_next_map(tree: Path) -> None:
+    """A remembered map is keyed by what git status says (and each reported
+    file's stat): a file edited twice, still 'modified', is seen both times."""
+    nas = Nas(GitTree(tree, node="box", tree="home"), disk=DiskCache())
+    nas.read("pkg@outline")
+    for name in ("first_edit", "second_edit"):
+        with open(tree / "pkg" / "core.py", "a") as fh:
+            fh.write(f"\n\ndef {name}() -> None:\n    pass\n")
+        for reader in (nas, Nas(GitTree(tree, node="box", tree="home"), disk=DiskCache())):
+            text = reader.read("pkg@outline").text.decode()
+            assert f"def {name}() -> None" in text
+            verify_all(reader, reader.read("pkg@outline").text)
