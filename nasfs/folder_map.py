@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .service import Nas
 
 TOP_ENTRIES = 8  # outline entries shown under a file: the shallowest first
-HEADER_SLACK = 8  # tokens the header may grow by as its counts are filled in
+HEADER_SLACK = 4  # tokens the header may grow by as its counts are filled in
 _RANKER = Ranker()
 
 
@@ -170,17 +170,17 @@ class FolderMap:
                 return (s.file_evidence,)
         return ()
 
-    def overhead(self, budget: int | None) -> int:
+    def overhead(self, budget: int | None, detail: str) -> int:
         """The header's tokens, estimated with the largest counts it can hold."""
         n = len(self.files)
-        keys = self.keys("symbols", n, n) + (("folders_shown", n), ("needs", 10**6))
+        keys = self.keys(detail, n, 0 if detail == "folders" else None)
         return self.declared(Served("map", b"", self.first_evidence(), keys=keys), budget).tokens + HEADER_SLACK
 
     # -- the rungs ------------------------------------------------------------------
     def files_rung(self, budget: int | None) -> Served | None:
         """Every file, and the entries of as many top-ranked ones as fit;
         None when not every file's line fits."""
-        spent = self.overhead(budget)
+        spent = self.overhead(budget, "symbols")
         picked: list[tuple[int, Shown]] = []
         for rank in range(len(self.files)):
             s = self.shown(rank)
@@ -197,11 +197,14 @@ class FolderMap:
                 break
             spent += cost
             with_entries += 1
-        while True:
-            served = self._files_served(picked, with_entries)
-            if budget is None or self.declared(served, budget).tokens <= budget or with_entries == 0:
-                return served
+        if budget is None:
+            return self._files_served(picked, with_entries)
+        fits = lambda k: self.declared(self._files_served(picked, k), budget).tokens <= budget  # noqa: E731
+        while with_entries < len(picked) and fits(with_entries + 1):  # the estimate was long: give more
+            with_entries += 1
+        while with_entries and not fits(with_entries):  # the estimate was short: give back
             with_entries -= 1
+        return self._files_served(picked, with_entries)
 
     def _files_served(self, picked: list[tuple[int, Shown]], with_entries: int) -> Served:
         body: list[str] = []
@@ -222,7 +225,7 @@ class FolderMap:
 
     def folders_rung(self, budget: int) -> Served | None:
         """The subfolders with their counts, then top-ranked files, as many as fit."""
-        spent = self.overhead(budget) + self.count(self._trailer(0, 0))
+        spent = self.overhead(budget, "folders") + self.count(self._trailer(0, 0))
         folders: list[str] = []
         for line in self.folders:
             spent += self.count(line)
