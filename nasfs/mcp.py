@@ -28,6 +28,7 @@ from .service import Nas
 
 WORKFLOW = """\
 nasfs serves a git-backed tree with budgeted, checkable reads. Spend tokens like this:
+0. Map the tree: nas_read(path=".", budget_tokens=2000), or a folder's path: its files by importance, with top symbols.
 1. Look before reading: nas_read(path, view="outline") or a budget alone, nas_read(path, budget_tokens=300).
 2. Read only what you need: view="section=NAME" (a heading, Class.method, or key.path) or view="L12-L18".
 3. Cite the evidence pointers each answer carries (nas://node/tree/path@commit#La-Lb); nas_deref shows their bytes.
@@ -65,7 +66,8 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
 
     @server.tool(
         description=(
-            "Read a file of the tree, or a view of it, within a token budget. Start with view='outline' "
+            "Read a file of the tree, or a view of it, within a token budget; a folder's path gives its map "
+            "(files by importance, top symbols, pointers). Start with view='outline' "
             "(or budget_tokens alone: the richest view that fits), then read view='section=NAME' or "
             "view='L12-L18'. view='since=REV' is the file's diff since REV. Cite the evidence pointers. "
             + default_said +
@@ -73,7 +75,8 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
         )
     )
     async def nas_read(
-        path: Annotated[str, Field(description="a file relative to the tree root, e.g. notes/acme.md (may carry @view)")],
+        path: Annotated[str, Field(description="a file relative to the tree root, e.g. notes/acme.md (may carry @view); "
+                                               "a folder ('' or '.' for the root) gives its map")],
         view: Annotated[str | None, Field(description="outline | L12-L18 | section=NAME | since=REV | N (a budget)")] = None,
         budget_tokens: Budget = None,
         at: At = None,
