@@ -4,18 +4,19 @@ A folder's files are found as git sees the tree: in the working tree every
 regular file that git does not ignore (a tracked file counts even when an
 ignore rule matches it), never ``.git``, never through a symlink (links are
 skipped, so nothing outside the tree is reached); at a revision, the blobs of
-its tree. The walk stats every file (that is how a change is seen) and asks
-git's ignore rules only of folders and of files the index does not hold.
+its tree. The walk stats every file (that is how a change is seen); which
+entries of a folder git serves is decided once per state of the folder and
+of its ignore rules, and remembered (:class:`_Rules`).
 
 Ranking (docs/views.md "Folder maps"), cheap and explainable: a file scores
 ``log2(1 + references)``, where a reference is another file of the folder
-that mentions its name without the extension as a word (``service`` for
-``service.py``; the credit is split when several files share a name), plus a
-bonus for READMEs, manifests and entry points, minus half a point per folder
-level below the mapped folder and a penalty for binary, empty and lock files;
-ties go by path. A mention is a name written as code and paths write one:
-after ``.``, ``/``, ``:`` or ``\\``, or before ``.`` and a letter. References need every file's words, so the order is cached
-on disk by the listing's signature (paths, sizes, times, inodes; a revision's
+that names it (its name without the extension, written as code and paths
+write one: after ``.``, ``/``, ``:`` or ``\\``, or before ``.`` and a
+letter; the credit is split when several files share a name), plus a bonus
+for READMEs, manifests and entry points, minus half a point per folder level
+below the mapped folder and a penalty for binary, empty and lock files; ties
+go by path. References need every file's words, so the order is cached on
+disk by the listing's signature (paths, sizes, times, inodes; a revision's
 tree id), and in memory each file's mentions are kept by its stat, so after
 an edit only the changed files are read again.
 """

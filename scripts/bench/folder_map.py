@@ -102,6 +102,12 @@ def main() -> None:
     from nasfs.repo import GitTree
     from nasfs.service import Nas
 
+    def forget_memory() -> None:
+        from nasfs import folder_map, folders
+
+        folder_map._RANKER = folders.Ranker()
+        folders._DECIDED = folders.LRU(100_000)
+
     def fresh() -> Nas:
         disk = DiskCache(cache)
         return Nas(GitTree(root, hashes=disk), disk=disk)
@@ -117,6 +123,7 @@ def main() -> None:
     for budget in budgets:
         spec = f".@{budget}"
         shutil.rmtree(cache, ignore_errors=True)
+        forget_memory()  # cold: nothing this process learnt for the budget before either
         nas = fresh()
         answers = []
         cold = C.timed(lambda: answers.append(nas.read(spec)))
