@@ -301,7 +301,8 @@ def folder_view(nas: Nas, path: str, view: View, at: str | None) -> Response:
     if view.kind == "raw" and view.budget is None:
         raise NotServable(f"{shown!r} is a folder (a directory), not a file", FOLDER_READS)
     if view.kind not in ("outline", "best", "raw"):
-        raise NotServable(f"{shown!r} is a folder; @{view.spelled().removesuffix('.json')} is a view of files", FOLDER_READS)
+        asked = View(view.kind, view.start, view.end, view.arg).spelled()  # without a door's default budget
+        raise NotServable(f"{shown!r} is a folder; @{asked} is a view of files", FOLDER_READS)
     commit = str(nas.tree.resolve(at).id) if at is not None else None
     if commit is not None:
         listing: Listing | None = walk_commit(nas, commit, path)

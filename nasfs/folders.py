@@ -3,8 +3,8 @@
 A folder's files are found as git sees the tree: in the working tree every
 regular file that git does not ignore (a tracked file counts even when an
 ignore rule matches it), never ``.git``, never through a symlink (links are
-skipped, so nothing outside the tree is reached); at a revision, the blobs of
-its tree. The walk stats every file (that is how a change is seen); which
+skipped, so nothing outside the tree is reached), never a name that is not
+UTF-8 (no view can spell it); at a revision, the blobs of its tree. The walk stats every file (that is how a change is seen); which
 entries of a folder git serves is decided once per state of the folder and
 of its ignore rules, and remembered (:class:`_Rules`).
 
@@ -157,6 +157,18 @@ class _Rules:
         self.nas.disk.put(self.key, json.dumps(kept).encode())
 
 
+def _nameable(name: str) -> bool:
+    """Whether a view can name this entry: UTF-8 (a name that is not is
+    still a plain file, but no view or pointer can spell it)."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def worktree_state(nas: Nas) -> str:
     """A digest of what the working tree holds, as cheaply as git can say it:
     the index and exclude files, and every path ``git status`` reports (with
@@ -195,7 +207,7 @@ def walk_worktree(nas: Nas, path: str) -> Listing:
         dirs: list[tuple[str, os.stat_result]] = []
         ignore_file = "-"
         for e in entries:
-            if e.name == ".git":
+            if e.name == ".git" or not _nameable(e.name):
                 continue
             try:
                 st = e.stat(follow_symlinks=False)
@@ -234,6 +246,8 @@ def walk_commit(nas: Nas, commit: str, path: str) -> Listing:
     while stack:
         rel, t = stack.pop()
         for e in t:
+            if e.name is None or not _nameable(e.name):
+                continue
             path = f"{rel}/{e.name}" if rel else e.name
             if e.filemode == pygit2.GIT_FILEMODE_TREE:
                 stack.append((path, repo[e.id]))

@@ -171,3 +171,19 @@ def test_each_edit_of_a_file_is_seen_by_the_next_map(tree: Path) -> None:
             text = reader.read("pkg@outline").text.decode()
             assert f"def {name}() -> None" in text
             verify_all(reader, reader.read("pkg@outline").text)
+
+
+def test_a_name_that_is_not_utf8_is_left_out_of_the_map(big: Nas, tree: Path) -> None:
+    """No view or pointer can spell it (the file stays a plain file); the map
+    of its folder and of the root is served without it (found by fuzz.py: the
+    root's map failed on such a name)."""
+    import os
+
+    os.mkdir(os.path.join(os.fsencode(tree), b"dir\xff"))
+    for name in (b"pkg/bad\xff.py", b"dir\xff/inside.py"):
+        with open(os.path.join(os.fsencode(tree), name), "wb") as fh:
+            fh.write(b"def f() -> None:\n    pass\n")
+    for spec in (".@outline", "pkg@2000", ".@300"):
+        r = big.read(spec)
+        assert b"bad" not in r.served.body and b"inside.py" not in r.served.body
+        verify_all(big, r.text, r.envelope())

@@ -191,7 +191,7 @@ def test_side_directory(mounted: Mount) -> None:
 
 BAD = [
     f"{ACME}@bogus", f"{ACME}@L0", f"{ACME}@L9-L3", f"{ACME}@L1-L999999999", f"{ACME}@section=Nope",
-    f"{ACME}@since=nosuchrev", "missing.md@outline", "notes@outline",
+    f"{ACME}@since=nosuchrev", "missing.md@outline", "notes@L1",
 ]
 
 

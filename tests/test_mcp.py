@@ -118,7 +118,7 @@ def test_refusals_are_tool_errors_with_the_reason(home: Path) -> None:
             ("nas_read", {"path": ACME, "view": "Outline"}, "did you mean @outline?"),
             ("nas_read", {"path": ACME, "view": "L5-L2"}, "did you mean @L2-L5?"),
             ("nas_read", {"path": "notes/absent.md"}, "does not exist"),
-            ("nas_read", {"path": "notes", "view": "L1"}, "is a folder; @L1 is a view of files"),
+            ("nas_read", {"path": "notes", "view": "L1"}, "is a folder; @L1-L1 is a view of files"),
             ("nas_read", {"path": ACME, "view": "section=Pricing"}, "Pricing"),
             ("nas_read", {"path": ACME, "at": "no-such-rev"}, "unknown revision"),
             ("nas_read", {"path": ACME, "budget_tokens": -1}, "budget_tokens"),
