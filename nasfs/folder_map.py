@@ -300,7 +300,7 @@ def folder_view(nas: Nas, path: str, view: View, at: str | None) -> Response:
     shown = path or "."
     if view.kind == "raw" and view.budget is None:
         raise NotServable(f"{shown!r} is a folder (a directory), not a file", FOLDER_READS)
-    if view.kind not in ("outline", "best", "raw"):
+    if view.kind not in ("outline", "best", "raw") or view.start:  # outline=K: a page of a file's entries
         asked = View(view.kind, view.start, view.end, view.arg).spelled()  # without a door's default budget
         raise NotServable(f"{shown!r} is a folder; @{asked} is a view of files", FOLDER_READS)
     commit = str(nas.tree.resolve(at).id) if at is not None else None

@@ -114,6 +114,7 @@ def test_a_map_at_a_revision(big: Nas, tree: Path) -> None:
     ("pkg@since=v1", NotServable, "is a folder; @since=v1 is a view of files"),
     ("pkg@L1-L2", NotServable, "is a folder"),
     ("pkg@section=Core", NotServable, "is a folder"),
+    ("pkg@outline=2", NotServable, "is a folder; @outline=2 is a view of files"),
     ("pkg", NotServable, "is a folder (a directory), not a file"),
     ("pkg@outlien", BadView, "did you mean @outline?"),
     (".@9000000000000000", BadView, "larger than"),
