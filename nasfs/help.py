@@ -22,7 +22,8 @@ nasfs: budgeted, checkable reads. A real file stays a plain file; views sit besi
   ls .at/                           branches and tags; .at/<rev>/... is the tree at any revision
   cat .nas/deref/notes.md@9f2c1de3a41b#L12-L18   the bytes a pointer names, at its commit
   cat '.nas/search/renewal glob:*.md@400'        snippets with pointers, never whole files
-                                    (re:REGEX, in:FOLDER, glob:PATTERN, skip:N; %2F for /)
+                                    (re:REGEX, in:FOLDER, glob:PATTERN, skip:N; %2F for /;
+                                    when no hit fits: view=none needs=N next=skip:K)
   cat .nas/diff/v1..main@300        tree diff, degrading to changed entries, then a diffstat
   cat notes.md@summary              a generated summary, when a summarizer is configured
   cat .nas/stats  .nas/errors       what was served and saved; recent refusals and why
