@@ -1,0 +1,349 @@
+"""The language table: per grammar, which nodes are definitions and which are walked."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .c_family import C_CONTAINERS, C_DEFS
+from .spec import FUNC, LEAF, SCOPE, Spec, fixed, named, scoped_named, split_named, text, unnamed_fields, with_body
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from .spec import Found, Handler
+
+# --- Go / Rust ---------------------------------------------------------------
+
+_TYPE_WRAPPERS = {
+    "generic_type": "type",
+    "reference_type": "type",
+    "pointer_type": "type",
+    "parenthesized_type": "type",
+    "array_type": "element",
+    "scoped_type_identifier": "name",
+    "qualified_type": "name",
+}
+
+
+def _type_name(node: Node) -> str:
+    """Bare type name of ``*S``, ``S[T]``, ``&'a mod::S<T>``, ``[S]`` -> ``S``."""
+    while node.type in _TYPE_WRAPPERS:
+        inner = node.child_by_field_name(_TYPE_WRAPPERS[node.type])
+        if inner is None:
+            named = node.named_children
+            if not named:
+                break
+            inner = named[-1]
+        node = inner
+    return text(node)
+
+
+def _go_method(node: Node) -> Found | None:
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    parts: tuple[str, ...] = (text(name),)
+    receiver = node.child_by_field_name("receiver")
+    if receiver is not None:
+        for param in receiver.named_children:
+            kind = param.child_by_field_name("type")
+            if kind is not None:
+                parts = (_type_name(kind), *parts)
+                break
+    return parts, name, node.child_by_field_name("body"), LEAF
+
+
+def _go_type(node: Node) -> Found | None:
+    """``type S struct {...}`` / ``type S = T`` inside a ``type`` declaration."""
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    kind = node.child_by_field_name("type")
+    body = None
+    if kind is not None and kind.type in ("struct_type", "interface_type"):
+        named = kind.named_children
+        body = named[0] if named else None
+    return (text(name),), _go_type_anchor(node, name), body, LEAF
+
+
+def _go_type_anchor(spec: Node, name: Node) -> Node:
+    """``type S struct`` labels from ``type``; inside ``type ( ... )`` from the name."""
+    decl = spec.parent
+    if decl is not None and decl.type == "type_declaration" and decl.named_child_count == 1:
+        return decl
+    return name
+
+
+def _rust_impl(node: Node) -> Found | None:
+    kind = node.child_by_field_name("type")
+    parts = (_type_name(kind),) if kind is not None else ()
+    return parts, node, node.child_by_field_name("body"), SCOPE
+
+
+# --- JavaScript / TypeScript -------------------------------------------------
+
+_JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "generator_function"})
+
+
+def _js_bound(name_field: str) -> Handler:
+    """``const f = () => ...`` / ``handle = function () {...}``: an entry only for function or class values."""
+
+    def handle(node: Node) -> Found | None:
+        value = node.child_by_field_name("value")
+        if value is None:
+            return None
+        if value.type in _JS_FUNCTION_VALUES:
+            nest = FUNC
+        elif value.type == "class":
+            nest = SCOPE
+        else:
+            return None
+        name = node.child_by_field_name(name_field)
+        if name is None:
+            return None
+        return (text(name),), name, value.child_by_field_name("body"), nest
+
+    return handle
+
+
+def _ts_module(node: Node) -> Found | None:
+    """``declare module "x" {}`` / ``namespace A.B {}``."""
+    name = node.child_by_field_name("name")
+    body = node.child_by_field_name("body")
+    if name is None:
+        return (), node, body, SCOPE
+    parts = tuple(p for p in text(name).strip("'\"`").split(".") if p)
+    return parts, name, body, SCOPE
+
+
+_JS_DEFS: dict[str, Handler] = {
+    "function_declaration": named(FUNC),
+    "generator_function_declaration": named(FUNC),
+    "class_declaration": named(SCOPE),
+    "method_definition": named(FUNC),
+    "variable_declarator": _js_bound("name"),
+    "field_definition": _js_bound("property"),
+}
+_JS_CONTAINERS = frozenset({"program", "export_statement", "statement_block", "ERROR"})
+
+_TS_DEFS: dict[str, Handler] = {
+    **_JS_DEFS,
+    "public_field_definition": _js_bound("name"),
+    "abstract_class_declaration": named(SCOPE),
+    "interface_declaration": named(SCOPE),
+    "method_signature": named(LEAF),
+    "abstract_method_signature": named(LEAF),
+    "function_signature": named(LEAF),
+    "type_alias_declaration": named(LEAF, body=None),
+    "enum_declaration": named(LEAF),
+    "internal_module": _ts_module,
+    "module": _ts_module,
+}
+
+_KOTLIN_NAMES = frozenset({"type_identifier", "simple_identifier"})
+_KOTLIN_BODIES = frozenset({"class_body", "enum_class_body", "function_body"})
+
+def _cs_destructor(node: Node) -> Found | None:
+    """``~Top()``: named ``~Top`` so it does not collide with the constructor."""
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    return (f"~{text(name)}",), name, node.child_by_field_name("body"), LEAF
+
+
+
+# --- Python / Ruby -----------------------------------------------------------
+
+
+def _py_type_alias(node: Node) -> Found | None:
+    """``type X[T] = ...``; the grammar also takes ``type(obj).attr = v`` for one, which is not."""
+    left = node.child_by_field_name("left")
+    name = left.named_child(0) if left is not None else None
+    if name is not None and name.type == "generic_type":
+        name = name.named_child(0)
+    if name is None or name.type != "identifier":
+        return None
+    return (text(name),), name, None, LEAF
+
+
+SPECS: dict[str, Spec] = {
+    "python": Spec(
+        defs={
+            "function_definition": named(FUNC),
+            "class_definition": named(SCOPE),
+            "type_alias_statement": _py_type_alias,
+        },
+        containers=frozenset(
+            {
+                "module",
+                "block",
+                "decorated_definition",
+                "if_statement",
+                "elif_clause",
+                "else_clause",
+                "try_statement",
+                "except_clause",
+                "finally_clause",
+                "with_statement",
+                "for_statement",
+                "while_statement",
+                "ERROR",
+            }
+        ),
+        wrappers=frozenset({"decorated_definition"}),
+        nested=(rb"def\s", rb"class\s"),
+    ),
+    "javascript": Spec(
+        defs=_JS_DEFS,
+        containers=_JS_CONTAINERS,
+        wrappers=frozenset({"export_statement", "lexical_declaration", "variable_declaration"}),
+        toplevel=frozenset({"lexical_declaration", "variable_declaration"}),
+        nested=(rb"function\b", rb"class\b"),
+    ),
+    "typescript": Spec(
+        defs=_TS_DEFS,
+        containers=_JS_CONTAINERS | {"ambient_declaration", "expression_statement"},
+        wrappers=frozenset(
+            {"export_statement", "lexical_declaration", "variable_declaration", "ambient_declaration"}
+        ),
+        leading=frozenset({"decorator"}),
+        toplevel=frozenset({"lexical_declaration", "variable_declaration"}),
+        nested=(rb"function\b", rb"class\b", rb"interface\b", rb"enum\b"),
+    ),
+    "go": Spec(
+        defs={
+            "function_declaration": named(LEAF),
+            "method_declaration": _go_method,
+            "type_spec": _go_type,
+            "type_alias": _go_type,
+        },
+        containers=frozenset({"source_file", "type_declaration", "ERROR"}),
+    ),
+    "rust": Spec(
+        defs={
+            "function_item": named(FUNC),
+            "function_signature_item": named(LEAF),
+            "struct_item": named(LEAF),
+            "enum_item": named(LEAF),
+            "union_item": named(LEAF),
+            "trait_item": named(SCOPE),
+            "impl_item": _rust_impl,
+            "mod_item": named(SCOPE),
+            "type_item": named(LEAF, body=None),
+            "macro_definition": named(LEAF),
+        },
+        containers=frozenset({"source_file", "foreign_mod_item", "declaration_list", "ERROR"}),
+        leading=frozenset({"attribute_item"}),
+        # Items declared directly in a function body (helper fns, local structs).
+        nested=(rb"fn\s", rb"struct\s", rb"enum\s", rb"impl\b", rb"trait\s", rb"mod\s"),
+    ),
+    "java": Spec(
+        defs={
+            "class_declaration": named(SCOPE),
+            "interface_declaration": named(SCOPE),
+            "enum_declaration": named(SCOPE),
+            "record_declaration": named(SCOPE),
+            "annotation_type_declaration": named(SCOPE),
+            "method_declaration": named(LEAF),
+            "constructor_declaration": named(LEAF),
+            "annotation_type_element_declaration": named(LEAF),
+        },
+        containers=frozenset({"program", "enum_body_declarations", "ERROR"}),
+    ),
+    "c": Spec(defs=C_DEFS, containers=C_CONTAINERS),
+    "cpp": Spec(
+        defs={
+            **C_DEFS,
+            "class_specifier": with_body(SCOPE),
+            "namespace_definition": scoped_named(SCOPE),
+            "alias_declaration": named(LEAF, body=None),
+        },
+        containers=C_CONTAINERS | {"template_declaration", "friend_declaration"},
+        wrappers=frozenset({"template_declaration"}),
+    ),
+    "ruby": Spec(
+        defs={
+            "class": scoped_named(SCOPE),
+            "module": scoped_named(SCOPE),
+            # Ruby bodies only share the ``def`` line in one-liners; keep those whole.
+            "method": named(LEAF, body=None),
+            "singleton_method": named(LEAF, body=None),
+        },
+        containers=frozenset(
+            {"program", "body_statement", "singleton_class", "call", "do_block", "begin", "ERROR"}
+        ),
+    ),
+    "bash": Spec(
+        defs={"function_definition": named(LEAF)},
+        # ``list``: ``[ -n "$x" ] || f() { ...; }``
+        containers=frozenset({"program", "list", "if_statement", "elif_clause", "else_clause", "ERROR"}),
+    ),
+    "kotlin": Spec(
+        defs={
+            "class_declaration": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, SCOPE),
+            "object_declaration": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, SCOPE),
+            "companion_object": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, SCOPE),
+            "function_declaration": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, LEAF),
+            "type_alias": unnamed_fields(_KOTLIN_NAMES, frozenset(), LEAF),
+        },
+        containers=frozenset({"source_file", "ERROR"}),
+    ),
+    "swift": Spec(
+        defs={
+            "class_declaration": named(SCOPE),  # also struct, enum, extension, actor
+            "protocol_declaration": named(SCOPE),
+            "function_declaration": named(LEAF),
+            "protocol_function_declaration": named(LEAF),
+            "init_declaration": fixed("init", LEAF),
+            "deinit_declaration": fixed("deinit", LEAF),
+            "typealias_declaration": named(LEAF, body=None),
+        },
+        containers=frozenset({"source_file", "ERROR"}),
+    ),
+    "csharp": Spec(
+        defs={
+            "namespace_declaration": split_named(".", SCOPE),
+            "file_scoped_namespace_declaration": split_named(".", LEAF),
+            "class_declaration": named(SCOPE),
+            "struct_declaration": named(SCOPE),
+            "interface_declaration": named(SCOPE),
+            "record_declaration": named(SCOPE),
+            "enum_declaration": named(LEAF),
+            "delegate_declaration": named(LEAF),
+            "method_declaration": named(LEAF),
+            "constructor_declaration": named(LEAF),
+            "destructor_declaration": _cs_destructor,
+            "property_declaration": named(LEAF, body="accessors"),
+        },
+        containers=frozenset({"compilation_unit", "declaration_list", "ERROR"}),
+    ),
+    "php": Spec(
+        defs={
+            "namespace_definition": split_named("\\", SCOPE),
+            "class_declaration": named(SCOPE),
+            "interface_declaration": named(SCOPE),
+            "trait_declaration": named(SCOPE),
+            "enum_declaration": named(SCOPE),
+            "function_definition": named(LEAF),
+            "method_declaration": named(LEAF),
+        },
+        containers=frozenset({"program", "compound_statement", "ERROR"}),
+    ),
+    "scala": Spec(
+        defs={
+            "class_definition": named(SCOPE),
+            "object_definition": named(SCOPE),
+            "trait_definition": named(SCOPE),
+            "enum_definition": named(SCOPE),
+            "function_definition": named(LEAF),
+            "function_declaration": named(LEAF),
+            "type_definition": named(LEAF, body=None),
+        },
+        containers=frozenset({"compilation_unit", "package_clause", "template_body", "ERROR"}),
+    ),
+    "lua": Spec(
+        defs={"function_declaration": split_named(".:", LEAF)},
+        containers=frozenset({"chunk", "ERROR"}),
+    ),
+}
+SPECS["tsx"] = SPECS["typescript"]

@@ -1,0 +1,233 @@
+"""Benchmark of code outlines against universal-ctags (issue 10, part 1).
+
+    .venv/bin/python scripts/bench/outline_recall.py CORPUS [--per-language 20] [--worst 12] [--misses 0]
+
+CORPUS is a folder of public source (repositories extracted with ``git
+archive``; nothing of it is committed). Per language (as nasfs names a file's
+language) up to --per-language files are picked in a fixed order (by the
+SHA-1 of their path under CORPUS, so the pick is stable and does not favour
+large or small files), among files where ctags finds at least one structural
+definition. Each file is run through ``ctags --output-format=json --fields=+ne``
+(the baseline, in the same run) and ``nasfs.outline.code.outline_code``.
+
+Structural definitions are ctags' classes, structs, interfaces, enums,
+traits, objects, functions, methods and namespaces/modules (not fields,
+variables, macros, typedefs or prototypes). One is *found* when the outline has
+an entry of the same name (the last part of a qualified name) whose signature
+line is ctags' line: the entry's first line, or the line its label is taken
+from (an entry starts at its first decorator or ``template <...>``, ctags at
+the name). Of the found ones, *end* counts those whose last line is ctags'
+``end``. Printed: both shares per language and overall, the worst files, and
+(with --misses N) up to N missed definitions per language.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+from nasfs.lines import LineIndex  # noqa: E402
+from nasfs.outline.code import language_for, outline_code  # noqa: E402
+from nasfs.outline.model import Entry  # noqa: E402
+
+STRUCTURAL = frozenset(
+    {
+        "class", "struct", "interface", "enum", "trait", "object", "function", "func",
+        "method", "singletonMethod", "namespace", "module", "generator", "getter", "setter",
+    }
+)
+SEPARATORS = str.maketrans({c: " " for c in ".:\\/"})
+
+
+def short(name: str) -> str:
+    """Last part of a qualified name: ``M.new`` / ``A::f`` / ``App\\X`` -> the last one."""
+    parts = name.translate(SEPARATORS).split()
+    return parts[-1] if parts else name
+
+
+@dataclass
+class FileResult:
+    path: str
+    language: str
+    defs: int = 0
+    found: int = 0
+    ends: int = 0
+    partial: bool = False
+    misses: list[str] = field(default_factory=list)
+    bad_ends: list[str] = field(default_factory=list)
+
+
+def not_a_definition(tag: dict) -> str | None:
+    """Why a structural ctags tag names no definition an outline can list, or None.
+
+    Counted and printed, never silently dropped: anonymous functions and
+    lambdas (ctags makes up ``AnonymousFunction…``, ``<lambda>``, ``__anon…``),
+    imports (``import simplejson as json`` is a Python ``namespace`` with a
+    ``nameref``), and names that are no identifier, which ctags' Sh parser
+    makes of ``local cc_args=()`` (``cc_args=``) and its Lua parser of
+    ``t[key] = function``.
+    """
+    name = tag["name"]
+    if name.startswith(("AnonymousFunction", "__anon", "<")):
+        return "anonymous"
+    if "nameref" in tag:
+        return "import"
+    if any(c in name for c in "=[]() "):
+        return "not a name"
+    return None
+
+
+def ctags_defs(path: Path, dropped: Counter[tuple[str, str]], language: str) -> list[dict]:
+    out = subprocess.run(
+        ["ctags", "--output-format=json", "--fields=+ner", "--sort=no", "-f", "-", str(path)],
+        capture_output=True, text=True, check=False,
+    ).stdout
+    defs = []
+    for line in out.splitlines():
+        try:
+            tag = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if tag.get("_type") != "tag" or tag.get("kind") not in STRUCTURAL:
+            continue
+        why = not_a_definition(tag)
+        if why is None:
+            defs.append(tag)
+        else:
+            dropped[(language, why)] += 1
+    return defs
+
+
+def signature_lines(entry: Entry, lines: LineIndex) -> set[int]:
+    """The entry's first line and the line its label was taken from."""
+    found = {entry.start}
+    head = entry.label.split(" … ")[0][:24]
+    for number in range(entry.start, min(entry.end, entry.start + 40) + 1):
+        if lines.slice(number, number).decode("utf-8", "replace").strip().startswith(head):
+            found.add(number)
+            break
+    return found
+
+
+def measure(root: Path, rel: str, language: str, defs: list[dict]) -> FileResult:
+    data = (root / rel).read_bytes()
+    lines = LineIndex(data)
+    outline = outline_code(data, language, lines)
+    result = FileResult(rel, language, defs=len(defs))
+    if outline is None:
+        return result
+    result.partial = getattr(outline, "partial", False)
+    at: dict[tuple[str, int], Entry] = {}
+    for entry in outline.entries:
+        if entry.path:
+            for number in signature_lines(entry, lines):
+                at.setdefault((short(entry.path[-1]), number), entry)
+    for tag in defs:
+        entry = at.get((short(tag["name"]), tag["line"]))
+        where = f"{rel}:{tag['line']} {tag['kind']} {tag['name']}"
+        if entry is None:
+            result.misses.append(where)
+            continue
+        result.found += 1
+        if "end" not in tag or entry.end == tag["end"]:
+            result.ends += 1
+        else:
+            result.bad_ends.append(f"{where} ends L{tag['end']}, outline L{entry.end}")
+    return result
+
+
+def pick(root: Path, per_language: int, dropped: Counter[tuple[str, str]]) -> dict[str, list[tuple[str, list[dict]]]]:
+    """Up to ``per_language`` files per language with a structural definition, in SHA-1 order."""
+    candidates: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in files:
+            rel = os.path.relpath(os.path.join(folder, name), root)
+            language = language_for(rel)
+            if language is not None:
+                candidates[language].append((hashlib.sha1(rel.encode()).hexdigest(), rel))
+    chosen: dict[str, list[tuple[str, list[dict]]]] = {}
+    for language, items in sorted(candidates.items()):
+        picked: list[tuple[str, list[dict]]] = []
+        for _, rel in sorted(items):
+            if len(picked) == per_language:
+                break
+            skipped: Counter[tuple[str, str]] = Counter()
+            defs = ctags_defs(root / rel, skipped, language)
+            if defs:
+                dropped.update(skipped)
+                picked.append((rel, defs))
+        if picked:
+            chosen[language] = picked
+    return chosen
+
+
+def share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:5.1f}%" if whole else "    -"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("corpus", type=Path, help="folder of public source files (not committed)")
+    ap.add_argument("--per-language", type=int, default=20)
+    ap.add_argument("--worst", type=int, default=12, help="how many worst files to list")
+    ap.add_argument("--misses", type=int, default=0, help="missed definitions listed per language")
+    args = ap.parse_args()
+    if not args.corpus.is_dir():
+        ap.error(f"corpus {args.corpus} is not a folder; give a folder of source files")
+    C.banner("outline recall against universal-ctags")
+    version = subprocess.run(["ctags", "--version"], capture_output=True, text=True, check=False).stdout
+    print(f"baseline: {version.splitlines()[0] if version else 'ctags not found'}")
+    sources = args.corpus / "SOURCES"
+    if sources.is_file():
+        print("corpus sources (repository commit):")
+        for line in sources.read_text().splitlines():
+            print(f"  {line}")
+    print()
+    results: dict[str, list[FileResult]] = {}
+    dropped: Counter[tuple[str, str]] = Counter()
+    for language, files in pick(args.corpus.resolve(), args.per_language, dropped).items():
+        results[language] = [measure(args.corpus.resolve(), rel, language, defs) for rel, defs in files]
+    print(f"{'language':<12}{'files':>6}{'defs':>7}{'recall':>9}{'ends':>9}{'partial':>9}")
+    total = [0, 0, 0]
+    for language, rows in results.items():
+        defs = sum(r.defs for r in rows)
+        found = sum(r.found for r in rows)
+        ends = sum(r.ends for r in rows)
+        total = [total[0] + defs, total[1] + found, total[2] + ends]
+        partial = sum(r.partial for r in rows)
+        print(f"{language:<12}{len(rows):>6}{defs:>7}{share(found, defs):>9}{share(ends, found):>9}{partial:>9}")
+    print(f"{'overall':<12}{sum(map(len, results.values())):>6}{total[0]:>7}"
+          f"{share(total[1], total[0]):>9}{share(total[2], total[1]):>9}")
+    if dropped:
+        print("\nctags tags not counted (see not_a_definition): "
+              + ", ".join(f"{lang} {why} {n}" for (lang, why), n in sorted(dropped.items())))
+    every = [r for rows in results.values() for r in rows]
+    print("\nworst files (missed definitions, then wrong ends):")
+    for r in sorted(every, key=lambda r: (r.found - r.defs, r.ends - r.found))[: args.worst]:
+        print(f"  {r.language:<10} {r.path}: found {r.found}/{r.defs}, ends {r.ends}/{r.found}"
+              + (" (partial)" if r.partial else ""))
+    if args.misses:
+        for language, rows in results.items():
+            missed = [m for r in rows for m in r.misses]
+            bad = [m for r in rows for m in r.bad_ends]
+            if missed or bad:
+                print(f"\n{language}: {len(missed)} missed, {len(bad)} wrong ends")
+                for m in missed[: args.misses]:
+                    print(f"  miss {m}")
+                for m in bad[: args.misses]:
+                    print(f"  end  {m}")
+
+
+if __name__ == "__main__":
+    main()
