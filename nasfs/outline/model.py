@@ -54,6 +54,7 @@ class Outline:
     keys: ``9-11 description, type, enum[3]``), at most ``RUN`` to a line,
     and an entry whose entries are all such leaves (at most ``RUN``) lists them
     on its own line (``8-12 level{3}: description, type, enum[3]``).
+    ``partial`` says part of the file did not parse: the entries are what did.
     """
 
     kind: str
@@ -62,6 +63,7 @@ class Outline:
     indent: bool = True
     extra: dict[str, str] = field(default_factory=dict)
     runs: bool = False
+    partial: bool = False
 
     @property
     def max_depth(self) -> int:

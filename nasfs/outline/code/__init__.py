@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 from nasfs.lines import LineIndex
 from nasfs.outline.model import Outline
 
+from .fixups import FIXUPS
 from .languages import SPECS
+from .regions import top_level
 from .walk import Walker
 
 if TYPE_CHECKING:
@@ -109,8 +111,12 @@ def outline_code(data: bytes, language: str, lines: LineIndex | None = None) -> 
         # Source text never holds NUL; tree-sitter's error recovery on binary
         # data costs seconds per megabyte and finds nothing.
         return Outline(kind=kind, notes=("binary data (NUL bytes), not parsed",), indent=True)
-    tree = parser.parse(data)
-    walker = Walker(spec, lines or LineIndex(data))
-    walker.walk(tree.root_node.named_children, (), 0, None, False, 0)
-    return Outline(kind=kind, entries=tuple(walker.entries), indent=True)
+    fixup = FIXUPS.get(language)
+    source = fixup(data) if fixup is not None else data
+    lines = lines or LineIndex(data)
+    tree = parser.parse(source)
+    nodes, _regions = top_level(parser, tree, source, lines)  # the region trees stay alive while walked
+    walker = Walker(spec, lines)
+    walker.walk(nodes, (), 0, None, False, 0)
+    return Outline(kind=kind, entries=tuple(walker.entries), indent=True, partial=tree.root_node.has_error)
 

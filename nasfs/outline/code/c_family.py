@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .spec import COMMENTS, LEAF, SCOPE, text, with_body
+from .spec import COMMENTS, LEAF, SCOPE, text
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -93,11 +93,26 @@ def _c_typedef(node: Node) -> Found | None:
     return (text(name),), node, body, SCOPE
 
 
+def c_record(nest: int) -> Handler:
+    """``struct S {...}`` (not ``struct S *p``); ``struct fmt::formatter<T> {...}`` is named ``fmt``, ``formatter``."""
+
+    def handle(node: Node) -> Found | None:
+        body = node.child_by_field_name("body")
+        if body is None:
+            return None
+        name = node.child_by_field_name("name")
+        if name is None:
+            return (), node, body, nest
+        return _c_parts(name), name, body, nest
+
+    return handle
+
+
 C_DEFS: dict[str, Handler] = {
     "function_definition": _c_function,
-    "struct_specifier": with_body(SCOPE),
-    "union_specifier": with_body(SCOPE),
-    "enum_specifier": with_body(LEAF),
+    "struct_specifier": c_record(SCOPE),
+    "union_specifier": c_record(SCOPE),
+    "enum_specifier": c_record(LEAF),
     "type_definition": _c_typedef,
 }
 C_CONTAINERS = frozenset(

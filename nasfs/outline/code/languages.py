@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .c_family import C_CONTAINERS, C_DEFS
+from .c_family import C_CONTAINERS, C_DEFS, c_record
 from .spec import FUNC, LEAF, SCOPE, Spec, fixed, named, scoped_named, split_named, text, unnamed_fields, with_body
 
 if TYPE_CHECKING:
@@ -254,7 +254,7 @@ SPECS: dict[str, Spec] = {
     "cpp": Spec(
         defs={
             **C_DEFS,
-            "class_specifier": with_body(SCOPE),
+            "class_specifier": c_record(SCOPE),
             "namespace_definition": scoped_named(SCOPE),
             "alias_declaration": named(LEAF, body=None),
         },
