@@ -7,6 +7,7 @@ import random
 import pytest
 
 from nasfs.outline.code import SPECS, language_for, outline_code
+from nasfs.outline.code.signature import MAX_LABEL
 from nasfs.outline.model import Outline
 
 
@@ -62,7 +63,7 @@ def test_python() -> None:
         ("def name(self) -> str", ("Base", "name"), 15, 17, 1),
         ("async def run(self)", ("Base", "run"), 19, 19, 1),
         ("class Nested", ("Base", "Nested"), 21, 24, 1),
-        ("def deep(self, a,", ("Base", "Nested", "deep"), 22, 24, 2),
+        ("def deep(self, a, b)", ("Base", "Nested", "deep"), 22, 24, 2),
         ("def windows_only()", ("windows_only",), 28, 28, 0),
         ("type Alias = list[int]", ("Alias",), 30, 30, 0),
     ]
@@ -501,7 +502,8 @@ EXTRA_LANGUAGES = {
         [
             ("data class User(val name: String) : Base()", ("User",), 2, 7, 0),
             ("fun greet(x: Int): String", ("User", "greet"), 4, 5, 1),
-            ("fun make()", ("User", "make"), 6, 6, 1),
+            ("companion object", ("User", "Companion"), 6, 6, 1),
+            ("fun make()", ("User", "Companion", "make"), 6, 6, 2),
             ("fun top()", ("top",), 8, 8, 0),
         ],
     ),
@@ -590,10 +592,10 @@ def test_extra_languages(language: str) -> None:
     assert rows(source, language) == expected
 
 
-def test_label_is_cut_at_160_chars() -> None:
-    source = "def f(" + ", ".join(f"a{i}" for i in range(80)) + "): pass\n"
+def test_label_is_cut_at_max_label_chars() -> None:
+    source = "def f(" + ", ".join(f"a{i}" for i in range(160)) + "): pass\n"
     (label, *_), = rows(source, "python")
-    assert len(label) == 160
+    assert len(label) == MAX_LABEL
     assert label.endswith("…")
     assert label.startswith("def f(a0, a1")
 

@@ -113,7 +113,8 @@ def signature_lines(entry: Entry, lines: LineIndex) -> set[int]:
     found = {entry.start}
     head = entry.label.split(" … ")[0][:24]
     for number in range(entry.start, min(entry.end, entry.start + 40) + 1):
-        if lines.slice(number, number).decode("utf-8", "replace").strip().startswith(head):
+        line = " ".join(lines.slice(number, number).decode("utf-8", "replace").split())[:24]
+        if line and (line.startswith(head) or head.startswith(line)):  # a label may join several lines
             found.add(number)
             break
     return found

@@ -106,6 +106,36 @@ def _js_bound(name_field: str) -> Handler:
     return handle
 
 
+def _member_parts(node: Node) -> tuple[str, ...]:
+    """``exports.a.b`` -> ("exports", "a", "b"), without ``prototype``; () for computed names."""
+    parts: list[str] = []
+    while node.type == "member_expression":
+        prop = node.child_by_field_name("property")
+        if prop is None:
+            return ()
+        parts.append(text(prop))
+        node = node.child_by_field_name("object") or node
+        if node.type not in ("member_expression", "identifier", "this"):
+            return ()
+    if node.type not in ("identifier", "this"):
+        return ()
+    parts.append(text(node))
+    return tuple(p for p in reversed(parts) if p not in ("prototype", "this"))
+
+
+def _js_assigned(node: Node) -> Found | None:
+    """``app.handle = function handle() {...}`` / ``exports.f = () => ...``: an entry for function values."""
+    value = node.child_by_field_name("right")
+    left = node.child_by_field_name("left")
+    if value is None or left is None or value.type not in _JS_FUNCTION_VALUES:
+        return None
+    parts = _member_parts(left) if left.type == "member_expression" else (text(left),)
+    if not parts or left.type not in ("member_expression", "identifier"):
+        return None
+    anchor = left.child_by_field_name("property") if left.type == "member_expression" else left
+    return parts, anchor or left, value.child_by_field_name("body"), FUNC
+
+
 def _ts_module(node: Node) -> Found | None:
     """``declare module "x" {}`` / ``namespace A.B {}``."""
     name = node.child_by_field_name("name")
@@ -122,9 +152,10 @@ _JS_DEFS: dict[str, Handler] = {
     "class_declaration": named(SCOPE),
     "method_definition": named(FUNC),
     "variable_declarator": _js_bound("name"),
+    "assignment_expression": _js_assigned,
     "field_definition": _js_bound("property"),
 }
-_JS_CONTAINERS = frozenset({"program", "export_statement", "statement_block", "ERROR"})
+_JS_CONTAINERS = frozenset({"program", "export_statement", "statement_block", "expression_statement", "ERROR"})
 
 _TS_DEFS: dict[str, Handler] = {
     **_JS_DEFS,
@@ -150,6 +181,42 @@ def _cs_destructor(node: Node) -> Found | None:
         return None
     return (f"~{text(name)}",), name, node.child_by_field_name("body"), LEAF
 
+
+
+# --- Lua ---------------------------------------------------------------------
+
+
+def _lua_function_table(node: Node) -> bool:
+    """A table constructor with a function among its fields (a module or metatable, not data)."""
+    return any(
+        child.type == "field" and (value := child.child_by_field_name("value")) is not None
+        and value.type == "function_definition"
+        for child in node.named_children
+    )
+
+
+def _lua_assigned(node: Node) -> Found | None:
+    """``M.wrap = function(...)``, ``local f = function(...)``; ``local t = { __call = function ... }``."""
+    names, values = node.named_children[0], node.named_children[-1]
+    if len(node.named_children) != 2 or names.named_child_count != 1 or values.named_child_count != 1:
+        return None
+    target, value = names.named_children[0], values.named_children[0]
+    if target.type not in ("identifier", "dot_index_expression", "method_index_expression"):
+        return None
+    parts = tuple(text(target).replace(":", ".").split("."))
+    if value.type == "function_definition":
+        return parts, target, value.child_by_field_name("body"), FUNC
+    if value.type == "table_constructor" and _lua_function_table(value):
+        return parts, target, value, SCOPE
+    return None
+
+
+def _lua_field(node: Node) -> Found | None:
+    """``name = function(...)`` inside a table constructor."""
+    name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+    if name is None or value is None or value.type != "function_definition" or name.type != "identifier":
+        return None
+    return (text(name),), name, value.child_by_field_name("body"), FUNC
 
 
 # --- Python / Ruby -----------------------------------------------------------
@@ -270,19 +337,24 @@ SPECS: dict[str, Spec] = {
             "singleton_method": named(LEAF, body=None),
         },
         containers=frozenset(
-            {"program", "body_statement", "singleton_class", "call", "do_block", "begin", "ERROR"}
+            # ``argument_list``: ``private def x`` is a call of ``private`` with the method as argument.
+            {"program", "body_statement", "singleton_class", "call", "argument_list", "do_block", "begin", "ERROR"}
         ),
     ),
     "bash": Spec(
         defs={"function_definition": named(LEAF)},
-        # ``list``: ``[ -n "$x" ] || f() { ...; }``
-        containers=frozenset({"program", "list", "if_statement", "elif_clause", "else_clause", "ERROR"}),
+        # ``list``: ``[ -n "$x" ] || f() { ...; }``; ``compound_statement``: a script in ``{ ... }``
+        # (nvm.sh), walked only outside functions since those are leaves.
+        containers=frozenset(
+            {"program", "list", "compound_statement", "redirected_statement", "if_statement", "elif_clause",
+             "else_clause", "ERROR"}
+        ),
     ),
     "kotlin": Spec(
         defs={
             "class_declaration": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, SCOPE),
             "object_declaration": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, SCOPE),
-            "companion_object": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, SCOPE),
+            "companion_object": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, SCOPE, anonymous="Companion"),
             "function_declaration": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, LEAF),
             "type_alias": unnamed_fields(_KOTLIN_NAMES, frozenset(), LEAF),
         },
@@ -342,8 +414,17 @@ SPECS: dict[str, Spec] = {
         containers=frozenset({"compilation_unit", "package_clause", "template_body", "ERROR"}),
     ),
     "lua": Spec(
-        defs={"function_declaration": split_named(".:", LEAF)},
-        containers=frozenset({"chunk", "ERROR"}),
+        defs={
+            "function_declaration": split_named(".:", FUNC),
+            "assignment_statement": _lua_assigned,
+            "field": _lua_field,
+        },
+        containers=frozenset(
+            {"chunk", "block", "variable_declaration", "if_statement", "elseif_statement", "else_statement",
+             "do_statement", "ERROR"}
+        ),
+        wrappers=frozenset({"variable_declaration"}),
+        nested=(rb"function\b",),
     ),
 }
 SPECS["tsx"] = SPECS["typescript"]

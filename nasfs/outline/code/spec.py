@@ -119,10 +119,11 @@ def scoped_named(nest: int) -> Handler:
 
 
 
-def unnamed_fields(names: frozenset[str], bodies: frozenset[str], nest: int) -> Handler:
+def unnamed_fields(names: frozenset[str], bodies: frozenset[str], nest: int, anonymous: str = "") -> Handler:
     """For grammars without field names (Kotlin): the first child of a name type, of a body type.
 
-    Without a name the definition is anonymous (``companion object``).
+    Without a name the definition is named ``anonymous`` (Kotlin calls an
+    unnamed ``companion object`` ``Companion``), or has no entry if that is empty.
     """
 
     def handle(node: Node) -> Found | None:
@@ -135,11 +136,10 @@ def unnamed_fields(names: frozenset[str], bodies: frozenset[str], nest: int) -> 
                 body = child
                 break
         if name is None:
-            return (), node, body, nest
+            return ((anonymous,) if anonymous else ()), node, body, nest
         return (text(name),), name, body, nest
 
     return handle
-
 
 
 def fixed(name: str, nest: int) -> Handler:

@@ -98,11 +98,11 @@ class Walker:
         """Record one definition starting at byte ``start`` and walk its body."""
         parts, anchor, body, nest = found
         if parts and all(parts):  # an empty part is a MISSING node in broken code
-            scope += parts
+            scope += tuple(" ".join(part.split()) for part in parts)  # ``A<\n T>``: names hold no newline
             line_of = self.lines.line_of
             first = line_of(start)
             last = max(first, line_of(node.end_byte - 1))
-            shown = label(self.lines, node, anchor, start, body, parts[-1])
+            shown = label(self.lines, node, anchor, start, body, scope[-1])
             self.entries.append(Entry(shown, first, last, depth, scope))
             depth += 1
         if not nest or body is None:
