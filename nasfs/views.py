@@ -112,6 +112,8 @@ class Analysis:
         """``entries`` (``41-80/312``) and ``following`` (the view of the next
         page) declare an outline that holds only some top-level entries."""
         keys: list[tuple[str, object]] = [("kind", outline.kind)]
+        if self.outline.partial:  # part of the file did not parse: these entries are what did
+            keys.append(("partial", True))
         if depth is not None:
             keys.append(("depth", f"{depth + 1}/{self.outline.max_depth + 1 if entries else outline.max_depth + 1}"))
         if entries is not None:

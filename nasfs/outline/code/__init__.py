@@ -116,7 +116,7 @@ def outline_code(data: bytes, language: str, lines: LineIndex | None = None) -> 
     lines = lines or LineIndex(data)
     tree = parser.parse(source)
     nodes, _regions = top_level(parser, tree, source, lines)  # the region trees stay alive while walked
-    walker = Walker(spec, lines)
+    walker = Walker(spec, lines, source)
     walker.walk(nodes, (), 0, None, False, 0)
     return Outline(kind=kind, entries=tuple(walker.entries), indent=True, partial=tree.root_node.has_error)
 

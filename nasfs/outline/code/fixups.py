@@ -25,7 +25,8 @@ _C_TOKENS = re.compile(
     rb"(?P<skip>^[ \t]*#(?:[^\n]*\\\n)*[^\n]*|//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*')"
     rb"|(?P<open>[(\[])|(?P<close>[)\]])"
     rb"|(?P<alone>^[ \t]*" + _CAPS + rb"[ \t]*(?=$|//))"
-    rb"|(?P<caps>(?<![\w.:>~])" + _CAPS + rb"\b)(?=[ \t]+(?P<next>[A-Za-z_~]\w*)(?:(?P<call>[ \t]*\()|(?P<third>[ \t*&]+[A-Za-z_]))?)",
+    rb"|(?P<caps>(?<![\w.:>~])" + _CAPS + rb"\b)"
+    rb"(?=[ \t]+(?P<next>[A-Za-z_~]\w*)(?:(?P<call>[ \t]*\()|(?P<third>[ \t*&]+[A-Za-z_]))?)",
     re.M | re.S,
 )
 _C_KEYWORD = re.compile(rb"(?:" + _C_KEYWORDS + rb")\Z")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .c_family import C_CONTAINERS, C_DEFS, c_record
-from .spec import FUNC, LEAF, SCOPE, Spec, fixed, named, scoped_named, split_named, text, unnamed_fields, with_body
+from .spec import FUNC, LEAF, SCOPE, Spec, fixed, named, scoped_named, split_named, text, unnamed_fields
 
 if TYPE_CHECKING:
     from tree_sitter import Node

@@ -3,10 +3,13 @@
 tree-sitter recovers from most errors locally, but one it cannot place (an
 ``#ifdef`` splitting a C ``switch``, a construct the grammar lacks) can turn
 the rest of the file into a single ERROR node whose children are loose
-tokens: the outline would end there. So a top-level ERROR is cut into
-regions at lines that close a top-level block (``}`` or ``end`` in the first
-column), and each region is parsed on its own, at its own byte offsets
-(``included_ranges``), so only the region holding the fault is lost.
+tokens, or into one definition that never closes: the outline would end
+there. So a top-level node holding an error is cut into regions at lines
+that close a top-level block (``}`` or ``end`` in the first column), and each
+region is parsed on its own, at its own byte offsets (``included_ranges``),
+so only the region holding the fault is lost. (A namespace holding an error
+is cut too: its members are then listed at the top level, which is still
+better than losing them.)
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def top_level(parser: Parser, tree: Tree, source: bytes, lines: LineIndex) -> tu
     nodes: list[Node] = []
     trees: list[Tree] = []
     for node in children:
-        cuts = _cuts(source, node) if node.type == "ERROR" else []
+        cuts = _cuts(source, node) if node.has_error else []
         if not cuts:
             nodes.append(node)
             continue

@@ -20,7 +20,7 @@ _INNER = re.compile(r"(?<=[(\[]) | (?=[)\]])")
 _BRACKETS = {ord("("): 1, ord("["): 1, ord(")"): -1, ord("]"): -1}
 
 
-def label(lines: LineIndex, node: Node, anchor: Node, start: int, body: Node | None, name: str) -> str:
+def label(lines: LineIndex, source: bytes, node: Node, anchor: Node, start: int, body: Node | None, name: str) -> str:
     """The definition's signature on one line: from its anchor's line to its body.
 
     The text starts at the definition's start when that is on the anchor's
@@ -30,9 +30,11 @@ def label(lines: LineIndex, node: Node, anchor: Node, start: int, body: Node | N
     next line is whole); without a body, to the end of the line where the
     brackets opened on it close. Runs of white space become one space; a
     trailing ``{``/``:``/``=`` (before an expression body) goes; a name not in
-    it (``typedef struct {`` ... ``} pair_t;``) is appended.
+    it (``typedef struct {`` ... ``} pair_t;``) is appended. The text is
+    ``source``, what was parsed: the file's bytes less what :mod:`.fixups`
+    blanked (a C# ``#if`` line inside a class header is no part of it).
     """
-    data = lines.data
+    data = source
     at = anchor.start_byte
     number = lines.line_of(at)
     first, end = lines.span(number, number)
@@ -41,7 +43,7 @@ def label(lines: LineIndex, node: Node, anchor: Node, start: int, body: Node | N
     if body is not None and at < body.start_byte:
         end = max(min(body.start_byte, limit), min(end, body.start_byte))
     else:
-        end = _balanced_end(lines, first, min(end, node.end_byte), limit)
+        end = _balanced_end(lines, source, first, min(end, node.end_byte), limit)
     text = _SPACE.sub(" ", data[first:end].decode("utf-8", "replace")).strip()
     text = _INNER.sub("", text)
     if text.endswith(("{", ":", "=")):
@@ -53,9 +55,8 @@ def label(lines: LineIndex, node: Node, anchor: Node, start: int, body: Node | N
     return text
 
 
-def _balanced_end(lines: LineIndex, first: int, end: int, limit: int) -> int:
+def _balanced_end(lines: LineIndex, data: bytes, first: int, end: int, limit: int) -> int:
     """``end`` (the first line's end), or the end of the later line where the brackets opened close."""
-    data = lines.data
     depth = sum(_BRACKETS.get(c, 0) for c in data[first:end])
     while depth > 0 and end < limit:
         number = lines.line_of(end)

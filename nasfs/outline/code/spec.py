@@ -89,21 +89,6 @@ def named(nest: int, name: str = "name", body: str | None = "body") -> Handler:
     return handle
 
 
-def with_body(nest: int) -> Handler:
-    """Like ``_named`` but only for nodes with a body (``struct S {...}``, not ``struct S *p``)."""
-
-    def handle(node: Node) -> Found | None:
-        body = node.child_by_field_name("body")
-        if body is None:
-            return None
-        n = node.child_by_field_name("name")
-        if n is None:
-            return (), node, body, nest
-        return (text(n),), n, body, nest
-
-    return handle
-
-
 def scoped_named(nest: int) -> Handler:
     """Named definition whose name may be qualified (``class Foo::Bar``, ``namespace a::b``)."""
 

@@ -29,12 +29,13 @@ MAX_NESTING = 100
 class Walker:
     """Collects entries in document order from the children of containers only."""
 
-    __slots__ = ("actions", "nested", "lines", "entries")
+    __slots__ = ("actions", "nested", "lines", "source", "entries")
 
-    def __init__(self, spec: Spec, lines: LineIndex) -> None:
+    def __init__(self, spec: Spec, lines: LineIndex, source: bytes) -> None:
         self.actions = spec.actions
         self.nested = spec.nested
         self.lines = lines
+        self.source = source  # what was parsed: the file's bytes less what fixups blanked
         self.entries: list[Entry] = []
 
     def walk(
@@ -102,7 +103,7 @@ class Walker:
             line_of = self.lines.line_of
             first = line_of(start)
             last = max(first, line_of(node.end_byte - 1))
-            shown = label(self.lines, node, anchor, start, body, scope[-1])
+            shown = label(self.lines, self.source, node, anchor, start, body, scope[-1])
             self.entries.append(Entry(shown, first, last, depth, scope))
             depth += 1
         if not nest or body is None:

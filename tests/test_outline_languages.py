@@ -1,0 +1,341 @@
+"""Code outlines on what real code does to a grammar (issue 10, part 1).
+
+Each test is a small snippet of a construct found in public code (fmt, zlib,
+serilog, okio, plenary.nvim, nvm, rails, zod, simplejson) that an outline
+once got wrong: macros around C++ declarations, C# ``#if`` between a
+signature and its body, multi-line Kotlin headers, Lua function values, a
+Bash script in a ``{ }`` group, parse errors that emptied or cut an outline.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from nasfs.outline.code import outline_code
+from nasfs.outline.model import Outline
+
+from .conftest import header
+from .mounts import Mount
+
+
+def outline(source: str, language: str) -> Outline:
+    found = outline_code(source.encode(), language)
+    assert found is not None
+    return found
+
+
+def names(source: str, language: str) -> list[tuple[str, int, int]]:
+    """(qualified name, first line, last line) of every entry."""
+    return [(".".join(e.path), e.start, e.end) for e in outline(source, language).entries]
+
+
+def labels(source: str, language: str) -> list[str]:
+    return [e.label for e in outline(source, language).entries]
+
+
+# --- C++ and C macros ------------------------------------------------------------
+
+FMT = """\
+FMT_BEGIN_NAMESPACE
+namespace detail {
+struct file_access_tag {};
+}  // namespace detail
+
+FMT_EXPORT template <typename T, size_t SIZE = inline_buffer_size,
+                     FMT_ENABLE_IF(std::is_trivial<T>::value)>
+class basic_memory_buffer : public detail::buffer<T> {
+ private:
+  FMT_NO_UNIQUE_ADDRESS Allocator alloc_;
+  FMT_CONSTEXPR20 void deallocate() {}
+
+ public:
+  FMT_CONSTEXPR20 basic_memory_buffer(basic_memory_buffer&& other) noexcept
+      : detail::buffer<T>(grow) {}
+  FMT_CONSTEXPR20 ~basic_memory_buffer() { deallocate(); }
+  auto operator=(basic_memory_buffer&& other) noexcept -> basic_memory_buffer& {
+    return *this;
+  }
+};
+
+class FMT_API file {
+ public:
+  FMT_API void close();
+  FMT_API auto read(void* buffer, size_t count) -> size_t { return 0; }
+};
+FMT_END_NAMESPACE
+
+struct after_end_namespace {
+  int x;
+};
+"""
+
+
+def test_cpp_namespace_macros_keep_the_namespace_and_what_follows() -> None:
+    found = names(FMT, "cpp")
+    assert ("detail", 2, 4) in found
+    assert ("detail.file_access_tag", 3, 3) in found
+    assert ("after_end_namespace", 29, 31) in found
+
+
+def test_cpp_exported_template_class_is_itself_with_its_members() -> None:
+    found = names(FMT, "cpp")
+    assert ("basic_memory_buffer", 6, 20) in found  # from FMT_EXPORT template <...> to };
+    members = [n for n, _, _ in found if n.startswith("basic_memory_buffer.")]
+    assert members == [
+        "basic_memory_buffer.deallocate",
+        "basic_memory_buffer.basic_memory_buffer",
+        "basic_memory_buffer.~basic_memory_buffer",
+        "basic_memory_buffer.operator=",
+    ]
+
+
+def test_cpp_class_with_export_macro_keeps_its_members() -> None:
+    found = names(FMT, "cpp")
+    assert ("file", 22, 26) in found
+    assert ("file.read", 25, 25) in found
+
+
+def test_cpp_template_specialisation_is_named_without_its_arguments() -> None:
+    source = "namespace std {\ntemplate <> struct numeric_limits<double_double> {\n  int x;\n};\n}\n"
+    assert ("std.numeric_limits", 2, 4) in names(source, "cpp")
+
+
+def test_c_exported_function_between_type_and_name() -> None:
+    source = (
+        "int ZEXPORT deflateResetKeep(z_streamp strm) {\n"
+        "    return Z_OK;\n"
+        "}\n"
+        "const char * ZEXPORT zError(int err) {\n"
+        "    return ERR_MSG(err);\n"
+        "}\n"
+        "DWORD WINAPI worker(LPVOID arg) {\n"
+        "    return 0;\n"
+        "}\n"
+    )
+    assert names(source, "c") == [("deflateResetKeep", 1, 3), ("zError", 4, 6), ("worker", 7, 9)]
+
+
+def test_c_ifdef_splitting_a_switch_loses_only_that_function() -> None:
+    # zlib's inflate(): an #ifdef/#else inside a switch that tree-sitter cannot place
+    # made the rest of inflate.c one ERROR node; the functions after it were lost.
+    source = (
+        "int ZEXPORT inflate(z_streamp strm, int flush) {\n"
+        "    switch (state->mode) {\n"
+        "        case HEAD:\n"
+        "#ifdef GUNZIP\n"
+        "            if (x) {\n"
+        "#else\n"
+        "            if (y) {\n"
+        "#endif\n"
+        "                break;\n"
+        "            }\n"
+        "    }\n"
+        "}\n"
+        "\n"
+        "int ZEXPORT inflateEnd(z_streamp strm) {\n"
+        "    return Z_OK;\n"
+        "}\n"
+        "\n"
+        "long ZEXPORT inflateMark(z_streamp strm) {\n"
+        "    return 0;\n"
+        "}\n"
+    )
+    result = outline(source, "c")
+    found = [(".".join(e.path), e.start, e.end) for e in result.entries]
+    assert ("inflateEnd", 14, 16) in found
+    assert ("inflateMark", 18, 20) in found
+    assert result.partial
+
+
+def test_no_label_or_name_holds_a_newline() -> None:
+    source = "template <typename T>\nstruct formatter<\n    T, Char> {\n  int x;\n};\n"
+    for entry in outline(source, "cpp").entries:
+        assert "\n" not in entry.label and all("\n" not in p for p in entry.path)
+
+
+# --- C# ----------------------------------------------------------------------------
+
+SERILOG = """\
+namespace Serilog.Core.Sinks;
+
+public interface ILogger
+{
+#if FEATURE_DEFAULT_INTERFACE
+    private static readonly object[] NoPropertyValues = Array.Empty<object>();
+#endif
+
+    ILogger ForContext(ILogEventEnricher enricher)
+#if FEATURE_DEFAULT_INTERFACE
+        => new LoggerConfiguration().CreateLogger()
+#endif
+    ;
+}
+
+sealed class ConditionalSink : ILogEventSink, IDisposable
+#if FEATURE_ASYNCDISPOSABLE
+    , IAsyncDisposable
+#endif
+{
+    public void Emit(LogEvent logEvent) { }
+
+#if FEATURE_ASYNCDISPOSABLE
+    public ValueTask DisposeAsync() => default;
+#endif
+}
+"""
+
+
+def test_csharp_if_between_signature_and_body() -> None:
+    found = [n for n, _, _ in names(SERILOG, "csharp")]
+    assert found[:3] == ["Serilog.Core.Sinks", "ILogger", "ILogger.ForContext"]
+    assert "ConditionalSink" in found
+    assert not any("#if" in label for label in labels(SERILOG, "csharp"))
+
+
+def test_csharp_methods_inside_if_blocks() -> None:
+    found = names(SERILOG, "csharp")
+    assert ("ConditionalSink", 16, 26) in found
+    assert ("ConditionalSink.Emit", 21, 21) in found
+    assert ("ConditionalSink.DisposeAsync", 24, 24) in found
+
+
+# --- Kotlin --------------------------------------------------------------------------
+
+OKIO = """\
+class FileHandle
+private constructor(
+  val readWrite: Boolean,
+) : Closeable {
+  fun read(): Int = 0
+
+  companion object {
+    fun open(): FileHandle = FileHandle(true)
+  }
+}
+@JvmName("x") fun f() {}
+"""
+
+
+def test_kotlin_class_header_continued_by_private_constructor() -> None:
+    found = names(OKIO, "kotlin")
+    assert ("FileHandle", 1, 10) in found
+    assert ("FileHandle.read", 5, 5) in found
+    assert labels(OKIO, "kotlin")[0] == "class FileHandle private constructor(val readWrite: Boolean,) : Closeable"
+
+
+def test_kotlin_companion_object_is_listed() -> None:
+    found = names(OKIO, "kotlin")
+    assert ("FileHandle.Companion", 7, 9) in found
+    assert ("FileHandle.Companion.open", 8, 8) in found
+
+
+def test_kotlin_annotated_one_line_fun() -> None:
+    assert ("f", 11, 11) in names(OKIO, "kotlin")
+
+
+# --- Lua -------------------------------------------------------------------------------
+
+
+def test_lua_functions_assigned_to_fields_and_locals() -> None:
+    source = (
+        "local M = {}\n"
+        "M.wrap = function(fn)\n"
+        "  return fn\n"
+        "end\n"
+        "local execute = function(cmd)\n"
+        "  return cmd\n"
+        "end\n"
+        "local mt = {\n"
+        "  __call = function(self) end,\n"
+        "  name = 'data',\n"
+        "}\n"
+        "local config = { a = 1 }\n"
+        "return M\n"
+    )
+    assert names(source, "lua") == [("M.wrap", 2, 4), ("execute", 5, 7), ("mt", 8, 11), ("mt.__call", 9, 9)]
+
+
+# --- Bash --------------------------------------------------------------------------------
+
+
+def test_bash_script_in_a_top_level_group() -> None:
+    source = (
+        "{ # this ensures the entire script is downloaded #\n"
+        "nvm_is_zsh() {\n"
+        '  [ -n "${ZSH_VERSION-}" ]\n'
+        "}\n"
+        "nvm_echo() {\n"
+        "  command printf %s\\\\n \"$*\" 2>/dev/null\n"
+        "}\n"
+        "}\n"
+    )
+    assert names(source, "bash") == [("nvm_is_zsh", 2, 4), ("nvm_echo", 5, 7)]
+
+
+def test_bash_parse_error_keeps_the_other_functions() -> None:
+    source = "first() {\n  echo one\n}\n\nbroken() {\n  case $x in\n    a) echo ;;\n  esac esac )\n}\n\nlast() {\n  echo two\n}\n"
+    result = outline(source, "bash")
+    found = [(".".join(e.path), e.start, e.end) for e in result.entries]
+    assert ("first", 1, 3) in found and ("last", 11, 13) in found
+    assert result.partial
+
+
+# --- TypeScript, Ruby, Python --------------------------------------------------------------
+
+
+def test_typescript_parse_error_does_not_cut_the_outline() -> None:
+    source = (
+        "export function before(): number {\n"
+        "  return 1;\n"
+        "}\n"
+        "export const broken = <T,>(x: T) => x as unknown as satisfies T;\n"
+        "}\n"
+        "export function after(): number {\n"
+        "  return 2;\n"
+        "}\n"
+        "export interface Shape {\n"
+        "  area(): number;\n"
+        "}\n"
+    )
+    result = outline(source, "typescript")
+    found = [".".join(e.path) for e in result.entries]
+    assert "before" in found and "after" in found and "Shape" in found
+    assert result.partial
+
+
+def test_ruby_private_def() -> None:
+    source = "class A\n  private def x\n    1\n  end\n\n  protected def y = 2\nend\n"
+    assert names(source, "ruby") == [("A", 1, 7), ("A.x", 2, 4), ("A.y", 6, 6)]
+
+
+def test_python_multi_line_signature_is_joined_whole() -> None:
+    source = (
+        "def py_scanstring(s, end, encoding=None, strict=True,\n"
+        "        _b=BACKSLASH, _m=STRINGCHUNK.match, _join=u''.join,\n"
+        "        _PY3=PY3, _maxunicode=sys.maxunicode):\n"
+        '    """Scan the string s for a JSON string."""\n'
+        "    return s\n"
+    )
+    assert labels(source, "python") == [
+        "def py_scanstring(s, end, encoding=None, strict=True, _b=BACKSLASH, _m=STRINGCHUNK.match, "
+        "_join=u''.join, _PY3=PY3, _maxunicode=sys.maxunicode)"
+    ]
+
+
+def test_a_clean_file_is_not_partial() -> None:
+    assert not outline("def f():\n    return 1\n", "python").partial
+    assert not outline(FMT, "cpp").partial
+
+
+# --- the header, through the mount ----------------------------------------------------------
+
+
+def test_partial_is_declared_in_the_header_on_the_mount(mounted: Mount, home: Path) -> None:
+    (home / "broken.sh").write_text("first() {\n  echo one\n}\nbroken() {\n  esac esac )\n}\nlast() {\n  echo two\n}\n")
+    (home / "clean.sh").write_text("first() {\n  echo one\n}\n")
+    text = subprocess.run(["cat", str(mounted.mountpoint / "broken.sh@outline")], check=True, capture_output=True).stdout
+    assert header(text)["partial"] == "true"
+    assert b"first() (L1-L3)" in text and b"last() (L7-L9)" in text
+    clean = subprocess.run(["cat", str(mounted.mountpoint / "clean.sh@outline")], check=True, capture_output=True).stdout
+    assert "partial" not in header(clean)
