@@ -7,7 +7,7 @@ archive``; nothing of it is committed). Per language (as nasfs names a file's
 language) up to --per-language files are picked in a fixed order (by the
 SHA-1 of their path under CORPUS, so the pick is stable and does not favour
 large or small files), among files where ctags finds at least one structural
-definition. Each file is run through ``ctags --output-format=json --fields=+ne``
+definition (minified files are left out). Each file is run through ``ctags --output-format=json --fields=+ne``
 (the baseline, in the same run) and ``nasfs.outline.code.outline_code``.
 
 Structural definitions are ctags' classes, structs, interfaces, enums,
@@ -93,6 +93,7 @@ def ctags_defs(path: Path, dropped: Counter[tuple[str, str]], language: str) -> 
         capture_output=True, text=True, check=False,
     ).stdout
     defs = []
+    seen: set[tuple[str, int]] = set()  # ctags tags ``app.init = function init`` as a class and a function
     for line in out.splitlines():
         try:
             tag = json.loads(line)
@@ -100,8 +101,9 @@ def ctags_defs(path: Path, dropped: Counter[tuple[str, str]], language: str) -> 
             continue
         if tag.get("_type") != "tag" or tag.get("kind") not in STRUCTURAL:
             continue
-        why = not_a_definition(tag)
+        why = not_a_definition(tag) or ("duplicate" if (tag["name"], tag["line"]) in seen else None)
         if why is None:
+            seen.add((tag["name"], tag["line"]))
             defs.append(tag)
         else:
             dropped[(language, why)] += 1
@@ -113,8 +115,9 @@ def signature_lines(entry: Entry, lines: LineIndex) -> set[int]:
     found = {entry.start}
     head = entry.label.split(" … ")[0][:24]
     for number in range(entry.start, min(entry.end, entry.start + 40) + 1):
-        line = " ".join(lines.slice(number, number).decode("utf-8", "replace").split())[:24]
-        if line and (line.startswith(head) or head.startswith(line)):  # a label may join several lines
+        line = " ".join(lines.slice(number, number).decode("utf-8", "replace").split())
+        # A label may join several lines, and leaves out the macros blanked before parsing.
+        if line and (head in line or head.startswith(line)):
             found.add(number)
             break
     return found
@@ -147,6 +150,13 @@ def measure(root: Path, rel: str, language: str, defs: list[dict]) -> FileResult
     return result
 
 
+def minified(path: str) -> bool:
+    """Generated, not written: ``jquery.min.js`` (lines of over 300 characters on average)."""
+    with open(path, "rb") as fh:
+        head = fh.read(65536)
+    return len(head) > 2000 and len(head) / (head.count(b"\n") + 1) > 300
+
+
 def pick(root: Path, per_language: int, dropped: Counter[tuple[str, str]]) -> dict[str, list[tuple[str, list[dict]]]]:
     """Up to ``per_language`` files per language with a structural definition, in SHA-1 order."""
     candidates: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -155,7 +165,7 @@ def pick(root: Path, per_language: int, dropped: Counter[tuple[str, str]]) -> di
         for name in files:
             rel = os.path.relpath(os.path.join(folder, name), root)
             language = language_for(rel)
-            if language is not None:
+            if language is not None and not minified(os.path.join(folder, name)):
                 candidates[language].append((hashlib.sha1(rel.encode()).hexdigest(), rel))
     chosen: dict[str, list[tuple[str, list[dict]]]] = {}
     for language, items in sorted(candidates.items()):

@@ -93,17 +93,62 @@ def _js_bound(name_field: str) -> Handler:
         if value is None:
             return None
         if value.type in _JS_FUNCTION_VALUES:
-            nest = FUNC
+            nest, body = FUNC, value.child_by_field_name("body")
         elif value.type == "class":
-            nest = SCOPE
+            nest, body = SCOPE, value.child_by_field_name("body")
+        elif value.type == "object" and _js_has_functions(value):
+            nest, body = SCOPE, value
+        elif (called := _js_iife(value)) is not None:
+            nest, body = SCOPE, called.child_by_field_name("body")
         else:
             return None
         name = node.child_by_field_name(name_field)
         if name is None:
             return None
-        return (text(name),), name, value.child_by_field_name("body"), nest
+        return (text(name),), name, body, nest
 
     return handle
+
+
+def _js_iife(node: Node) -> Node | None:
+    """The function of ``function () {...}()`` / ``(function () {...})()`` (the module pattern)."""
+    if node.type != "call_expression":
+        return None
+    called = node.child_by_field_name("function")
+    while called is not None and called.type == "parenthesized_expression":
+        called = called.named_child(0)
+    return called if called is not None and called.type in _JS_FUNCTION_VALUES else None
+
+
+def _js_function_expression(node: Node) -> Found | None:
+    """A function expression reached by the walk (a call's argument): an entry if it has a name.
+
+    An anonymous one (a library's IIFE or AMD wrapper) is walked as a module body.
+    """
+    name = node.child_by_field_name("name")
+    body = node.child_by_field_name("body")
+    return ((text(name),), name, body, FUNC) if name is not None else ((), node, body, SCOPE)
+
+
+def _js_has_functions(node: Node) -> bool:
+    """An object literal with a method or function-valued key (a module or prototype, not data)."""
+    for child in node.named_children:
+        if child.type == "method_definition":
+            return True
+        if child.type == "pair" and (value := child.child_by_field_name("value")) is not None:
+            if value.type in _JS_FUNCTION_VALUES:
+                return True
+    return False
+
+
+def _js_pair(node: Node) -> Found | None:
+    """``key: function (...) {...}`` in an object literal that is itself an entry."""
+    key, value = node.child_by_field_name("key"), node.child_by_field_name("value")
+    if key is None or value is None or value.type not in _JS_FUNCTION_VALUES:
+        return None
+    if key.type not in ("property_identifier", "string", "identifier"):
+        return None
+    return (text(key).strip("'\"`"),), key, value.child_by_field_name("body"), FUNC
 
 
 def _member_parts(node: Node) -> tuple[str, ...]:
@@ -127,13 +172,19 @@ def _js_assigned(node: Node) -> Found | None:
     """``app.handle = function handle() {...}`` / ``exports.f = () => ...``: an entry for function values."""
     value = node.child_by_field_name("right")
     left = node.child_by_field_name("left")
-    if value is None or left is None or value.type not in _JS_FUNCTION_VALUES:
+    if value is None or left is None:
+        return None
+    if value.type in _JS_FUNCTION_VALUES:
+        nest, body = FUNC, value.child_by_field_name("body")
+    elif value.type == "object" and _js_has_functions(value):
+        nest, body = SCOPE, value
+    else:
         return None
     parts = _member_parts(left) if left.type == "member_expression" else (text(left),)
     if not parts or left.type not in ("member_expression", "identifier"):
         return None
     anchor = left.child_by_field_name("property") if left.type == "member_expression" else left
-    return parts, anchor or left, value.child_by_field_name("body"), FUNC
+    return parts, anchor or left, body, nest
 
 
 def _ts_module(node: Node) -> Found | None:
@@ -154,8 +205,16 @@ _JS_DEFS: dict[str, Handler] = {
     "variable_declarator": _js_bound("name"),
     "assignment_expression": _js_assigned,
     "field_definition": _js_bound("property"),
+    "pair": _js_pair,
+    "function_expression": _js_function_expression,
 }
-_JS_CONTAINERS = frozenset({"program", "export_statement", "statement_block", "expression_statement", "ERROR"})
+# Functions passed to a call (``describe(..., function () {...})``, an IIFE or AMD
+# ``define([...], function () {...})`` wrapping a whole library) are walked into, listed only
+# when named; ``return {...}`` is walked for the members of a module-pattern object.
+_JS_CONTAINERS = frozenset(
+    {"program", "export_statement", "statement_block", "expression_statement", "call_expression", "arguments",
+     "parenthesized_expression", "arrow_function", "return_statement", "object", "ERROR"}
+)
 
 _TS_DEFS: dict[str, Handler] = {
     **_JS_DEFS,
