@@ -27,6 +27,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -75,7 +76,13 @@ def not_a_definition(tag: dict) -> str | None:
     imports (``import simplejson as json`` is a Python ``namespace`` with a
     ``nameref``), and names that are no identifier, which ctags' Sh parser
     makes of ``local cc_args=()`` (``cc_args=``) and its Lua parser of
-    ``t[key] = function``.
+    ``t[key] = function``. Two tags of ctags' own that name no definition are
+    also left out: Kotlin "methods" on a line without ``fun`` (ctags' Kotlin
+    parser tags ``for (i in 1..5)`` and lambda parameters ``use { source ->``
+    as methods), JavaScript "classes" on a line without ``class`` or
+    ``function`` (object literals: ``var headers = { ... }``), and Lua
+    "functions" that are a call's result (``opts.plugins = vim.tbl_map(function(p)``:
+    ctags' Lua parser names whatever stands left of ``= ...function``).
     """
     name = tag["name"]
     if name.startswith(("AnonymousFunction", "__anon", "<")):
@@ -84,6 +91,13 @@ def not_a_definition(tag: dict) -> str | None:
         return "import"
     if any(c in name for c in "=[]() "):
         return "not a name"
+    pattern = tag.get("pattern", "")
+    if tag["language"] == "kotlin" and tag["kind"] == "method" and not re.search(r"\bfun\b", pattern):
+        return "not a function"
+    if tag["language"] == "javascript" and tag["kind"] == "class" and not re.search(r"\b(class|function)\b", pattern):
+        return "object literal"
+    if tag["language"] == "lua" and re.search(r"=[^=]*\(\s*function\b", pattern):
+        return "call result"
     return None
 
 
@@ -101,6 +115,7 @@ def ctags_defs(path: Path, dropped: Counter[tuple[str, str]], language: str) -> 
             continue
         if tag.get("_type") != "tag" or tag.get("kind") not in STRUCTURAL:
             continue
+        tag["language"] = language
         why = not_a_definition(tag) or ("duplicate" if (tag["name"], tag["line"]) in seen else None)
         if why is None:
             seen.add((tag["name"], tag["line"]))

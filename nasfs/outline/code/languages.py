@@ -233,6 +233,15 @@ _TS_DEFS: dict[str, Handler] = {
 _KOTLIN_NAMES = frozenset({"type_identifier", "simple_identifier"})
 _KOTLIN_BODIES = frozenset({"class_body", "enum_class_body", "function_body"})
 
+
+def _kotlin_enum_entry(node: Node) -> Found | None:
+    """An enum constant with a body of its own (``NewBuffer { override fun pipe() ... }``)."""
+    name = next((c for c in node.named_children if c.type == "simple_identifier"), None)
+    body = next((c for c in node.named_children if c.type == "class_body"), None)
+    if name is None or body is None:
+        return None
+    return (text(name),), name, body, SCOPE
+
 def _cs_destructor(node: Node) -> Found | None:
     """``~Top()``: named ``~Top`` so it does not collide with the constructor."""
     name = node.child_by_field_name("name")
@@ -267,7 +276,8 @@ def _lua_assigned(node: Node) -> Found | None:
         return parts, target, value.child_by_field_name("body"), FUNC
     if value.type == "table_constructor" and _lua_function_table(value):
         return parts, target, value, SCOPE
-    return None
+    # No entry, but the value is walked: ``local s = setmetatable({ revert = function ... })``.
+    return (), node, values, SCOPE
 
 
 def _lua_field(node: Node) -> Found | None:
@@ -414,10 +424,14 @@ SPECS: dict[str, Spec] = {
             "class_declaration": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, SCOPE),
             "object_declaration": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, SCOPE),
             "companion_object": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, SCOPE, anonymous="Companion"),
-            "function_declaration": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, LEAF),
+            "function_declaration": unnamed_fields(_KOTLIN_NAMES, _KOTLIN_BODIES, FUNC),
+            "object_literal": unnamed_fields(frozenset(), _KOTLIN_BODIES, SCOPE),  # ``object : Source {...}``
+            "enum_entry": _kotlin_enum_entry,
             "type_alias": unnamed_fields(_KOTLIN_NAMES, frozenset(), LEAF),
         },
-        containers=frozenset({"source_file", "ERROR"}),
+        # In function bodies: local functions, and the members of ``return object : T {...}``.
+        containers=frozenset({"source_file", "statements", "jump_expression", "ERROR"}),
+        nested=(rb"fun\s", rb"object\b", rb"class\s"),
     ),
     "swift": Spec(
         defs={
@@ -478,9 +492,13 @@ SPECS: dict[str, Spec] = {
             "assignment_statement": _lua_assigned,
             "field": _lua_field,
         },
+        # Also tables passed to calls and returned (``setmetatable({}, { __index = function ... })``,
+        # ``return { new = function ... }``), whose function fields are methods, and anonymous
+        # functions passed to calls (``describe("x", function() ... end)``).
         containers=frozenset(
             {"chunk", "block", "variable_declaration", "if_statement", "elseif_statement", "else_statement",
-             "do_statement", "ERROR"}
+             "do_statement", "return_statement", "expression_list", "function_call", "arguments",
+             "table_constructor", "parenthesized_expression", "function_definition", "ERROR"}
         ),
         wrappers=frozenset({"variable_declaration"}),
         nested=(rb"function\b",),
