@@ -108,11 +108,14 @@ def ctags_defs(path: Path, dropped: Counter[tuple[str, str]], language: str) -> 
     ).stdout
     defs = []
     seen: set[tuple[str, int]] = set()  # ctags tags ``app.init = function init`` as a class and a function
+    typedefs: dict[str, str] = {}  # ``typedef struct config_s {...} config;``: config_s -> config
     for line in out.splitlines():
         try:
             tag = json.loads(line)
         except json.JSONDecodeError:
             continue
+        if tag.get("kind") == "typedef" and str(tag.get("typeref", "")).startswith(("struct:", "union:", "enum:")):
+            typedefs[tag["typeref"].split(":", 1)[1]] = tag["name"]
         if tag.get("_type") != "tag" or tag.get("kind") not in STRUCTURAL:
             continue
         tag["language"] = language
@@ -122,6 +125,9 @@ def ctags_defs(path: Path, dropped: Counter[tuple[str, str]], language: str) -> 
             defs.append(tag)
         else:
             dropped[(language, why)] += 1
+    for tag in defs:
+        if tag["name"] in typedefs:
+            tag["alias"] = typedefs[tag["name"]]
     return defs
 
 
@@ -153,6 +159,8 @@ def measure(root: Path, rel: str, language: str, defs: list[dict]) -> FileResult
                 at.setdefault((short(entry.path[-1]), number), entry)
     for tag in defs:
         entry = at.get((short(tag["name"]), tag["line"]))
+        if entry is None and "alias" in tag:  # the outline names a typedef'd struct by its typedef
+            entry = at.get((tag["alias"], tag["line"]))
         where = f"{rel}:{tag['line']} {tag['kind']} {tag['name']}"
         if entry is None:
             result.misses.append(where)

@@ -14,7 +14,7 @@ from nasfs.outline.model import Outline
 
 from .fixups import FIXUPS
 from .languages import SPECS
-from .regions import top_level
+from .regions import Regions
 from .walk import Walker
 
 if TYPE_CHECKING:
@@ -115,8 +115,8 @@ def outline_code(data: bytes, language: str, lines: LineIndex | None = None) -> 
     source = fixup(data) if fixup is not None else data
     lines = lines or LineIndex(data)
     tree = parser.parse(source)
-    nodes, _regions = top_level(parser, tree, source, lines)  # the region trees stay alive while walked
-    walker = Walker(spec, lines, source)
-    walker.walk(nodes, (), 0, None, False, 0)
-    return Outline(kind=kind, entries=tuple(walker.entries), indent=True, partial=tree.root_node.has_error)
+    root = tree.root_node
+    walker = Walker(spec, lines, source, Regions(parser, source, lines))
+    walker.walk([root] if root.type == "ERROR" else root.named_children, (), 0, None, False, 0)
+    return Outline(kind=kind, entries=tuple(walker.entries), indent=True, partial=root.has_error)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-# An all-caps identifier (``FMT_API``, ``ZEXPORT``, ``OF``).
-_CAPS = rb"[A-Z][A-Z0-9_]*[A-Z0-9]"
+# An all-caps identifier (``FMT_API``, ``ZEXPORT``, ``GTEST_API_``).
+_CAPS = rb"[A-Z][A-Z0-9_]*[A-Z0-9_]"
 # Keywords a declaration goes on with after a specifier macro.
 _C_KEYWORDS = (
     rb"template|class|struct|union|enum|namespace|inline|static|constexpr|consteval|virtual|explicit|"
@@ -24,7 +24,7 @@ _C_KEYWORDS = (
 _C_TOKENS = re.compile(
     rb"(?P<skip>^[ \t]*#(?:[^\n]*\\\n)*[^\n]*|//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*')"
     rb"|(?P<open>[(\[])|(?P<close>[)\]])"
-    rb"|(?P<alone>^[ \t]*" + _CAPS + rb"[ \t]*(?=$|//))"
+    rb"|(?P<alone>^[ \t]*" + _CAPS + rb"(?:\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*(?=$|//))"
     rb"|(?P<caps>(?<![\w.:>~])" + _CAPS + rb"\b)"
     rb"(?=[ \t]+(?P<next>[A-Za-z_~]\w*)(?:(?P<call>[ \t]*\()|(?P<third>[ \t*&]+[A-Za-z_]))?)",
     re.M | re.S,
@@ -62,7 +62,8 @@ def _template_parameter_macros(data: bytes) -> bytes:
 def blank_c_macros(data: bytes, cpp: bool = False) -> bytes:
     """Blank the specifier macros of C/C++ declarations, outside parentheses.
 
-    Blanked: a macro alone on its line (``FMT_BEGIN_NAMESPACE``); one before a
+    Blanked: a macro alone on its line, called or not (``FMT_BEGIN_NAMESPACE``,
+    ``GTEST_DISABLE_MSC_WARNINGS_POP_()``, with no ``;`` or ``{`` after); one before a
     keyword, another macro or a type and a name (``FMT_EXPORT template <...>``,
     ``FMT_API void``, ``FMT_NO_UNIQUE_ADDRESS Allocator alloc_;``);
     one between ``class`` and the name (``class FMT_API file``); one between a

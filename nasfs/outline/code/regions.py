@@ -4,12 +4,10 @@ tree-sitter recovers from most errors locally, but one it cannot place (an
 ``#ifdef`` splitting a C ``switch``, a construct the grammar lacks) can turn
 the rest of the file into a single ERROR node whose children are loose
 tokens, or into one definition that never closes: the outline would end
-there. So a top-level node holding an error is cut into regions at lines
-that close a top-level block (``}`` or ``end`` in the first column), and each
-region is parsed on its own, at its own byte offsets (``included_ranges``),
-so only the region holding the fault is lost. (A namespace holding an error
-is cut too: its members are then listed at the top level, which is still
-better than losing them.)
+there. So such a node is cut into regions at lines that close a top-level
+block (``}`` or ``end`` in the first column), and each region is parsed on
+its own, at its own byte offsets (``included_ranges``), so only the region
+holding the fault is lost.
 """
 
 from __future__ import annotations
@@ -26,30 +24,36 @@ if TYPE_CHECKING:
 _CLOSING = re.compile(rb"^(?:\}|end\b)[^\n]*\n", re.M)
 
 
-def top_level(parser: Parser, tree: Tree, source: bytes, lines: LineIndex) -> tuple[list[Node], list[Tree]]:
-    """The top-level nodes to walk, with each large ERROR replaced by its regions' parses.
+class Regions:
+    """Re-parses, region by region, a node whose error swallowed what follows it.
 
-    Also returns the region trees, which the caller keeps alive while it walks.
+    Only ERROR nodes and definitions are cut (a function that never closes, as
+    one ``case`` too many leaves a Bash function): a container holding an error
+    (a namespace, an include guard's ``#ifndef``) is walked as it is, and the
+    ERROR nodes inside it are cut where they are, so their regions keep the
+    container's scope.
     """
-    root = tree.root_node
-    children = [root] if root.type == "ERROR" else root.named_children
-    if not root.has_error:
-        return children, []
-    nodes: list[Node] = []
-    trees: list[Tree] = []
-    for node in children:
-        cuts = _cuts(source, node) if node.has_error else []
+
+    __slots__ = ("parser", "source", "lines", "trees")
+
+    def __init__(self, parser: Parser, source: bytes, lines: LineIndex) -> None:
+        self.parser, self.source, self.lines = parser, source, lines
+        self.trees: list[Tree] = []  # kept alive while their nodes are walked
+
+    def split(self, node: Node) -> list[Node] | None:
+        """The top-level nodes of ``node``'s regions, or None when nothing closes inside it."""
+        cuts = _cuts(self.source, node)
         if not cuts:
-            nodes.append(node)
-            continue
+            return None
+        nodes: list[Node] = []
         for start, end in zip([node.start_byte, *cuts], [*cuts, node.end_byte]):
-            if not source[start:end].strip():
+            if not self.source[start:end].strip():
                 continue
-            region = _parse_range(parser, source, lines, start, end)
-            trees.append(region)
+            region = _parse_range(self.parser, self.source, self.lines, start, end)
+            self.trees.append(region)
             inner = region.root_node
             nodes.extend([inner] if inner.type == "ERROR" else inner.named_children)
-    return nodes, trees
+        return nodes
 
 
 def _cuts(source: bytes, node: Node) -> list[int]:

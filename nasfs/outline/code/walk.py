@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from nasfs.lines import LineIndex
 from nasfs.outline.model import Entry
 
+from .regions import Regions
 from .signature import label
 from .spec import COMMENT, FUNC, LEAD, TOP, WRAP, Spec
 
@@ -29,13 +30,14 @@ MAX_NESTING = 100
 class Walker:
     """Collects entries in document order from the children of containers only."""
 
-    __slots__ = ("actions", "nested", "lines", "source", "entries")
+    __slots__ = ("actions", "nested", "lines", "source", "regions", "entries")
 
-    def __init__(self, spec: Spec, lines: LineIndex, source: bytes) -> None:
+    def __init__(self, spec: Spec, lines: LineIndex, source: bytes, regions: Regions) -> None:
         self.actions = spec.actions
         self.nested = spec.nested
         self.lines = lines
         self.source = source  # what was parsed: the file's bytes less what fixups blanked
+        self.regions = regions
         self.entries: list[Entry] = []
 
     def walk(
@@ -58,6 +60,12 @@ class Walker:
         pending: int | None = None  # start byte of leading siblings (``#[attr]``) seen so far
         for node in children:
             action = actions.get(node.type)
+            if node.has_error and (node.type == "ERROR" or callable(action)):
+                regions = self.regions.split(node)
+                if regions is not None:
+                    self.walk(regions, scope, depth, lead, in_func, nesting + 1)
+                    pending = None
+                    continue
             if action is None:
                 pending = None
             elif isinstance(action, int):
