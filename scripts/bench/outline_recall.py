@@ -16,7 +16,9 @@ variables, macros, typedefs or prototypes). One is *found* when the outline has
 an entry of the same name (the last part of a qualified name) whose signature
 line is ctags' line: the entry's first line, or the line its label is taken
 from (an entry starts at its first decorator or ``template <...>``, ctags at
-the name). Of the found ones, *end* counts those whose last line is ctags'
+the name). A ``typedef struct tag {...} name;`` is found under either name (the
+outline names it by its typedef), and a JavaScript ``key: function name()``
+under its key (ctags names it by the function's own name). Of the found ones, *end* counts those whose last line is ctags'
 ``end``. Printed: both shares per language and overall, the worst files, and
 (with --misses N) up to N missed definitions per language.
 """
@@ -153,14 +155,18 @@ def measure(root: Path, rel: str, language: str, defs: list[dict]) -> FileResult
         return result
     result.partial = getattr(outline, "partial", False)
     at: dict[tuple[str, int], Entry] = {}
+    by_line: dict[int, list[Entry]] = defaultdict(list)
     for entry in outline.entries:
         if entry.path:
             for number in signature_lines(entry, lines):
                 at.setdefault((short(entry.path[-1]), number), entry)
+                by_line[number].append(entry)
     for tag in defs:
         entry = at.get((short(tag["name"]), tag["line"]))
         if entry is None and "alias" in tag:  # the outline names a typedef'd struct by its typedef
             entry = at.get((tag["alias"], tag["line"]))
+        if entry is None:  # ``_onBlur: function onBlur()``: the outline names it by its key
+            entry = next((e for e in by_line.get(tag["line"], ()) if f"function {tag['name']}(" in e.label), None)
         where = f"{rel}:{tag['line']} {tag['kind']} {tag['name']}"
         if entry is None:
             result.misses.append(where)

@@ -213,7 +213,8 @@ _JS_DEFS: dict[str, Handler] = {
 # when named; ``return {...}`` is walked for the members of a module-pattern object.
 _JS_CONTAINERS = frozenset(
     {"program", "export_statement", "statement_block", "expression_statement", "call_expression", "arguments",
-     "parenthesized_expression", "arrow_function", "return_statement", "object", "ERROR"}
+     "parenthesized_expression", "arrow_function", "return_statement", "object", "if_statement", "else_clause",
+     "ERROR"}
 )
 
 _TS_DEFS: dict[str, Handler] = {
