@@ -101,10 +101,20 @@ def test_cpp_template_specialisation_is_named_without_its_arguments() -> None:
     assert ("std.numeric_limits", 2, 4) in names(source, "cpp")
 
 
-def test_c_exported_function_between_type_and_name() -> None:
+def test_c_exported_function_with_ifdef_inside_an_expression() -> None:
+    # zlib's deflateResetKeep: an #ifdef inside an expression made it and what follows one ERROR.
     source = (
         "int ZEXPORT deflateResetKeep(z_streamp strm) {\n"
+        "    s->status =\n"
+        "#ifdef GZIP\n"
+        "        s->wrap == 2 ? GZIP_STATE :\n"
+        "#endif\n"
+        "        INIT_STATE;\n"
         "    return Z_OK;\n"
+        "}\n"
+        "\n"
+        "local void lm_init(deflate_state *s) {\n"
+        "    s->window_size = (ulg)2L*s->w_size;\n"
         "}\n"
         "const char * ZEXPORT zError(int err) {\n"
         "    return ERR_MSG(err);\n"
@@ -113,7 +123,7 @@ def test_c_exported_function_between_type_and_name() -> None:
         "    return 0;\n"
         "}\n"
     )
-    assert names(source, "c") == [("deflateResetKeep", 1, 3), ("zError", 4, 6), ("worker", 7, 9)]
+    assert names(source, "c") == [("deflateResetKeep", 1, 8), ("lm_init", 10, 12), ("zError", 13, 15), ("worker", 16, 18)]
 
 
 def test_c_ifdef_splitting_a_switch_loses_only_that_function() -> None:
@@ -162,14 +172,24 @@ namespace Serilog.Core.Sinks;
 public interface ILogger
 {
 #if FEATURE_DEFAULT_INTERFACE
-    private static readonly object[] NoPropertyValues = Array.Empty<object>();
+    [CustomDefaultMethodImplementation]
 #endif
-
     ILogger ForContext(ILogEventEnricher enricher)
 #if FEATURE_DEFAULT_INTERFACE
-        => new LoggerConfiguration().CreateLogger()
+        => new LoggerConfiguration()
+            .WriteTo.Logger(this)
+            .ForContext(enricher)
 #endif
     ;
+
+    ILogger ForContext(IEnumerable<ILogEventEnricher> enrichers)
+#if FEATURE_DEFAULT_INTERFACE
+    {
+        return this;
+    }
+#else
+    ;
+#endif
 }
 
 sealed class ConditionalSink : ILogEventSink, IDisposable
@@ -187,17 +207,22 @@ sealed class ConditionalSink : ILogEventSink, IDisposable
 
 
 def test_csharp_if_between_signature_and_body() -> None:
-    found = [n for n, _, _ in names(SERILOG, "csharp")]
-    assert found[:3] == ["Serilog.Core.Sinks", "ILogger", "ILogger.ForContext"]
-    assert "ConditionalSink" in found
+    found = names(SERILOG, "csharp")
+    assert found[:4] == [
+        ("Serilog.Core.Sinks", 1, 1),
+        ("ILogger", 3, 24),
+        ("ILogger.ForContext", 6, 14),  # from its attribute
+        ("ILogger.ForContext", 16, 20),
+    ]
     assert not any("#if" in label for label in labels(SERILOG, "csharp"))
+    assert labels(SERILOG, "csharp")[4] == "sealed class ConditionalSink : ILogEventSink, IDisposable , IAsyncDisposable"
 
 
 def test_csharp_methods_inside_if_blocks() -> None:
     found = names(SERILOG, "csharp")
-    assert ("ConditionalSink", 16, 26) in found
-    assert ("ConditionalSink.Emit", 21, 21) in found
-    assert ("ConditionalSink.DisposeAsync", 24, 24) in found
+    assert ("ConditionalSink", 26, 36) in found
+    assert ("ConditionalSink.Emit", 31, 31) in found
+    assert ("ConditionalSink.DisposeAsync", 34, 34) in found
 
 
 # --- Kotlin --------------------------------------------------------------------------
@@ -339,3 +364,109 @@ def test_partial_is_declared_in_the_header_on_the_mount(mounted: Mount, home: Pa
     assert b"first() (L1-L3)" in text and b"last() (L7-L9)" in text
     clean = subprocess.run(["cat", str(mounted.mountpoint / "clean.sh@outline")], check=True, capture_output=True).stdout
     assert "partial" not in header(clean)
+
+
+# --- more of what the benchmark against ctags found ---------------------------------------
+
+
+def test_javascript_module_pattern_and_callbacks() -> None:
+    source = (
+        "(function(root, factory) {\n"
+        "  factory(root.jQuery);\n"
+        "})(this, function($) {\n"
+        "  var _ = function() {\n"
+        "    return {\n"
+        "      isMsie: function() { return false; },\n"
+        "      each: function each(collection, cb) {}\n"
+        "    };\n"
+        "  }();\n"
+        "  var defaults = { wrapper: 'tt' };\n"
+        "});\n"
+        "app.init = function init() {\n"
+        "  this.on('mount', function onmount(parent) {});\n"
+        "};\n"
+    )
+    assert names(source, "javascript") == [
+        ("_", 4, 9),
+        ("_.isMsie", 6, 6),
+        ("_.each", 7, 7),
+        ("app.init", 12, 14),
+        ("app.init.onmount", 13, 13),
+    ]
+
+
+def test_kotlin_members_of_object_literals_and_enum_entries() -> None:
+    source = (
+        "class RealSource {\n"
+        "  fun inputStream(): InputStream {\n"
+        "    return object : InputStream() {\n"
+        "      override fun read(): Int = 1\n"
+        "    }\n"
+        "  }\n"
+        "}\n"
+        "enum class Factory {\n"
+        "  NewBuffer {\n"
+        "    override fun pipe(): Pipe = Pipe()\n"
+        "  },\n"
+        "  Plain;\n"
+        "}\n"
+    )
+    assert names(source, "kotlin") == [
+        ("RealSource", 1, 7),
+        ("RealSource.inputStream", 2, 6),
+        ("RealSource.inputStream.read", 4, 4),
+        ("Factory", 8, 13),
+        ("Factory.NewBuffer", 9, 11),
+        ("Factory.NewBuffer.pipe", 10, 10),
+    ]
+
+
+def test_lua_function_fields_of_tables_passed_to_calls() -> None:
+    source = (
+        "local exports = setmetatable({}, {\n"
+        "  __index = function(t, k)\n"
+        "    return k\n"
+        "  end,\n"
+        "})\n"
+        'describe("spy", function()\n'
+        "  local blocking = function() end\n"
+        "end)\n"
+    )
+    assert names(source, "lua") == [("__index", 2, 4), ("blocking", 7, 7)]
+
+
+def test_cpp_macro_calls_alone_on_a_line_and_trailing_underscore_macros() -> None:
+    source = (
+        "namespace testing {\n"
+        "GTEST_DISABLE_MSC_WARNINGS_PUSH_(4251)\n"
+        "class GTEST_API_ Message {\n"
+        " public:\n"
+        "  GTEST_API_ bool IsTrue(bool condition);\n"
+        "  Message& operator<<(int n) { return *this; }\n"
+        "};\n"
+        "GTEST_DISABLE_MSC_WARNINGS_POP_()\n"
+        "}  // namespace testing\n"
+    )
+    result = outline(source, "cpp")
+    assert [(".".join(e.path), e.start, e.end) for e in result.entries] == [
+        ("testing", 1, 9),
+        ("testing.Message", 3, 7),
+        ("testing.Message.operator<<", 6, 6),
+    ]
+    assert not result.partial
+
+
+def test_an_error_inside_a_namespace_is_cut_there_keeping_the_scope() -> None:
+    source = (
+        "namespace outer {\n"
+        "void broken() {\n"
+        "  int x = (1 +;\n"
+        "  if (x) {\n"
+        "}\n"
+        "\n"
+        "void after() {\n"
+        "}\n"
+        "}  // namespace outer\n"
+    )
+    found = names(source, "cpp")
+    assert ("outer.after", 7, 8) in found

@@ -27,11 +27,11 @@ _CLOSING = re.compile(rb"^(?:\}|end\b)[^\n]*\n", re.M)
 class Regions:
     """Re-parses, region by region, a node whose error swallowed what follows it.
 
-    Only ERROR nodes and definitions are cut (a function that never closes, as
-    one ``case`` too many leaves a Bash function): a container holding an error
-    (a namespace, an include guard's ``#ifndef``) is walked as it is, and the
-    ERROR nodes inside it are cut where they are, so their regions keep the
-    container's scope.
+    Only ERROR nodes and functions are cut (a function that never closes, as one
+    ``esac`` too many leaves a Bash function): a container holding an error (a
+    namespace, a class, an include guard's ``#ifndef``) is walked as it is, and
+    what is broken inside it is cut where it is, so its regions keep the
+    container's scope (see :class:`~nasfs.outline.code.walk.Walker`).
     """
 
     __slots__ = ("parser", "source", "lines", "trees")

@@ -15,7 +15,7 @@ from nasfs.outline.model import Entry
 
 from .regions import Regions
 from .signature import label
-from .spec import COMMENT, FUNC, LEAD, TOP, WRAP, Spec
+from .spec import COMMENT, FUNC, LEAD, SCOPE, TOP, WRAP, Spec
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -60,12 +60,9 @@ class Walker:
         pending: int | None = None  # start byte of leading siblings (``#[attr]``) seen so far
         for node in children:
             action = actions.get(node.type)
-            if node.has_error and (node.type == "ERROR" or callable(action)):
-                regions = self.regions.split(node)
-                if regions is not None:
-                    self.walk(regions, scope, depth, lead, in_func, nesting + 1)
-                    pending = None
-                    continue
+            if node.type == "ERROR" and node.has_error and self._split(node, scope, depth, lead, in_func, nesting):
+                pending = None
+                continue
             if action is None:
                 pending = None
             elif isinstance(action, int):
@@ -85,6 +82,13 @@ class Walker:
                         self.walk(node.named_children, scope, depth, inner_lead, in_func, nesting + 1)
             else:
                 found = action(node)
+                # A function or leaf that holds an error may have swallowed what follows it
+                # (a Bash function one ``esac`` off); a class or namespace is walked, its errors
+                # cut where they are, so what is inside keeps its scope.
+                if (found is None or found[3] != SCOPE) and node.has_error:
+                    if self._split(node, scope, depth, lead, in_func, nesting):
+                        pending = None
+                        continue
                 if found is not None:
                     start = node.start_byte
                     if lead is not None:
@@ -93,6 +97,16 @@ class Walker:
                         start = min(start, pending)
                     self.define(node, found, start, scope, depth, in_func, nesting)
                 pending = None
+
+    def _split(
+        self, node: Node, scope: tuple[str, ...], depth: int, lead: int | None, in_func: bool, nesting: int
+    ) -> bool:
+        """Walk ``node``'s regions instead of it, if a top-level block closes inside it."""
+        regions = self.regions.split(node)
+        if regions is None:
+            return False
+        self.walk(regions, scope, depth, lead, in_func, nesting + 1)
+        return True
 
     def define(
         self,
