@@ -470,3 +470,45 @@ def test_an_error_inside_a_namespace_is_cut_there_keeping_the_scope() -> None:
     )
     found = names(source, "cpp")
     assert ("outer.after", 7, 8) in found
+
+
+def test_kotlin_constructor_line_with_several_modifiers() -> None:
+    source = (
+        "actual open class ByteString\n"
+        "internal actual constructor(\n"
+        "  val data: ByteArray,\n"
+        ") {\n"
+        '  actual open fun utf8(): String = ""\n'
+        "}\n"
+    )
+    assert names(source, "kotlin") == [("ByteString", 1, 6), ("ByteString.utf8", 5, 5)]
+
+
+def test_ruby_methods_in_blocks_and_method_bodies() -> None:
+    source = (
+        'describe "x" do\n'
+        "  it 'y' do\n"
+        "    c = Class.new(Base) do\n"
+        "      def initialize(*)\n"
+        "      end\n"
+        "    end\n"
+        "  end\n"
+        "end\n"
+        "module Quiet\n"
+        "  def self.registered(app)\n"
+        "    app.prepend(Module.new do\n"
+        "      def log(env)\n"
+        "      end\n"
+        "    end)\n"
+        "  end\n"
+        "  def one; 1; end\n"
+        "end\n"
+    )
+    assert names(source, "ruby") == [
+        ("initialize", 4, 5),
+        ("Quiet", 9, 17),
+        ("Quiet.registered", 10, 15),
+        ("Quiet.registered.log", 12, 13),
+        ("Quiet.one", 16, 16),
+    ]
+    assert labels(source, "ruby")[-1] == "def one; 1; end"

@@ -85,8 +85,10 @@ def not_a_definition(tag: dict) -> str | None:
     parser tags ``for (i in 1..5)`` and lambda parameters ``use { source ->``
     as methods), JavaScript "classes" on a line without ``class`` or
     ``function`` (object literals: ``var headers = { ... }``), and Lua
-    "functions" that are a call's result (``opts.plugins = vim.tbl_map(function(p)``:
-    ctags' Lua parser names whatever stands left of ``= ...function``).
+    "functions" whose value is not a function (ctags' Lua parser names whatever
+    stands left of ``= ... function``: a call's result ``opts.plugins =
+    vim.tbl_map(function(p)``, a default ``cb = cb or function() end``, even
+    ``local f = require "plenary.functional"``).
     """
     name = tag["name"]
     if name.startswith(("AnonymousFunction", "__anon", "<")):
@@ -100,8 +102,8 @@ def not_a_definition(tag: dict) -> str | None:
         return "not a function"
     if tag["language"] == "javascript" and tag["kind"] == "class" and not re.search(r"\b(class|function)\b", pattern):
         return "object literal"
-    if tag["language"] == "lua" and re.search(r"=[^=]*\(\s*function\b", pattern):
-        return "call result"
+    if tag["language"] == "lua" and (value := re.search(r"=\s*(?!=)(.*?)\bfunction", pattern)) and value.group(1):
+        return "not a function value"
     return None
 
 

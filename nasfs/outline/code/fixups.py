@@ -125,7 +125,7 @@ def blank_csharp_directives(data: bytes) -> bytes:
 # ``class A`` / ``private constructor(``: the grammar ends the class at the newline.
 _KT_CONSTRUCTOR = re.compile(
     rb"^([ \t]*(?:(?:\w+|@\w+(?:\([^()\n]*\))?)[ \t]+)*(?:class|object)[ \t]+\w+(?:<[^\n]*>)?)[ \t]*\n"
-    rb"(?=[ \t]*(?:(?:private|internal|protected|public)[ \t]+)?(?:@\w+[ \t]+)*constructor\b)",
+    rb"(?=[ \t]*(?:(?:\w+|@\w+(?:\([^()\n]*\))?)[ \t]+)*constructor\b)",  # ``internal actual constructor(``
     re.M,
 )
 # ``@JvmName("x") fun f()`` at the start of a line: read as ``@JvmName`` and an expression.

@@ -303,6 +303,17 @@ def _py_type_alias(node: Node) -> Found | None:
     return (text(name),), name, None, LEAF
 
 
+def _ruby_method(node: Node) -> Found | None:
+    """``def x`` / ``def self.x``: a one-liner is labelled whole, a longer body is walked for nested definitions."""
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    body = next((c for c in node.named_children if c.type == "body_statement"), None)
+    if body is not None and body.start_point[0] == node.start_point[0]:
+        body = None  # ``def x; 1; end`` shares its line: keep the label whole
+    return (text(name),), name, body, FUNC
+
+
 SPECS: dict[str, Spec] = {
     "python": Spec(
         defs={
@@ -402,14 +413,16 @@ SPECS: dict[str, Spec] = {
         defs={
             "class": scoped_named(SCOPE),
             "module": scoped_named(SCOPE),
-            # Ruby bodies only share the ``def`` line in one-liners; keep those whole.
-            "method": named(LEAF, body=None),
-            "singleton_method": named(LEAF, body=None),
+            "method": _ruby_method,
+            "singleton_method": _ruby_method,
         },
         containers=frozenset(
-            # ``argument_list``: ``private def x`` is a call of ``private`` with the method as argument.
-            {"program", "body_statement", "singleton_class", "call", "argument_list", "do_block", "begin", "ERROR"}
+            # ``argument_list``: ``private def x`` is a call of ``private`` with the method as argument;
+            # ``assignment``, ``block``: ``c = Class.new(Base) do def initialize ... end``.
+            {"program", "body_statement", "singleton_class", "call", "argument_list", "do_block", "block",
+             "block_body", "assignment", "begin", "ERROR"}
         ),
+        nested=(rb"def\s", rb"class\s", rb"module\s"),
     ),
     "bash": Spec(
         defs={"function_definition": named(LEAF)},
