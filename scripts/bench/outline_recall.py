@@ -55,7 +55,10 @@ SEPARATORS = str.maketrans({c: " " for c in ".:\\/"})
 
 
 def short(name: str) -> str:
-    """Last part of a qualified name: ``M.new`` / ``A::f`` / ``App\\X`` -> the last one."""
+    """Last part of a qualified name: ``M.new`` / ``A::f`` / ``App\\X`` -> the last one;
+    C++ operators without spaces (ctags' ``operator ()`` is the outline's ``operator()``)."""
+    if "operator" in name:
+        return "operator" + "".join(name.rsplit("operator", 1)[1].split())
     parts = name.translate(SEPARATORS).split()
     return parts[-1] if parts else name
 
@@ -95,7 +98,7 @@ def not_a_definition(tag: dict) -> str | None:
         return "anonymous"
     if "nameref" in tag:
         return "import"
-    if any(c in name for c in "=[]() "):
+    if not name.startswith("operator") and any(c in name for c in "=[]() "):
         return "not a name"
     pattern = tag.get("pattern", "")
     if tag["language"] == "kotlin" and tag["kind"] == "method" and not re.search(r"\bfun\b", pattern):
