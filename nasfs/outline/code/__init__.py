@@ -1,7 +1,9 @@
 """Source-code outlines from tree-sitter: classes, functions, methods, types.
 
-:mod:`.languages` says per grammar what a definition is, :mod:`.walk` finds
-them, :mod:`.signature` renders each one's line.
+:mod:`.languages` says per grammar what a definition is, :mod:`.fixups`
+rewrites what a grammar cannot read (macros, C# ``#if``) before parsing,
+:mod:`.walk` finds the definitions, :mod:`.regions` re-parses what a parse
+error swallowed, and :mod:`.signature` renders each one's line.
 """
 
 from __future__ import annotations
