@@ -357,13 +357,15 @@ def test_a_clean_file_is_not_partial() -> None:
 
 
 def test_partial_is_declared_in_the_header_on_the_mount(mounted: Mount, home: Path) -> None:
-    (home / "broken.sh").write_text("first() {\n  echo one\n}\nbroken() {\n  esac esac )\n}\nlast() {\n  echo two\n}\n")
-    (home / "clean.sh").write_text("first() {\n  echo one\n}\n")
+    # Bodies long enough that the outline, not the whole file, is what @outline serves.
+    body = "".join(f"  echo line {i} of a longer body\n" for i in range(30))
+    (home / "broken.sh").write_text(f"first() {{\n{body}}}\nbroken() {{\n  esac esac )\n}}\nlast() {{\n{body}}}\n")
+    (home / "clean.sh").write_text(f"first() {{\n{body}}}\nlast() {{\n{body}}}\n")
     text = subprocess.run(["cat", str(mounted.mountpoint / "broken.sh@outline")], check=True, capture_output=True).stdout
-    assert header(text)["partial"] == "true"
-    assert b"first() (L1-L3)" in text and b"last() (L7-L9)" in text
+    assert header(text)["view"] == "outline" and header(text)["partial"] == "true"
+    assert text.splitlines()[1:] == [b"1-32 first()", b"36-67 last()"]
     clean = subprocess.run(["cat", str(mounted.mountpoint / "clean.sh@outline")], check=True, capture_output=True).stdout
-    assert "partial" not in header(clean)
+    assert header(clean)["view"] == "outline" and "partial" not in header(clean)
 
 
 # --- more of what the benchmark against ctags found ---------------------------------------
