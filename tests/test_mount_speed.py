@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import git, header
+from .conftest import header
 from .mounts import Mount
 
 HUGE_MB = 120  # seconds of cold outlining here; far above the worker threshold

@@ -243,6 +243,7 @@ def _kotlin_enum_entry(node: Node) -> Found | None:
         return None
     return (text(name),), name, body, SCOPE
 
+
 def _cs_destructor(node: Node) -> Found | None:
     """``~Top()``: named ``~Top`` so it does not collide with the constructor."""
     name = node.child_by_field_name("name")
