@@ -2,7 +2,8 @@
 
 A map lists a folder's files in order of importance (:mod:`nasfs.folders`),
 each as a short pointer (``path@commit``) with its kind, lines and tokens,
-and under it the file's top outline entries with their ``(La-Lb)``. Within a
+and under it the file's top outline entries, each starting with its lines
+(``11-20 ## Renewal``, as in a file's outline). Within a
 budget it is fitted by a ladder, every rung declared and counted whole:
 
     every file, the top-ranked ones with their entries (as many as fit)
@@ -29,8 +30,10 @@ from .declare import Response, declare
 from .errors import BadView, NasError, NotServable
 from .folders import Listing, Ranker, walk_commit, walk_worktree, worktree_state
 from .grammar import View
+from .outline.model import line_span
 from .pointers import Pointer
 from .repo import FOLDER_READS, Content
+from .service import VIEW_FORMAT
 from .views import Evidence, Served
 
 if TYPE_CHECKING:
@@ -115,7 +118,7 @@ def _shown(nas: Nas, path: str, at: str | None) -> Shown | None:
     node, tree = nas.tree.node, nas.tree.tree
     span = (1, f.lines) if f.large and f.lines else (0, 0)
     pointer = Pointer(node, tree, content.path, content.commit, *span)
-    lines = [f"  {label} (L{a}-L{b})\n" for label, a, b, _ in f.entries]
+    lines = [f"  {line_span(a, b)} {label}\n" for label, a, b, _ in f.entries]  # as a file's outline lines
     if f.more:
         lines.append(f"  (+{f.more} more)\n")
     evidence = tuple(Evidence(Pointer(node, tree, content.path, content.commit, a, b), h) for _, a, b, h in f.entries)
@@ -312,7 +315,7 @@ def folder_view(nas: Nas, path: str, view: View, at: str | None) -> Response:
         state = worktree_state(nas)
     head = commit or _head_id(nas)
     folder = nas.tree.real_path(path)[0] if commit is None else path
-    parts = (__version__, nas.tree.node, nas.tree.tree, nas.tokenizer, head, folder, state, str(view.budget))
+    parts = (__version__, str(VIEW_FORMAT), nas.tree.node, nas.tree.tree, nas.tokenizer, head, folder, state, str(view.budget))
     key = "fmap:" + hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
     hit = _cached(nas, key, head)
     if hit is not None:

@@ -76,7 +76,7 @@ class Refusal:
 
 
 SUMMARY_ALTERNATIVES = "@outline, @N, @section=NAME, @L12-L18"
-VIEW_FORMAT = 2  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
+VIEW_FORMAT = 3  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
 
 
 class Nas:

@@ -69,7 +69,7 @@ def test_the_map_of_the_root_lists_what_git_serves(big: Nas) -> None:
     assert "SECRET" not in body and "secret.py" not in body
     keys = within(r.text, None)
     assert keys["files"] == keys["shown"] == str(len(shown)) and keys["detail"] == "symbols"
-    assert "class Core (L1-L3)" in body and "  def run(self) -> int (L2-L3)" in body  # entries, indented by depth
+    assert "  1-3 class Core\n" in body and "  2-3   def run(self) -> int\n" in body  # entries, indented by depth
     assert verify_all(big, r.text, r.envelope()) == len(pointers(r.text.decode()))
 
 
@@ -135,7 +135,7 @@ def test_a_warm_map_is_served_from_the_cache_and_a_change_is_seen(tree: Path) ->
     assert again.stats.cache_hits == 0  # the map's own cache, not per-file responses
     (tree / "pkg" / "new.py").write_text("def brand_new() -> None:\n    pass\n")
     changed = again.read("pkg@outline").text.decode()
-    assert "pkg/new.py@" in changed and "def brand_new() -> None (L1-L2)" in changed
+    assert "pkg/new.py@" in changed and "1-2 def brand_new() -> None" in changed
 
 
 def test_an_empty_folder_and_an_empty_tree(big: Nas, tree: Path) -> None:

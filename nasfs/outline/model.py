@@ -33,7 +33,7 @@ class Entry:
     @property
     def span(self) -> str:
         """The entry's lines as its outline line starts: ``27-31``, or ``4`` for one line."""
-        return _span(self.start, self.end)
+        return line_span(self.start, self.end)
 
     def render(self, indent: bool) -> str:
         """``27-31 ### Escalation``: the lines first (the header's pointer with
@@ -143,8 +143,8 @@ def _run_line(run: list[Entry], indent: bool) -> str:
     if len(run) == 1:
         return run[0].render(indent)
     pad = "  " * run[0].depth if indent else ""
-    return f"{_span(run[0].start, run[-1].end)} {pad}{', '.join(e.label for e in run)}"
+    return f"{line_span(run[0].start, run[-1].end)} {pad}{', '.join(e.label for e in run)}"
 
 
-def _span(first: int, last: int) -> str:
+def line_span(first: int, last: int) -> str:
     return str(first) if first == last else f"{first}-{last}"
