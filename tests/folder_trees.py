@@ -8,6 +8,8 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from nasfs import tokens as tok
 
 from .conftest import git, header
@@ -75,3 +77,10 @@ def within(text: bytes, budget: int | None, tokenizer: str = "cl100k_base") -> d
     if budget is not None:
         assert counted <= budget, (counted, budget)
     return keys
+
+
+@pytest.fixture
+def tree(home: Path, tmp_path: Path) -> Path:
+    """The demo tree grown with the folders these tests map (and a tree outside it)."""
+    grow(home, tmp_path / "outside")
+    return home

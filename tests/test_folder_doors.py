@@ -19,18 +19,12 @@ from nasfs import tokens as tok
 from nasfs.repo import GitTree
 from nasfs.service import Nas
 
-from .folder_trees import BUDGETS, grow, pointers, within
+from .folder_trees import BUDGETS, pointers, tree, within  # noqa: F401 (tree: a fixture)
 from .mounts import Mount
 from .test_http import serving
 from .test_mcp import call, run
 
 CLI_BUDGETS = [0, 30, 60, 120, 500, 2000, 10**12]
-
-
-@pytest.fixture
-def tree(home: Path, tmp_path: Path) -> Path:
-    grow(home, tmp_path / "outside")
-    return home
 
 
 @pytest.fixture

@@ -18,13 +18,7 @@ from nasfs.repo import GitTree
 from nasfs.service import Nas
 
 from .conftest import git
-from .folder_trees import BUDGETS, grow, pointers, within
-
-
-@pytest.fixture
-def tree(home: Path, tmp_path: Path) -> Path:
-    grow(home, tmp_path / "outside")
-    return home
+from .folder_trees import BUDGETS, pointers, tree, within  # noqa: F401 (tree: a fixture)
 
 
 @pytest.fixture
