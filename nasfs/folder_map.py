@@ -11,7 +11,10 @@ budget it is fitted by a ladder, every rung declared and counted whole:
     → skeleton (one line: counts and the top file) → none
 
 What is left out is declared (``files=N shown=K``, ``folders_shown``) and
-said in the last line with how to get it (a subfolder's map, a larger budget).
+said in the last line with how to get it (a subfolder's map, the next page,
+a larger budget). ``DIR@outline=K`` is a page: the files from the K-th in
+rank on, declared ``page=K-L`` with ``next=@outline=L+1@N`` while files are
+left, as a file's outline pages its entries.
 Each file's facts are cached on disk by blob, and whole answers by the
 listing's signature, so a warm map costs a walk of the tree and a lookup.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from . import __version__
@@ -159,12 +163,24 @@ class FolderMap:
     def declared(self, served: Served, budget: int | None) -> Response:
         return declare(served, None, self.nas.tokenizer, budget)
 
-    def keys(self, detail: str, shown: int, folders_shown: int | None = None) -> tuple[tuple[str, object], ...]:
+    def keys(self, detail: str, shown: int, folders_shown: int | None = None,
+             page: tuple[int, int] | None = None, budget: int | None = None) -> tuple[tuple[str, object], ...]:
+        """``page``: the ranks (from 1) this answer covers, declared when it is
+        not the whole ranking from the first file, with the view of the next page."""
         keys: list[tuple[str, object]] = [("path", self.shown_name), ("detail", detail), ("files", len(self.files)),
                                           ("shown", shown), ("folders", len(self.folders))]
         if folders_shown is not None and folders_shown < len(self.folders):
             keys.append(("folders_shown", folders_shown))
+        if page is not None:
+            first, last = page
+            if last >= first and (first > 1 or last < len(self.files)):
+                keys.append(("page", f"{first}-{last}"))
+            if last < len(self.files):
+                keys.append(("next", self.next_page(last + 1, budget)))
         return tuple(keys)
+
+    def next_page(self, first: int, budget: int | None) -> str:
+        return f"@outline={first}" + (f"@{budget}" if budget is not None else "")
 
     def first_evidence(self) -> tuple[Evidence, ...]:
         for rank in range(len(self.files)):
@@ -176,16 +192,16 @@ class FolderMap:
     def overhead(self, budget: int | None, detail: str) -> int:
         """The header's tokens, estimated with the largest counts it can hold."""
         n = len(self.files)
-        keys = self.keys(detail, n, 0 if detail == "folders" else None)
+        keys = self.keys(detail, n, 0 if detail == "folders" else None, (n, n - 1), budget)
         return self.declared(Served("map", b"", self.first_evidence(), keys=keys), budget).tokens + HEADER_SLACK
 
     # -- the rungs ------------------------------------------------------------------
-    def files_rung(self, budget: int | None) -> Served | None:
-        """Every file, and the entries of as many top-ranked ones as fit;
-        None when not every file's line fits."""
+    def files_rung(self, budget: int | None, first: int = 1) -> Served | None:
+        """Every file from rank ``first`` on, and the entries of as many
+        top-ranked ones as fit; None when not every file's line fits."""
         spent = self.overhead(budget, "symbols")
         picked: list[tuple[int, Shown]] = []
-        for rank in range(len(self.files)):
+        for rank in range(first - 1, len(self.files)):
             s = self.shown(rank)
             if s is None:
                 continue
@@ -201,15 +217,15 @@ class FolderMap:
             spent += cost
             with_entries += 1
         if budget is None:
-            return self._files_served(picked, with_entries)
-        fits = lambda k: self.declared(self._files_served(picked, k), budget).tokens <= budget  # noqa: E731
+            return self._files_served(picked, with_entries, first)
+        fits = lambda k: self.declared(self._files_served(picked, k, first), budget).tokens <= budget  # noqa: E731
         while with_entries < len(picked) and fits(with_entries + 1):  # the estimate was long: give more
             with_entries += 1
         while with_entries and not fits(with_entries):  # the estimate was short: give back
             with_entries -= 1
-        return self._files_served(picked, with_entries)
+        return self._files_served(picked, with_entries, first)
 
-    def _files_served(self, picked: list[tuple[int, Shown]], with_entries: int) -> Served:
+    def _files_served(self, picked: list[tuple[int, Shown]], with_entries: int, first: int) -> Served:
         body: list[str] = []
         evidence: list[Evidence] = []
         for n, (_, s) in enumerate(picked):
@@ -220,32 +236,49 @@ class FolderMap:
                 evidence.extend(s.entry_evidence)
         entries_all = all(not s.entries for _, s in picked[with_entries:])
         detail = "symbols" if entries_all else "files"
-        left = len(self.files) - len(picked)
+        left = len(self.files) - (first - 1) - len(picked)
         if left:  # files that could not be read between the walk and now
             body.append(f"(+{left} files could not be read now)\n")
         text = "".join(body) if self.files else "(no files)\n"
-        return Served("map", text.encode(), tuple(evidence), keys=self.keys(detail, len(picked)))
+        page = (first, len(self.files)) if first > 1 else None
+        return Served("map", text.encode(), tuple(evidence), keys=self.keys(detail, len(picked), page=page))
+
+    def page_rung(self, budget: int, first: int) -> Served | None:
+        """Files from rank ``first`` on, as many as fit, each on its line."""
+        spent = self.overhead(budget, "files") + self.count(self._trailer(0, first - 1, budget))
+        files = self._lines_within(first, spent, budget)
+        return self._shrunk(lambda f: self._lines_served("files", [], f, first, budget), [], files, budget)
 
     def folders_rung(self, budget: int) -> Served | None:
         """The subfolders with their counts, then top-ranked files, as many as fit."""
-        spent = self.overhead(budget, "folders") + self.count(self._trailer(0, 0))
+        spent = self.overhead(budget, "folders") + self.count(self._trailer(0, 0, budget))
         folders: list[str] = []
         for line in self.folders:
-            spent += self.count(line)
-            if spent > budget:
+            if spent + self.count(line) > budget:
                 break
+            spent += self.count(line)
             folders.append(line)
-        files: list[Shown] = []
-        for rank in range(len(self.files)):
+        files = self._lines_within(1, spent, budget)
+        return self._shrunk(lambda f: self._lines_served("folders", folders, f, 1, budget), folders, files, budget)
+
+    def _lines_within(self, first: int, spent: int, budget: int) -> list[tuple[int, Shown]]:
+        """Files from rank ``first`` on, with their rank, while their lines fit."""
+        files: list[tuple[int, Shown]] = []
+        for rank in range(first - 1, len(self.files)):
             s = self.shown(rank)
             if s is None:
                 continue
             spent += self.count(s.line)
             if spent > budget:
                 break
-            files.append(s)
+            files.append((rank, s))
+        return files
+
+    def _shrunk(self, serve: Callable[[list[tuple[int, Shown]]], Served], folders: list[str],
+                files: list[tuple[int, Shown]], budget: int) -> Served | None:
+        """The answer with the last files (then folders) given back until it fits."""
         while folders or files:
-            served = self._folders_served(folders, files)
+            served = serve(files)
             if self.declared(served, budget).tokens <= budget:
                 return served
             if files:
@@ -254,19 +287,25 @@ class FolderMap:
                 folders.pop()
         return None
 
-    def _trailer(self, folders_shown: int, files_shown: int) -> str:
-        left = len(self.files) - files_shown
+    def _trailer(self, folders_shown: int, last: int, budget: int) -> str:
+        """What is left after rank ``last`` and how to get it."""
+        left = len(self.files) - last
         more_folders = len(self.folders) - folders_shown
         if not left:
             return ""
-        where = "read a folder above as FOLDER@N" if folders_shown else "list the folder (ls, nas_list)"
         folders_said = f" and {more_folders} folders" if more_folders else ""
-        return f"(+{left} files{folders_said} not shown: {where}, or use a larger budget)\n"
+        above = "a folder above as FOLDER@N, " if folders_shown else ""
+        return (f"(+{left} files{folders_said} not shown: the next page is {self.shown_name}{self.next_page(last + 1, budget)}, "
+                f"{above}or use a larger budget)\n")
 
-    def _folders_served(self, folders: list[str], files: list[Shown]) -> Served:
-        body = "".join(folders) + "".join(s.line for s in files) + self._trailer(len(folders), len(files))
-        evidence = tuple(s.file_evidence for s in files)
-        return Served("map", body.encode(), evidence, keys=self.keys("folders", len(files), len(folders)))
+    def _lines_served(self, detail: str, folders: list[str], files: list[tuple[int, Shown]], first: int,
+                      budget: int) -> Served:
+        """Folders (``detail=folders``, the map's first page) and file lines, from rank ``first``."""
+        last = files[-1][0] + 1 if files else first - 1
+        body = "".join(folders) + "".join(s.line for _, s in files) + self._trailer(len(folders), last, budget)
+        evidence = tuple(s.file_evidence for _, s in files)
+        keys = self.keys(detail, len(files), len(folders) if detail == "folders" else None, (first, last), budget)
+        return Served("map", body.encode(), evidence, keys=keys)
 
     def skeleton(self) -> Served:
         first = self.first_evidence()
@@ -279,12 +318,18 @@ class FolderMap:
         return Served("none", b"", self.first_evidence(), truncated=True,
                       keys=(("path", self.shown_name), ("files", len(self.files)), ("needs", needs)))
 
-    def response(self, budget: int | None) -> Response:
+    def response(self, budget: int | None, start: int = 0) -> Response:
+        """The map, or its page from the ``start``-th file on (``DIR@outline=K``)."""
+        first = max(start, 1)
+        if first > max(len(self.files), 1):
+            raise BadView(f"folder {self.shown_name!r} has {_files(len(self.files))}; @outline={first} starts past them",
+                          f"@outline=1 to @outline={len(self.files)}")
         if budget is None:
-            served = self.files_rung(None)
+            served = self.files_rung(None, first)
             assert served is not None
             return self.declared(served, None)
-        rungs: list[Rung] = [lambda: self.files_rung(budget), lambda: self.folders_rung(budget), self.skeleton]
+        wider: Rung = (lambda: self.folders_rung(budget)) if not start else (lambda: self.page_rung(budget, first))
+        rungs: list[Rung] = [lambda: self.files_rung(budget, first), wider, self.skeleton]
         nothing = self.nothing(budget)
         response = fit(rungs, lambda s: self.declared(s, budget), budget, nothing)
         if response.tokens > budget:  # a map never exceeds its budget: not even view=none fits
@@ -303,7 +348,7 @@ def folder_view(nas: Nas, path: str, view: View, at: str | None) -> Response:
     shown = path or "."
     if view.kind == "raw" and view.budget is None:
         raise NotServable(f"{shown!r} is a folder (a directory), not a file", FOLDER_READS)
-    if view.kind not in ("outline", "best", "raw") or view.start:  # outline=K: a page of a file's entries
+    if view.kind not in ("outline", "best", "raw"):
         asked = View(view.kind, view.start, view.end, view.arg).spelled()  # without a door's default budget
         raise NotServable(f"{shown!r} is a folder; @{asked} is a view of files", FOLDER_READS)
     commit = str(nas.tree.resolve(at).id) if at is not None else None
@@ -315,7 +360,7 @@ def folder_view(nas: Nas, path: str, view: View, at: str | None) -> Response:
         state = worktree_state(nas)
     head = commit or _head_id(nas)
     folder = nas.tree.real_path(path)[0] if commit is None else path
-    parts = (__version__, str(VIEW_FORMAT), nas.tree.node, nas.tree.tree, nas.tokenizer, head, folder, state, str(view.budget))
+    parts = (__version__, str(VIEW_FORMAT), nas.tree.node, nas.tree.tree, nas.tokenizer, head, folder, state, str(view.budget), str(view.start))
     key = "fmap:" + hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
     hit = _cached(nas, key, head)
     if hit is not None:
@@ -323,7 +368,7 @@ def folder_view(nas: Nas, path: str, view: View, at: str | None) -> Response:
     if listing is None:
         listing = walk_worktree(nas, path)
     order = _RANKER.order(nas, listing, commit)
-    response = FolderMap(nas, listing, order, commit).response(view.budget)
+    response = FolderMap(nas, listing, order, commit).response(view.budget, view.start)
     nas.remember(key, response, to_disk=listing.settled)
     return response
 

@@ -18,7 +18,7 @@ from .errors import BadPath, BadView, NotFound, check_text
 
 MAX_BUDGET = 10**15
 VALID_FORMS = (
-    "@outline, @outline=K (from top-level entry K), @L12-L18, @L12, @section=NAME, @since=REV, "
+    "@outline, @outline=K (from top-level entry K; of a folder, from its K-th file), @L12-L18, @L12, @section=NAME, @since=REV, "
     "@summary, @N (a token budget), any of these followed by @N, then optionally .json"
 )
 

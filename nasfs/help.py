@@ -18,7 +18,8 @@ nasfs: budgeted, checkable reads. A real file stays a plain file; views sit besi
   cat notes.md@section=Renewal@200  any view, degraded to fit a budget
   cat notes.md@outline.json         the JSON envelope instead of text
   cat src@2000   cat .@2000         a folder's map: files by importance, top entries, pointers;
-                                    never over the budget (src@outline: all of it)
+                                    never over the budget (src@outline: all of it; what is
+                                    left says next=@outline=K@2000, the next page of files)
   ls .at/                           branches and tags; .at/<rev>/... is the tree at any revision
   cat .nas/deref/notes.md@9f2c1de3a41b#L12-L18   the bytes a pointer names, at its commit
   cat '.nas/search/renewal glob:*.md@400'        snippets with pointers, never whole files

@@ -69,6 +69,20 @@ def test_readdir_never_lists_a_map(tree: Path, mounted: Mount) -> None:
     assert set(os.listdir(mnt)) == set(os.listdir(tree)) and set(os.listdir(mnt / "pkg")) == set(os.listdir(tree / "pkg"))
 
 
+def test_the_mount_and_the_cli_serve_the_pages_the_core_does(tree: Path, mounted: Mount, core: Nas) -> None:
+    mnt = mounted.mountpoint
+    spec = "pkg@150"
+    for _ in range(40):  # pkg has 31 files: at most one page each
+        want = core.read(spec)
+        assert subprocess.run(["cat", str(mnt / spec)], capture_output=True, timeout=60).stdout == want.text
+        assert nasfs(tree, "read", spec).stdout == want.text
+        following = within(want.text, 150).get("next")
+        if following is None:
+            break
+        spec = f"pkg{following}"
+    assert spec.startswith("pkg@outline=") and "page=" in want.header
+
+
 def test_the_mount_refuses_bad_folders_in_one_line(tree: Path, mounted: Mount) -> None:
     mnt = mounted.mountpoint
     for name, says in (("nosuch@2000", "does not exist"), ("pkg/..@2000", "leaves the folder through '..'"),
@@ -124,6 +138,9 @@ def test_http_serves_maps_within_budget_with_pointers_that_verify(tree: Path, co
                 for e in env["evidence"]:
                     checked = server.post("/v1/evidence/verify", {"pointer": e["pointer"], "sha256": e["sha256"]}).json()
                     assert checked["verified"], checked
+        page = server.post("/v1/files/read", {"path": "pkg", "view": "outline=5", "budget_tokens": 150}).json()
+        assert page["content"] == core.read("pkg@outline=5@150").served.body.decode() and page["page"].startswith("5-")
+        assert page["next"].startswith("@outline=") and page["next"].endswith("@150")
         bare = server.post("/v1/files/read", {"path": "pkg"}).json()  # no view: the map within the default budget
         assert bare["view"] == "map" and bare["budget_tokens"] == 8000 and bare["path"] == "pkg"
         for body, status, says in (({"path": "nosuch", "view": "2000"}, 404, "does not exist"),
@@ -147,6 +164,8 @@ def test_mcp_serves_maps_within_budget_with_pointers_that_verify(tree: Path, cor
             for e in env["evidence"][:20]:
                 got = await call(s, "nas_deref", pointer=e["pointer"])
                 assert got["sha256"] == e["sha256"]
+        page = await call(s, "nas_read", path="pkg", view="outline=5@150")
+        assert page["content"] == core.read("pkg@outline=5@150").served.body.decode() and page["page"].startswith("5-")
         env = await call(s, "nas_read", path="")  # the root, within the default budget
         assert env["view"] == "map" and env["path"] == "." and env["budget_tokens"] == 8000
         for e in env["evidence"]:

@@ -83,6 +83,41 @@ def test_ranking_puts_the_readme_and_the_most_referenced_module_first(big: Nas) 
     assert files.index("pkg/core.py") < files.index("pkg/deep/er/leaf0.md")
 
 
+def file_lines(text: bytes) -> list[str]:
+    return [p for p in pointers(text.decode()) if "#" not in p and not p.startswith("folder ")]
+
+
+@pytest.mark.parametrize("spec, budget", [(".", 200), ("pkg", 150), ("pkg", 300), (".", 1200)])
+def test_following_next_pages_every_file_once_in_rank_order_within_budget(big: Nas, spec: str, budget: int) -> None:
+    ranked = file_lines(big.read(f"{spec}@outline").text)
+    seen: list[str] = []
+    asked, pages = f"{spec}@{budget}", 0
+    while asked:
+        r = big.read(asked)
+        keys = within(r.text, budget)
+        assert keys["view"] == "map", (asked, keys)  # each page holds a file at least
+        page = file_lines(r.text)
+        if "page" in keys:  # the ranks it covers, from 1, as in the ranking of the whole map
+            first, last = map(int, keys["page"].split("-"))
+            assert page == ranked[first - 1:last], (asked, keys)
+        verify_all(big, r.text, r.envelope())
+        seen += page
+        following = keys.get("next")
+        if following:
+            assert f"the next page is {spec}{following}," in r.served.body.decode()
+        asked, pages = (f"{spec}{following}" if following else ""), pages + 1
+        assert pages < 60
+    assert seen == ranked and (pages > 1) == (budget < 1000)  # at 1200 the whole map fits
+
+
+def test_a_page_without_a_budget_is_the_rest_of_the_map(big: Nas) -> None:
+    ranked = file_lines(big.read("pkg@outline").text)
+    r = big.read("pkg@outline=5")
+    keys = within(r.text, None)
+    assert keys["page"] == f"5-{len(ranked)}" and "next" not in keys
+    assert file_lines(r.text) == ranked[4:] and "  4-5 def f" in r.served.body.decode()
+
+
 def test_a_folder_through_a_symlink_inside_the_tree_is_mapped_as_its_target(big: Nas) -> None:
     r = big.read("pkg-link@300")
     assert "path=pkg " in r.header and "pkg-link" not in r.served.body.decode()
@@ -108,7 +143,7 @@ def test_a_map_at_a_revision(big: Nas, tree: Path) -> None:
     ("pkg@since=v1", NotServable, "is a folder; @since=v1 is a view of files"),
     ("pkg@L1-L2", NotServable, "is a folder"),
     ("pkg@section=Core", NotServable, "is a folder"),
-    ("pkg@outline=2", NotServable, "is a folder; @outline=2 is a view of files"),
+    ("pkg@outline=99", BadView, "folder 'pkg' has 31 files; @outline=99 starts past them"),
     ("pkg", NotServable, "is a folder (a directory), not a file"),
     ("pkg@outlien", BadView, "did you mean @outline?"),
     (".@9000000000000000", BadView, "larger than"),
