@@ -200,15 +200,9 @@ class FolderMap:
         """Every file from rank ``first`` on, and the entries of as many
         top-ranked ones as fit; None when not every file's line fits."""
         spent = self.overhead(budget, "symbols")
-        picked: list[tuple[int, Shown]] = []
-        for rank in range(first - 1, len(self.files)):
-            s = self.shown(rank)
-            if s is None:
-                continue
-            spent += self.count(s.line)
-            if budget is not None and spent > budget:
-                return None
-            picked.append((rank, s))
+        picked, spent, every = self._lines_within(first, spent, budget)
+        if not every:
+            return None
         with_entries = 0
         for _, s in picked:
             cost = self.count(s.entries) if s.entries else 0
@@ -246,7 +240,7 @@ class FolderMap:
     def page_rung(self, budget: int, first: int) -> Served | None:
         """Files from rank ``first`` on, as many as fit, each on its line."""
         spent = self.overhead(budget, "files") + self.count(self._trailer(0, first - 1, budget))
-        files = self._lines_within(first, spent, budget)
+        files = self._lines_within(first, spent, budget)[0]
         return self._shrunk(lambda f: self._lines_served("files", [], f, first, budget), [], files, budget)
 
     def folders_rung(self, budget: int) -> Served | None:
@@ -258,21 +252,22 @@ class FolderMap:
                 break
             spent += self.count(line)
             folders.append(line)
-        files = self._lines_within(1, spent, budget)
+        files = self._lines_within(1, spent, budget)[0]
         return self._shrunk(lambda f: self._lines_served("folders", folders, f, 1, budget), folders, files, budget)
 
-    def _lines_within(self, first: int, spent: int, budget: int) -> list[tuple[int, Shown]]:
-        """Files from rank ``first`` on, with their rank, while their lines fit."""
+    def _lines_within(self, first: int, spent: int, budget: int | None) -> tuple[list[tuple[int, Shown]], int, bool]:
+        """Files from rank ``first`` on, with their rank, while their lines fit
+        (each one readable now), the tokens spent then, and whether all did."""
         files: list[tuple[int, Shown]] = []
         for rank in range(first - 1, len(self.files)):
             s = self.shown(rank)
             if s is None:
                 continue
+            if budget is not None and spent + self.count(s.line) > budget:
+                return files, spent, False
             spent += self.count(s.line)
-            if spent > budget:
-                break
             files.append((rank, s))
-        return files
+        return files, spent, True
 
     def _shrunk(self, serve: Callable[[list[tuple[int, Shown]]], Served], folders: list[str],
                 files: list[tuple[int, Shown]], budget: int) -> Served | None:
