@@ -147,25 +147,27 @@ def nasfs_on_system_path() -> Iterator[Path]:
         yield link
 
 
-def fstab(tmp_path: Path, source: Path, mountpoint: Path, options: str) -> Path:
+@contextlib.contextmanager
+def fstab_mount(tmp_path: Path, source: Path, options: str) -> Iterator[tuple[Path, subprocess.CompletedProcess[str]]]:
+    """``mount --fstab`` of a test's own fstab line for ``source`` on
+    ``tmp_path/mnt``: the mount point and what mount(8) said; nothing stays mounted."""
+    need_root_and_fuse()
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
     table = tmp_path / "fstab"
-    table.write_text(f"# a test's own fstab\n{source} {mountpoint} fuse.nasfs {options} 0 0\n")
-    return table
+    table.write_text(f"# a test's own fstab\n{source} {mnt} fuse.nasfs {options} 0 0\n")
+    with cleanup_mount(mnt):
+        yield mnt, subprocess.run(["mount", "--fstab", str(table), str(mnt)], capture_output=True, text=True, timeout=60)
 
 
 # -- 1. mount -t fuse.nasfs and fstab ------------------------------------------------
 
 def test_an_fstab_line_mounts_with_mount_and_unmounts_with_umount(
         home: Path, tmp_path: Path, nasfs_on_system_path: Path) -> None:
-    need_root_and_fuse()
     need("mount.fuse3", "fuse3")
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
     log = tmp_path / "daemon.log"
-    table = fstab(tmp_path, home, mnt,
-                  f"allow_other,node=box,tree=home,_netdev,nofail,noatime,x-systemd.automount,log_file={log}")
-    with cleanup_mount(mnt):
-        done = subprocess.run(["mount", "--fstab", str(table), str(mnt)], capture_output=True, text=True, timeout=60)
+    options = f"allow_other,node=box,tree=home,_netdev,nofail,noatime,x-systemd.automount,log_file={log}"
+    with fstab_mount(tmp_path, home, options) as (mnt, done):
         assert done.returncode == 0, done.stderr + (log.read_text() if log.exists() else "")
         assert done.stdout == done.stderr == ""  # a mount helper is silent when it succeeds
         info = mount_at(str(mnt))
@@ -185,12 +187,7 @@ def test_an_fstab_line_mounts_with_mount_and_unmounts_with_umount(
 
 def test_ro_and_noexec_from_fstab_hold_on_the_mount_point(
         home: Path, tmp_path: Path, nasfs_on_system_path: Path) -> None:
-    need_root_and_fuse()
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    table = fstab(tmp_path, home, mnt, "ro,noexec,node=box")
-    with cleanup_mount(mnt):
-        done = subprocess.run(["mount", "--fstab", str(table), str(mnt)], capture_output=True, text=True, timeout=60)
+    with fstab_mount(tmp_path, home, "ro,noexec,node=box") as (mnt, done):
         assert done.returncode == 0, done.stderr
         row = next(r for r in Path("/proc/self/mountinfo").read_text().splitlines() if r.split()[4] == str(mnt))
         assert {"ro", "noexec", "nosuid", "nodev"} <= set(row.split()[5].split(","))
@@ -204,12 +201,7 @@ def test_ro_and_noexec_from_fstab_hold_on_the_mount_point(
 
 def test_an_unknown_fstab_option_is_refused_in_one_line(
         home: Path, tmp_path: Path, nasfs_on_system_path: Path) -> None:
-    need_root_and_fuse()
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    table = fstab(tmp_path, home, mnt, "node=box,colour=blue,_netdev")
-    with cleanup_mount(mnt):
-        done = subprocess.run(["mount", "--fstab", str(table), str(mnt)], capture_output=True, text=True, timeout=60)
+    with fstab_mount(tmp_path, home, "node=box,colour=blue,_netdev") as (mnt, done):
         assert done.returncode != 0
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1, done.stderr
