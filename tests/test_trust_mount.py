@@ -102,6 +102,24 @@ def test_opening_a_path_under_two_kinds_of_writer_opens_what_is_there(mounted: M
     assert not result["errors"], result["errors"]
 
 
+@pytest.mark.parametrize("writer", ["through the mount", "beside the mount"])
+def test_a_file_rewritten_in_place_reads_as_one_version_never_nuls(mounted: Mount, home: Path, writer: str) -> None:
+    """Plain reads of a file an in-place writer rewrites (O_TRUNC, one write):
+    a page-cache read that came back short while the watcher's invalidation
+    bumped the kernel's attribute version was served as the page's zero fill
+    up to the old size (hundreds of NUL reads in 15 s beside the mount). Every
+    read is one version, or empty (between the truncation and the write), as natively."""
+    mnt = mounted.mountpoint
+    (mnt / "p.md").write_text(VERSIONS[0])
+    spec: dict = {"writers": ["inplace"], "views": [""], "seconds": 6.0, "single_read": True}
+    if writer == "beside the mount":
+        spec["write_root"] = str(home)
+    result = stress(mnt, spec)
+    assert result["reads"] > 500 and not result["errors"], result
+    wrong = set(result["answers"][""]) - set(VERSIONS) - {""}
+    assert not wrong, f"{len(wrong)} reads that are no version, e.g. {sorted(wrong)[0][:120]!r}"
+
+
 def test_paths_near_path_max_work_as_natively(mounted: Mount) -> None:
     """A path that fits PATH_MAX relative to the mount's root fits the mount:
     the daemon once opened root + relative path."""

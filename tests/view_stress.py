@@ -7,8 +7,11 @@ Prints one JSON object: every distinct answer per view, counts, and errors.
 
 SPEC: mountpoint, file (relative), views (names after '@'), versions (the
 contents the writers cycle through), writers (list of "inplace" |
-"replace"), readers, seconds, and open_mode ("rb", or "r+b" to open the
-real file for update as well).
+"replace"), readers, seconds, open_mode ("rb", or "r+b" to open the
+real file for update as well), write_root (optional: the writers write
+the file below this folder, the mount's source, instead of through the mount)
+and single_read (the real file is read with one read(2) of 1 MiB: several
+reads of a file rewritten between them can span two versions, natively too).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections import Counter, defaultdict
 def main(spec: dict) -> dict:
     mnt, rel = spec["mountpoint"], spec["file"]
     target = os.path.join(mnt, rel)
+    written = os.path.join(spec.get("write_root", mnt), rel)
     stop = time.monotonic() + spec["seconds"]
     seen: dict[str, Counter[bytes]] = defaultdict(Counter)
     errors: Counter[str] = Counter()
@@ -38,13 +42,13 @@ def main(spec: dict) -> dict:
             i += 1
             try:
                 if kind == "inplace":
-                    with open(target, "wb") as fh:
+                    with open(written, "wb") as fh:
                         fh.write(data)
                 else:
-                    tmp = f"{target}.tmp{n}"
+                    tmp = f"{written}.tmp{n}"
                     with open(tmp, "wb") as fh:
                         fh.write(data)
-                    os.rename(tmp, target)
+                    os.rename(tmp, written)
             except OSError as exc:
                 with lock:
                     errors[f"write {kind}: {exc}"] += 1
@@ -58,7 +62,7 @@ def main(spec: dict) -> dict:
             path = f"{target}@{view}" if view else target
             try:
                 with open(path, spec.get("open_mode", "rb") if not view else "rb") as fh:
-                    data = fh.read()
+                    data = os.read(fh.fileno(), 1 << 20) if spec.get("single_read") and not view else fh.read()
                     size = os.fstat(fh.fileno()).st_size
             except FileNotFoundError:
                 continue  # between a writer's unlink and rename nothing is there: native too

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
 
 import pyfuse3
 from pyfuse3 import FUSEError
@@ -22,6 +23,7 @@ from .syscalls import chown_fd, link_fd, rename2
 from .watch import Watcher
 
 SETID = stat.S_ISUID | stat.S_ISGID
+HOT_NS = 2_000_000_000  # a file changed this recently may be mid-rewrite (git's racy window is the same 2 s)
 _STAT_FIELDS = ("st_mode", "st_nlink", "st_uid", "st_gid", "st_rdev", "st_size", "st_atime_ns",
                 "st_mtime_ns", "st_ctime_ns", "st_blksize", "st_blocks")
 
@@ -199,13 +201,21 @@ class PassThrough:
 
     # -- open files ----------------------------------------------------------------
     def real_open(self, ino: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
+        """A file changed in the last ``HOT_SECONDS`` is read around the page
+        cache (``direct_io``) by read-only opens: while it is being rewritten a
+        page-cache read can come back short (the file was just truncated) as an
+        invalidation bumps the kernel's attribute version, and the kernel then
+        serves the page's zero fill up to the size it still believes (torn
+        reads of NULs). A direct read returns what the file holds, as a native
+        read would. Writers' opens keep the page cache (mmap, fsx)."""
         fd = os.open(_proc(self.real.fd(ino)), flags & ~(os.O_CREAT | os.O_EXCL | os.O_NOCTTY | os.O_NOFOLLOW))
         self.track_fd(fd, ino, ctx)
         st = os.fstat(fd)
+        hot = flags & os.O_ACCMODE == os.O_RDONLY and time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < HOT_NS
         seen = (st.st_mtime_ns, st.st_size)
-        keep = self._opened_at.get(ino) == seen  # unchanged since last open: keep the page cache
+        keep = not hot and self._opened_at.get(ino) == seen  # unchanged since last open: keep the page cache
         self._opened_at[ino] = seen
-        return pyfuse3.FileInfo(fh=fd, keep_cache=keep)
+        return pyfuse3.FileInfo(fh=fd, keep_cache=keep, direct_io=hot)
 
     def track_fd(self, fd: int, ino: int, ctx: pyfuse3.RequestContext) -> None:
         self._fd_ino[fd] = ino
