@@ -72,7 +72,7 @@ import _hang as H  # noqa: E402
 
 KINDS = ["outline", "lines", "budget", "section", "json", "plain", "at", "search"]
 KIND_WEIGHTS = {"outline": 3, "lines": 3, "budget": 3, "section": 2, "json": 3, "plain": 3, "at": 2, "search": 1}
-HEADER = re.compile(rb"nasfs view=\S+ tokens=\d+ generated=(true|false) truncated=(true|false) pointer=\S+( \S+=\S*)*\n")
+HEADER = re.compile(rb"nasfs view=\S+ tokens=\d+ generated=(true|false)( truncated=true)? pointer=\S+( \S+=\S*)*\n")
 ABSENT = "e:ENOENT"
 SINGLE_READ = 1 << 20  # larger than any file of the tree: one read() gets all of it
 STOP = threading.Event()  # in a worker: SIGTERM from the parent, stop early and report what was done
