@@ -90,7 +90,7 @@ def file_facts(nas: Nas, content: Content) -> Facts:
     entries: tuple[tuple[str, int, int, str], ...] = ()
     more = 0
     if not a.binary and a.data is not None:
-        ranked = sorted(a.outline.entries, key=lambda e: (e.depth, e.start))
+        ranked = sorted(a.outline.served().entries, key=lambda e: (e.depth, e.start))
         chosen = sorted(ranked[:TOP_ENTRIES], key=lambda e: (e.start, e.depth))
         top = min((e.depth for e in chosen), default=0)
         pad = (lambda e: "  " * (e.depth - top)) if a.outline.indent else (lambda e: "")

@@ -76,7 +76,7 @@ class Refusal:
 
 
 SUMMARY_ALTERNATIVES = "@outline, @N, @section=NAME, @L12-L18"
-VIEW_FORMAT = 3  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
+VIEW_FORMAT = 4  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
 
 
 class Nas:
@@ -269,10 +269,10 @@ class Nas:
             if view.start > total:
                 raise NotFound(f"outline={view.start} is past the {total} top-level entries of {a.content.path}",
                                f"outline=1 to outline={total}" if total else "@outline: this outline has no entries")
-            part = _outline_rungs(a, a.outline.tops(view.start), None, f"{view.start}-{total}/{total}")
+            part = _outline_rungs(a, a.outline.tops(view.start), None, f"{view.start}-{total}/{total}", a.outline.shown)
             return [*_paged(a, view, declared, part)[: len(part) - a.outline.page_depth + 1], skeleton], nothing
         if view.kind == "outline":
-            rungs = _paged(a, view, declared, _outline_rungs(a, a.outline, None))
+            rungs = _paged(a, view, declared, _outline_rungs(a, a.outline, None, top=a.outline.shown))
             return [_outline_or_file(a, rungs[0], declared), *rungs[1:], skeleton], nothing
         if view.kind == "best":
             return [a.full, *_paged(a, view, declared, _outline_rungs(a, a.outline, None)), skeleton], nothing
@@ -350,13 +350,14 @@ class Nas:
         return answer(True, digest, f"verified {p} sha256={digest}")
 
 
-def _outline_rungs(a: Analysis, outline: Outline, scope: Entry | None, entries: str | None = None) -> list[Rung]:
-    """The outline at full depth, then with its deepest level dropped, repeatedly."""
+def _outline_rungs(a: Analysis, outline: Outline, scope: Entry | None, entries: str | None = None,
+                   top: int | None = None) -> list[Rung]:
+    """The outline at depth ``top`` (all of it when None), then with its deepest level dropped, repeatedly."""
     deepest = outline.max_depth
     if deepest < 0:  # no entries: the outline is its notes alone
         return [lambda: a.outline_view(outline, None, scope, entries)]
     return [lambda d=depth: a.outline_view(outline, None if d == deepest else d, scope, entries)
-            for depth in range(deepest, -1, -1)]
+            for depth in range(deepest if top is None else top, -1, -1)]
 
 
 def _outline_or_file(a: Analysis, outline: Rung, declared: Callable[[Served], Response]) -> Rung:

@@ -131,7 +131,7 @@ class Analysis:
     def skeleton(self, scope: Entry | None) -> Served:
         """One line: kind, lines, bytes and top-level entries."""
         if scope is not None:
-            inner = [e for e in self.outline.entries if scope.start <= e.start and e.end <= scope.end and e.depth == scope.depth + 1]
+            inner = [e for e in self.section_outline(scope).entries if e.depth == 1]
             body = self.lines_bytes(scope.start, scope.end)
             first, last, size = scope.start, scope.end, len(body)
             what = f"section {'.'.join(scope.path)}"
@@ -164,13 +164,19 @@ class Analysis:
         return entry, Served("section", body, self.evidence(entry.start, entry.end, body), keys=(("section", ".".join(entry.path)),))
 
     def section_outline(self, entry: Entry) -> Outline:
-        """The part of the outline inside a section, re-based to depth 0."""
+        """The part of the outline inside a section, re-based to depth 0: the
+        entry and those after it that are deeper (document order carries the
+        nesting), all of its levels, the elements folded at or above it listed."""
+        entries = self.outline.addressable
+        first = next(i for i, e in enumerate(entries) if e is entry)
+        last = first + 1
+        while last < len(entries) and entries[last].depth > entry.depth:
+            last += 1
         inner = tuple(
-            Entry(e.label, e.start, e.end, e.depth - entry.depth, e.path)
-            for e in self.outline.entries
-            if entry.start <= e.start and e.end <= entry.end and e.depth >= entry.depth
+            Entry(e.label, e.start, e.end, e.depth - entry.depth, e.path, e.fold - entry.depth if e.fold > entry.depth else -1)
+            for e in entries[first:last]
         )
-        return replace(self.outline, entries=inner, notes=())
+        return replace(self.outline, entries=tuple(e for e in inner if e.fold < 0), notes=(), shown=None, sections=None)
 
 
 _DUP = re.compile(r"(.*)~([1-9]\d*)")  # ~0 is no index: a name, refused if absent
@@ -192,7 +198,7 @@ def find_section(outline: Outline, name: str, path: str) -> Entry:
     m = _DUP.fullmatch(name)
     if m and not any(".".join(e.path) == name or e.name == name for e in outline.entries):
         wanted, nth = m.group(1), int(m.group(2))
-    addressable = [e for e in outline.entries if e.path]
+    addressable = [e for e in outline.addressable if e.path]
     for match in (
         lambda e: ".".join(e.path) == wanted,
         lambda e: e.name == wanted,

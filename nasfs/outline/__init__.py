@@ -1,5 +1,8 @@
 """Pick the outliner for a file: by name first, then by a look at its bytes.
 
+Outlines of Markdown, code and data are then fitted (:func:`~.model.fitted`):
+``@outline`` shows their levels while they stay a small share of the file.
+
 Outliners are imported when first used: a one-shot ``nasfs read`` served from
 the cache should not pay for loading tree-sitter.
 """
@@ -9,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ..lines import LineIndex
-from .model import Entry, Outline
+from .model import Entry, Outline, fitted
 
 __all__ = ["Entry", "Outline", "family_for", "is_binary", "outline_bytes", "outline_large"]
 
@@ -55,11 +58,11 @@ def outline_bytes(path: str, data: bytes, lines: LineIndex | None = None) -> Out
     if family == "markdown":
         from .markdown import outline_markdown
 
-        return outline_markdown(data)
+        return fitted(outline_markdown(data), len(data))
     if family in ("json", "yaml", "toml"):
         from .data import outline_data
 
-        return outline_data(data, family)
+        return fitted(outline_data(data, family), len(data))
     if family == "table":
         from .tabular import outline_table
 
@@ -70,7 +73,7 @@ def outline_bytes(path: str, data: bytes, lines: LineIndex | None = None) -> Out
         language = language_for(path)
         found = outline_code(data, language, lines) if language else None
         if found is not None:
-            return found
+            return fitted(found, len(data))
     return outline_text(data)
 
 
@@ -87,5 +90,5 @@ def outline_large(path: str, size: int, head: bytes, stream: Callable[[], Iterab
     if family == "markdown":
         from .markdown import outline_markdown_stream
 
-        return outline_markdown_stream(stream())
+        return fitted(outline_markdown_stream(stream()), size)
     return outline_text_stream(stream())

@@ -29,7 +29,8 @@ from nasfs.outline.model import Entry, Outline
 from nasfs.outline.text import cut_label, outline_text
 
 FORMATS = ("json", "yaml", "toml")
-ARRAY_ELEMENTS = 5  # container elements of an array shown as children
+ARRAY_ELEMENTS = 5  # container elements of an array listed as children (the others are folded sections)
+MAX_DEPTH = 32  # levels of entries; deeper keys are counted on the last
 
 # name, first byte, end byte (exclusive), value handle (interpreted by a _Format)
 _Member = tuple[str, int, int, Any]
@@ -37,7 +38,7 @@ _Member = tuple[str, int, int, Any]
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def outline_data(data: bytes, fmt: str, max_depth: int = 4) -> Outline:
+def outline_data(data: bytes, fmt: str, max_depth: int = MAX_DEPTH) -> Outline:
     """The key tree of a JSON, YAML or TOML file; the text outline if it does not parse."""
     if fmt not in FORMATS:
         raise ValueError(f"unsupported data format: {fmt!r}")
@@ -165,7 +166,12 @@ class _TreeSitterFormat(_Format):
 
 
 class _Emitter:
-    """Turns a value tree into depth-limited entries through a ``_Format``."""
+    """Turns a value tree into depth-limited entries through a ``_Format``.
+
+    Every key is an entry down to ``max_depth`` (deeper ones are counted); of
+    an array's container elements the first ``ARRAY_ELEMENTS`` are listed and
+    the rest are entries too, folded (sections, not outline lines).
+    """
 
     def __init__(self, fmt: _Format, lines: LineIndex, max_depth: int) -> None:
         self.fmt = fmt
@@ -174,61 +180,67 @@ class _Emitter:
         self.entries: list[Entry] = []
 
     def outline(self, kind: str, root: Any) -> Outline:
-        text, members = self.shape(root, -1)
-        self.emit(members, (), 0)
-        return Outline(kind, tuple(self.entries), (f"root: {text}",), runs=True)
+        text, members, listed = self.shape(root, -1)
+        self.emit(members, listed, (), 0, -1)
+        return self.done(kind, f"root: {text}")
 
     def outline_documents(self, kind: str, documents: list[Any]) -> Outline:
         """A YAML stream of several documents: one top-level entry per document."""
         for number, document in enumerate(documents, 1):
-            text, members = self.shape(document, 0)
+            text, members, listed = self.shape(document, 0)
             path = (str(number),)
-            self.add(f"--- document {number}: {text}", *self.fmt.span(document), 0, path)
-            self.emit(members, path, 1)
-        return Outline(kind, tuple(self.entries), (f"documents: {len(documents)}",), runs=True)
+            self.add(f"--- document {number}: {text}", *self.fmt.span(document), 0, path, -1)
+            self.emit(members, listed, path, 1, -1)
+        return self.done(kind, f"documents: {len(documents)}")
 
-    def emit(self, members: list[_Member], path: tuple[str, ...], depth: int) -> None:
-        for name, start, end, value in members:
-            text, children = self.shape(value, depth)
-            self.add(_label(_display(name), text), start, end, depth, path + (name,))
-            self.emit(children, path + (name,), depth + 1)
+    def done(self, kind: str, note: str) -> Outline:
+        everything = tuple(self.entries)
+        listed = tuple(e for e in everything if e.fold < 0)
+        return Outline(kind, listed, (note,), runs=True, sections=None if len(listed) == len(everything) else everything)
 
-    def add(self, label: str, start: int, end: int, depth: int, path: tuple[str, ...]) -> None:
+    def emit(self, members: list[_Member], listed: int, path: tuple[str, ...], depth: int, fold: int) -> None:
+        """Entries for ``members`` at ``depth``, the first ``listed`` of them listed, and their subtrees.
+
+        Iterative: nesting can be deeper than Python's recursion limit."""
+        stack = [(members, listed, path, depth, fold, 0)]
+        while stack:
+            members, listed, path, depth, fold, index = stack.pop()
+            if index == len(members):
+                continue
+            stack.append((members, listed, path, depth, fold, index + 1))
+            name, start, end, value = members[index]
+            folded = fold if index < listed else depth
+            text, children, shown = self.shape(value, depth)
+            self.add(_label(_display(name), text), start, end, depth, path + (name,), folded)
+            stack.append((children, shown, path + (name,), depth + 1, folded, 0))
+
+    def add(self, label: str, start: int, end: int, depth: int, path: tuple[str, ...], fold: int) -> None:
         first = self.lines.line_of(start)
         last = max(first, self.lines.line_of(end - 1))
-        self.entries.append(Entry(label, first, last, depth, path))
+        self.entries.append(Entry(label, first, last, depth, path, fold))
 
-    def shape(self, value: Any, depth: int) -> tuple[str, list[_Member]]:
-        """The type text of ``value`` as an entry at ``depth``, and the members to emit below it."""
+    def shape(self, value: Any, depth: int) -> tuple[str, list[_Member], int]:
+        """The type text of ``value`` as an entry at ``depth``, the members below it, and how many of them are listed."""
         container, text = self.fmt.describe(value)
         if container is None:
-            return text, []
-        members, size, more = self.children(value, container)
+            return text, [], 0
+        members = self.children(value, container)
+        size = len(members) if container == "object" else len(self.fmt.items(value))
         text += f"{{{size}}}" if container == "object" else f"[{size}]"
         if members and depth >= self.max_depth:
-            return f"{text} (+{self.hidden(members)} deeper)", []
-        if more:
+            return f"{text} (+{self.hidden(members)} deeper)", [], 0
+        listed = len(members) if container == "object" else min(len(members), ARRAY_ELEMENTS)
+        if listed < len(members):
             text += f" (first {ARRAY_ELEMENTS} shown)"
-        return text, members
+        return text, members, listed
 
-    def children(self, value: Any, container: str) -> tuple[list[_Member], int, bool]:
-        """The members shown under a container, its size, and whether container elements were left out.
-
-        An object shows every key; an array only its first few elements that
-        are themselves containers, named by index (scalars add nothing to an outline).
-        """
+    def children(self, value: Any, container: str) -> list[_Member]:
+        """The members of a container: an object's keys; an array's elements
+        that are themselves containers, named by index (scalars add nothing to an outline)."""
         if container == "object":
-            keys = self.fmt.keys(value)
-            return keys, len(keys), False
-        items = self.fmt.items(value)
-        shown: list[_Member] = []
-        for index, item in enumerate(items):
-            if self.fmt.describe(item)[0] is None:
-                continue
-            if len(shown) == ARRAY_ELEMENTS:
-                return shown, len(items), True
-            shown.append((str(index), *self.fmt.span(item), item))
-        return shown, len(items), False
+            return self.fmt.keys(value)
+        return [(str(index), *self.fmt.span(item), item)
+                for index, item in enumerate(self.fmt.items(value)) if self.fmt.describe(item)[0] is not None]
 
     def hidden(self, members: list[_Member]) -> int:
         """How many entries ``members`` and their subtrees would add without the depth limit."""
@@ -239,7 +251,7 @@ class _Emitter:
             count += 1
             container = self.fmt.describe(value)[0]
             if container is not None:
-                stack.extend(self.children(value, container)[0])
+                stack.extend(self.children(value, container))
         return count
 
 
@@ -323,9 +335,9 @@ class _Json(_TreeSitterFormat):
 class _YamlValue:
     """One YAML node as the outline needs it, built from parser events.
 
-    Array elements the outline never shows (scalars, and containers after the
-    first few) are kept only as None placeholders, so indexes and lengths stay
-    right while a long sequence costs one pointer per element.
+    Scalar array elements, which the outline never shows, are kept only as
+    None placeholders, so indexes and lengths stay right while a long
+    sequence of scalars costs one pointer per element.
     """
 
     container: str | None
@@ -334,7 +346,6 @@ class _YamlValue:
     end: int
     members: list[_Member] | None = None  # for a mapping
     items: list[_YamlValue | None] | None = None  # for a sequence
-    kept: int = 0  # containers kept in ``items``
 
 
 @dataclass(eq=False, slots=True)
@@ -359,9 +370,7 @@ class _Open:
         self.last_end = max(self.last_end, end)
         value = self.value
         if value.items is not None:
-            keep = node is not None and node.container is not None and value.kept <= ARRAY_ELEMENTS
-            value.kept += keep  # one more than shown tells the emitter "first 5 shown"
-            value.items.append(node if keep else None)
+            value.items.append(node if node is not None and node.container is not None else None)
         elif self.key is not None and value.members is not None:
             name, start, key_end = self.key
             self.key = None

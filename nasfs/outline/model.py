@@ -17,7 +17,11 @@ class Entry:
     ``items[120]``); ``path`` is the qualified name used to address the
     entry as a section (``("Acme", "Renewal")``, ``("Cls", "method")``,
     ``("spec", "containers", "0")``); empty for entries that cannot be a section.
-    ``start``/``end`` are 1-based inclusive line numbers.
+    ``start``/``end`` are 1-based inclusive line numbers. ``fold`` is the
+    depth of the array element past the first few shown that the entry lies
+    in (the element itself or an ancestor): such an entry is a section but no
+    outline line, except in the outline of a section at or under that element;
+    -1 for an entry that is listed.
     """
 
     label: str
@@ -25,6 +29,7 @@ class Entry:
     end: int
     depth: int = 0
     path: tuple[str, ...] = ()
+    fold: int = -1
 
     @property
     def name(self) -> str:
@@ -55,6 +60,11 @@ class Outline:
     and an entry whose entries are all such leaves (at most ``RUN``) lists them
     on its own line (``8-12 level{3}: description, type, enum[3]``).
     ``partial`` says part of the file did not parse: the entries are what did.
+    ``shown``: the deepest level ``@outline`` shows (None: all of them), set by
+    :func:`fitted` so that an outline stays a small share of its file; the
+    levels below are read as sections (``@section=NAME@N``).
+    ``sections``: every addressable entry in document order when ``entries``
+    (what is listed) leaves some out (folded array elements), else None.
     """
 
     kind: str
@@ -64,10 +74,21 @@ class Outline:
     extra: dict[str, str] = field(default_factory=dict)
     runs: bool = False
     partial: bool = False
+    shown: int | None = None
+    sections: tuple[Entry, ...] | None = None
+
+    @property
+    def addressable(self) -> tuple[Entry, ...]:
+        """Every entry a section name can address, listed or not."""
+        return self.entries if self.sections is None else self.sections
 
     @property
     def max_depth(self) -> int:
         return max((e.depth for e in self.entries), default=-1)
+
+    def served(self) -> Outline:
+        """The outline as ``@outline`` lists it: down to ``shown``."""
+        return self if self.shown is None else self.to_depth(self.shown)
 
     def to_depth(self, depth: int) -> Outline:
         """The same outline with every entry deeper than ``depth`` dropped."""
@@ -135,6 +156,28 @@ class Outline:
             lines.append(_run_line(run, self.indent))
         return "".join(line + "\n" for line in lines)
 
+
+def fitted(outline: Outline, size: int) -> Outline:
+    """``outline`` with ``shown`` set to its deepest level whose text stays
+    within ``SHARE`` of the file's ``size`` bytes, or ``FLOOR`` bytes (in a
+    small file a level read as a section costs a header more than it saves).
+
+    Never above the page level: the levels above it hold one entry each.
+    """
+    limit = max(FLOOR, int(size * SHARE))
+    level = outline.page_depth
+    for depth in range(level, outline.max_depth + 1):
+        entries = tuple(e for e in outline.entries if e.depth <= depth)
+        if sum(len(e.label) + 1 for e in entries) > limit:  # a lower bound of the text's size: no render needed
+            break
+        if len(replace(outline, entries=entries).render().encode()) > limit:
+            break
+        level = depth
+    return outline if level >= outline.max_depth else replace(outline, shown=level)
+
+
+SHARE = 0.04  # of the file's bytes an outline may take before its deepest levels are left to sections
+FLOOR = 600  # bytes an outline may always take
 
 RUN = 8  # leaves on one line: reading the line's range for one of them stays cheap
 

@@ -32,6 +32,7 @@ import re
 import shutil
 import statistics
 import sys
+from urllib.parse import quote, unquote
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,13 +214,82 @@ def outline_entries(body: str, family: str) -> list[tuple[tuple[str, ...], int, 
 
 def header_keys(text: bytes) -> dict[str, str]:
     first = text.split(b"\n", 1)[0].decode()
-    return dict(pair.split("=", 1) for pair in first.split(" ")[1:] if "=" in pair)
+    return {k: unquote(v) for k, v in (pair.split("=", 1) for pair in first.split(" ")[1:] if "=" in pair)}
+
+
+DEPTH = re.compile(r"(\d+)/(\d+)")
+LINES = re.compile(r"#L(\d+)-L(\d+)$")
+DRILL = 300  # the least budget a drill-down asks
+
+
+@dataclass
+class Seen:
+    """The deepest shown ancestor of a target in one answer: its qualified
+    name, lines, the level it is shown on, and the answer it was seen in."""
+
+    path: tuple[str, ...]
+    first: int
+    last: int
+    level: int
+    keys: dict[str, str]
+    body: str
+
+
+def look(text: bytes, family: str, target: tuple[str, ...]) -> tuple[tuple[int, int] | None, Seen | None]:
+    """The target's lines in an outline answer, else its deepest shown ancestor.
+    In a section's outline (``section=a.b``) names are under the section's parents."""
+    keys = header_keys(text)
+    body = text.decode("utf-8", "replace").split("\n", 1)[1]
+    prefix = tuple(keys["section"].split("."))[:-1] if "section" in keys else ()
+    seen = None
+    for path, first, last in outline_entries(body, family):
+        path = prefix + path
+        if len(path) == len(target) and all(map(same_name, path, target)):
+            return (first, last), None
+        if len(path) < len(target) and all(map(same_name, path, target)) and (seen is None or len(path) > len(seen.path)):
+            seen = Seen(path, first, last, len(path) - len(prefix) - 1, keys, body)
+    return None, seen
+
+
+def drill_name(seen: Seen, target: tuple[str, ...]) -> str | None:
+    """The section to ask for when the answer shows the ancestor holds more than
+    it lists: the ancestor itself when it sits on the deepest level of an
+    outline cut short (``depth=K/M``, K < M); for an array that lists only its
+    first elements (``items[120] (first 5 shown)``), the element the target is
+    in, named by index as the grammar names array elements. None otherwise."""
+    cut = DEPTH.fullmatch(seen.keys.get("depth", ""))
+    if cut and int(cut.group(1)) < int(cut.group(2)) and seen.level == int(cut.group(1)) - 1:
+        return ".".join(seen.path)
+    span = f"{seen.first}-{seen.last}" if seen.first != seen.last else f"{seen.first}"
+    if any(row.startswith(span + " ") and "shown)" in row for row in seen.body.split("\n")):
+        return ".".join(target[: len(seen.path) + 1])
+    return None
+
+
+SIZE = re.compile(r"(?:\{(\d+)\}|\[(\d+)\])")
+
+
+def drill_budget(seen: Seen, full: int, total_lines: int) -> int:
+    """What a drill-down asks first: an eighth of the section's share of the
+    file's tokens (its lines' share), or enough for the entries its label
+    counts (``properties{38}``: 38 lines of about 12 tokens, and a header), at
+    least ``DRILL``."""
+    estimate = full * (seen.last - seen.first + 1) // max(total_lines, 1)
+    line = next((row for row in seen.body.split("\n") if row.startswith(f"{seen.first}")), "")
+    counted = SIZE.search(line)
+    entries = int(counted.group(1) or counted.group(2)) if counted else 0
+    return max(DRILL, estimate // 8, 60 + 12 * entries)
 
 
 def run_task(nas, task: Task, full: int, budget: int | None) -> Outcome:  # noqa: ANN001
-    """Read the outline (its pages), find the target or its deepest shown ancestor, read those lines."""
+    """Read the outline (its pages) and find the target, or its deepest shown
+    ancestor. When the answer shows that ancestor collapsed and its lines are
+    more than ``DRILL`` tokens' worth, ask for its section within a budget
+    (:func:`drill_budget`; the ladder gives the section's outline when its text
+    does not fit), twice that when the answer shows nothing below it, and look
+    again. Then read the lines found. Every token read is counted."""
     spec = f"{task.path}@outline" if budget is None else f"{task.path}@{budget}"
-    cost, reads, exact, ancestor, view = 0, 0, None, None, ""
+    cost, reads, exact, seen, view = 0, 0, None, None, ""
     while spec and exact is None:
         r = nas.read(spec)
         cost += r.tokens
@@ -228,17 +298,38 @@ def run_task(nas, task: Task, full: int, budget: int | None) -> Outcome:  # noqa
         view = keys["view"]
         if view == "full":
             return Outcome(task, cost, full, True, reads, "full", cost)
-        body = r.text.decode("utf-8", "replace").split("\n", 1)[1] if view == "outline" else ""
-        for path, first, last in outline_entries(body, task.family):
-            if len(path) == len(task.target) and all(map(same_name, path, task.target)):
-                exact = (first, last)
-                break
-            if len(path) < len(task.target) and all(map(same_name, path, task.target)) and (
-                    ancestor is None or len(path) > ancestor[0]):
-                ancestor = (len(path), first, last)
+        if view == "outline":
+            exact, shown = look(r.text, task.family, task.target)
+            if shown is not None and (seen is None or len(shown.path) > len(seen.path)):
+                seen = shown
         nxt = keys.get("next", "")
         spec = f"{task.path}{nxt}" if nxt.startswith("@outline=") else ""
-    found = exact or (ancestor[1:] if ancestor else None)
+    how = "exact"
+    lines = LINES.search(keys["pointer"])
+    total_lines = int(lines.group(2)) if lines else 0
+    while exact is None and seen is not None:
+        name = drill_name(seen, task.target)
+        if name is None or (total_lines and full * (seen.last - seen.first + 1) / total_lines <= DRILL):
+            break  # nothing hidden, or a small part of the file: its lines cost less than a drill-down
+        element = name != ".".join(seen.path)  # a folded array element: its size is not shown
+        how, ask = "drill", DRILL if element else drill_budget(seen, full, total_lines)
+        while True:
+            r = nas.read(f"{task.path}@section={quote(name, safe='')}@{ask}")
+            cost += r.tokens
+            reads += 1
+            keys = header_keys(r.text)
+            exact, shown = look(r.text, task.family, task.target) if keys["view"] == "outline" else (None, None)
+            below = exact is not None or (shown is not None and len(shown.path) > len(seen.path))
+            if keys["view"] == "section" or below or ask >= full:
+                break
+            ask *= 2
+        if keys["view"] == "section":  # the section's text: the target is in it
+            first, last = map(int, LINES.search(keys["pointer"]).groups())
+            return Outcome(task, cost, full, first <= task.start and task.end <= last, reads, how, cost - r.tokens)
+        if not below:
+            break
+        seen = shown or seen
+    found = exact or ((seen.first, seen.last) if seen else None)
     if found is None:  # nothing to go on: the agent reads the whole file
         how = "skeleton" if view in ("skeleton", "none") else "missing"
         return Outcome(task, cost + full, full, False, reads + 1, how, cost)
@@ -246,7 +337,7 @@ def run_task(nas, task: Task, full: int, budget: int | None) -> Outcome:  # noqa
     outline = cost
     cost += nas.read(f"{task.path}@L{first}-L{last}").tokens
     ok = first <= task.start and task.end <= last
-    return Outcome(task, cost, full, ok, reads + 1, "exact" if exact else "ancestor", outline)
+    return Outcome(task, cost, full, ok, reads + 1, how if exact else "ancestor", outline)
 
 
 # --- the run ------------------------------------------------------------------------------------
@@ -371,7 +462,7 @@ def main() -> None:
         if not group:
             continue
         cost, full = sum(o.cost for o in group), sum(o.full for o in group)
-        hows = {h: sum(o.how == h for o in group) for h in ("full", "exact", "ancestor", "missing", "skeleton")}
+        hows = {h: sum(o.how == h for o in group) for h in ("full", "exact", "drill", "ancestor", "missing", "skeleton")}
         rows.append([name, len(group), pct(sum(o.ok for o in group), len(group)), cost, full, pct(cost, full),
                      pct(sum(o.outline for o in group), full), pct(sum(o.floor for o in group), full),
                      f"{100 * statistics.median(o.cost / o.full for o in group):.1f}%",
