@@ -472,9 +472,11 @@ def test_one_line_sibling_keys_share_an_outline_line() -> None:
     data = b'{\n "a": 1,\n "b": "x",\n "c": {"d": 1},\n "e": {\n  "f": true,\n  "g": [1, 2]\n },\n "h": null\n}\n'
     lines = outline_data(data, "json").render().splitlines()
     # a and b are one-line leaves in a row; c and e hold only such leaves, so they list them
-    assert lines == ["root: {5}", "2-3 a, b", "4 c{1}: d", "5-8 e{2}: f: boolean, g[2]", "9 h: null"]
+    assert lines == ["root: {5}", "2-3 a, b", "4 c{d}", "5-8 e{f: boolean, g[2]}", "9 h: null"]
     deeper = b'{"x": {\n "y": {"z": 1},\n "w": 2\n}}\n'  # x holds y, which is not a leaf: x keeps its lines
-    assert outline_data(deeper, "json").render().splitlines() == ["root: {1}", "1-4 x{2}", "2   y{1}: z", "3   w"]
+    assert outline_data(deeper, "json").render().splitlines() == ["root: {1}", "1-4 x{2}", "2   y{z}", "3   w"]
+    digits = b'{"x": {\n "5": 1\n}}\n'  # x{5} would read as five keys: a lone key "5" follows a colon
+    assert outline_data(digits, "json").render().splitlines() == ["root: {1}", "1-3 x{1}: 5"]
     many = b"{\n" + b",\n".join(b' "k%d": %d' % (i, i) for i in range(20)) + b"\n}\n"
     rendered = outline_data(many, "json").render().splitlines()
     assert rendered[1:] == ["2-9 k0, k1, k2, k3, k4, k5, k6, k7", "10-17 k8, k9, k10, k11, k12, k13, k14, k15",

@@ -146,8 +146,7 @@ class Outline:
             while inner < len(entries) and entries[inner].depth > e.depth:
                 inner += 1
             if inner - i - 1 <= RUN and all(one_line[i + 1 : inner]):
-                names = ", ".join(c.label for c in entries[i + 1 : inner])
-                lines.append(e.render(self.indent) + (f": {names}" if names else ""))
+                lines.append(_with_keys(e, entries[i + 1 : inner], self.indent))
                 i = inner
                 continue
             lines.append(e.render(self.indent))
@@ -180,6 +179,18 @@ SHARE = 0.04  # of the file's bytes an outline may take before its deepest level
 FLOOR = 600  # bytes an outline may always take
 
 RUN = 8  # leaves on one line: reading the line's range for one of them stays cheap
+
+
+def _with_keys(entry: Entry, keys: tuple[Entry, ...], indent: bool) -> str:
+    """An object with its one-line keys in its braces (``3-6 model{provider, context_tokens}``,
+    its size being their count); another container with them after a colon (``tools[2]: 0{1}, 1{1}``)."""
+    if not keys:
+        return entry.render(indent)
+    names = ", ".join(k.label for k in keys)
+    size = f"{{{len(keys)}}}"
+    if entry.label.endswith(size) and not names.isdigit():  # x{5} is a size: a lone key "5" goes after a colon
+        return replace(entry, label=f"{entry.label[: -len(size)]}{{{names}}}").render(indent)
+    return f"{entry.render(indent)}: {names}"
 
 
 def _run_line(run: list[Entry], indent: bool) -> str:

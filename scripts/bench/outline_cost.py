@@ -168,7 +168,7 @@ def targets(family: str, text: str) -> list[tuple[tuple[str, ...], int, int]]:
 NEW = re.compile(r"(\d+)(?:-(\d+))? ( *)(.*)")
 OLD = re.compile(r"( *)(.*) \(L(\d+)-L(\d+)\)")
 CODE_NAME = re.compile(r"(?:[\w.]+ )*?(?:def|class|function|fn|func|struct|enum|interface|trait|impl|type|module) +([\w.$]+)")
-CONTAINER_WITH_KEYS = re.compile(r"(.+?)(?:\{\d+\}|\[\d+\]): (.*)")
+CONTAINER_WITH_KEYS = re.compile(r"(.+?)(?:\{\d+\}|\[\d+\]): (.*)|(.+?)\{(?!\d+\})(.+)\}")
 DATA_NAME = re.compile(r"(.+?)(?:\{\d+\}|\[\d+\]|: .*)?(?: \(.*\))?")
 
 
@@ -195,9 +195,9 @@ def outline_entries(body: str, family: str) -> list[tuple[tuple[str, ...], int, 
         else:  # one-line keys share a line: "9-11 description, type", "8-12 level{3}: description, type"
             depth = len(pad) // 2
             parent = CONTAINER_WITH_KEYS.fullmatch(label.strip())
-            if parent:
-                rows.append((depth, parent.group(1), first, last))
-                depth, label = depth + 1, parent.group(2)
+            if parent:  # "model{2}: provider, context_tokens" (before) or "model{provider, context_tokens}"
+                rows.append((depth, parent.group(1) or parent.group(3), first, last))
+                depth, label = depth + 1, parent.group(2) or parent.group(4)
             for part in label.strip().split(", "):
                 found = DATA_NAME.fullmatch(part)
                 rows.append((depth, found.group(1) if found else part, first, last))
@@ -220,6 +220,7 @@ def header_keys(text: bytes) -> dict[str, str]:
 DEPTH = re.compile(r"(\d+)/(\d+)")
 LINES = re.compile(r"#L(\d+)-L(\d+)$")
 DRILL = 300  # the least budget a drill-down asks
+SHARE_ASKED = 8  # a drill-down asks for a 1/8 of the section
 
 
 @dataclass
@@ -235,12 +236,12 @@ class Seen:
     body: str
 
 
-def look(text: bytes, family: str, target: tuple[str, ...]) -> tuple[tuple[int, int] | None, Seen | None]:
+def look(text: bytes, family: str, target: tuple[str, ...], prefix: tuple[str, ...] = ()) -> tuple[tuple[int, int] | None, Seen | None]:
     """The target's lines in an outline answer, else its deepest shown ancestor.
-    In a section's outline (``section=a.b``) names are under the section's parents."""
+    In a section's outline names are under ``prefix``, the section's parents
+    (the names the agent asked for; a heading ``2.0.3`` holds dots itself)."""
     keys = header_keys(text)
     body = text.decode("utf-8", "replace").split("\n", 1)[1]
-    prefix = tuple(keys["section"].split("."))[:-1] if "section" in keys else ()
     seen = None
     for path, first, last in outline_entries(body, family):
         path = prefix + path
@@ -278,7 +279,7 @@ def drill_budget(seen: Seen, full: int, total_lines: int) -> int:
     line = next((row for row in seen.body.split("\n") if row.startswith(f"{seen.first}")), "")
     counted = SIZE.search(line)
     entries = int(counted.group(1) or counted.group(2)) if counted else 0
-    return max(DRILL, estimate // 8, 60 + 12 * entries)
+    return max(DRILL, estimate // SHARE_ASKED, 60 + 12 * entries)
 
 
 def run_task(nas, task: Task, full: int, budget: int | None) -> Outcome:  # noqa: ANN001
@@ -312,13 +313,14 @@ def run_task(nas, task: Task, full: int, budget: int | None) -> Outcome:  # noqa
         if name is None or (total_lines and full * (seen.last - seen.first + 1) / total_lines <= DRILL):
             break  # nothing hidden, or a small part of the file: its lines cost less than a drill-down
         element = name != ".".join(seen.path)  # a folded array element: its size is not shown
+        prefix = seen.path if element else seen.path[:-1]
         how, ask = "drill", DRILL if element else drill_budget(seen, full, total_lines)
         while True:
             r = nas.read(f"{task.path}@section={quote(name, safe='')}@{ask}")
             cost += r.tokens
             reads += 1
             keys = header_keys(r.text)
-            exact, shown = look(r.text, task.family, task.target) if keys["view"] == "outline" else (None, None)
+            exact, shown = look(r.text, task.family, task.target, prefix) if keys["view"] == "outline" else (None, None)
             below = exact is not None or (shown is not None and len(shown.path) > len(seen.path))
             if keys["view"] == "section" or below or ask >= full:
                 break
