@@ -66,8 +66,9 @@ class Outcome:
     ok: bool
     reads: int
     how: str
-    outline: int = 0  # of ``cost``: the outline reads
-    floor: int = 0  # the target's own lines: what the task costs with an outline that costs nothing  # full, exact, ancestor, missing, skeleton
+    outline: int = 0  # of ``cost``: the outline reads (drill-downs included)
+    floor: int = 0  # the target's own lines: what the task costs with an outline that costs nothing
+    headers: int = 0  # of ``cost``: the header lines
 
 
 # --- tasks, from parsers independent of nasfs ------------------------------------------------
@@ -282,6 +283,21 @@ def drill_budget(seen: Seen, full: int, total_lines: int) -> int:
     return max(DRILL, estimate // SHARE_ASKED, 60 + 12 * entries)
 
 
+class Reader:
+    """The agent's reads of one task: every token counted, headers apart."""
+
+    def __init__(self, nas, path: str) -> None:  # noqa: ANN001
+        self.nas, self.path = nas, path
+        self.cost = self.reads = self.headers = 0
+
+    def __call__(self, view: str):  # noqa: ANN204
+        r = self.nas.read(f"{self.path}{view}")
+        self.cost += r.tokens
+        self.reads += 1
+        self.headers += r.tokens - r.content_tokens
+        return r
+
+
 def run_task(nas, task: Task, full: int, budget: int | None) -> Outcome:  # noqa: ANN001
     """Read the outline (its pages) and find the target, or its deepest shown
     ancestor. When the answer shows that ancestor collapsed and its lines are
@@ -289,22 +305,27 @@ def run_task(nas, task: Task, full: int, budget: int | None) -> Outcome:  # noqa
     (:func:`drill_budget`; the ladder gives the section's outline when its text
     does not fit), twice that when the answer shows nothing below it, and look
     again. Then read the lines found. Every token read is counted."""
-    spec = f"{task.path}@outline" if budget is None else f"{task.path}@{budget}"
-    cost, reads, exact, seen, view = 0, 0, None, None, ""
+    from nasfs.errors import NasError
+
+    read = Reader(nas, task.path)
+
+    def outcome(ok: bool, how: str, outline: int) -> Outcome:
+        return Outcome(task, read.cost, full, ok, read.reads, how, outline, headers=read.headers)
+
+    spec = "@outline" if budget is None else f"@{budget}"
+    exact, seen, view = None, None, ""
     while spec and exact is None:
-        r = nas.read(spec)
-        cost += r.tokens
-        reads += 1
+        r = read(spec)
         keys = header_keys(r.text)
         view = keys["view"]
         if view == "full":
-            return Outcome(task, cost, full, True, reads, "full", cost)
+            return outcome(True, "full", read.cost)
         if view == "outline":
             exact, shown = look(r.text, task.family, task.target)
             if shown is not None and (seen is None or len(shown.path) > len(seen.path)):
                 seen = shown
         nxt = keys.get("next", "")
-        spec = f"{task.path}{nxt}" if nxt.startswith("@outline=") else ""
+        spec = nxt if nxt.startswith("@outline=") else ""
     how = "exact"
     lines = LINES.search(keys["pointer"])
     total_lines = int(lines.group(2)) if lines else 0
@@ -316,30 +337,33 @@ def run_task(nas, task: Task, full: int, budget: int | None) -> Outcome:  # noqa
         prefix = seen.path if element else seen.path[:-1]
         how, ask = "drill", DRILL if element else drill_budget(seen, full, total_lines)
         while True:
-            r = nas.read(f"{task.path}@section={quote(name, safe='')}@{ask}")
-            cost += r.tokens
-            reads += 1
+            try:
+                r = read(f"@section={quote(name, safe='')}@{ask}")
+            except NasError:  # an older nasfs: folded elements and deep keys are no sections
+                r = None
+                break
             keys = header_keys(r.text)
             exact, shown = look(r.text, task.family, task.target, prefix) if keys["view"] == "outline" else (None, None)
             below = exact is not None or (shown is not None and len(shown.path) > len(seen.path))
             if keys["view"] == "section" or below or ask >= full:
                 break
             ask *= 2
+        if r is None:
+            break
         if keys["view"] == "section":  # the section's text: the target is in it
             first, last = map(int, LINES.search(keys["pointer"]).groups())
-            return Outcome(task, cost, full, first <= task.start and task.end <= last, reads, how, cost - r.tokens)
+            return outcome(first <= task.start and task.end <= last, how, read.cost - r.tokens)
         if not below:
             break
         seen = shown or seen
     found = exact or ((seen.first, seen.last) if seen else None)
+    outline = read.cost
     if found is None:  # nothing to go on: the agent reads the whole file
-        how = "skeleton" if view in ("skeleton", "none") else "missing"
-        return Outcome(task, cost + full, full, False, reads + 1, how, cost)
+        read("")
+        return outcome(False, "skeleton" if view in ("skeleton", "none") else "missing", outline)
     first, last = found
-    outline = cost
-    cost += nas.read(f"{task.path}@L{first}-L{last}").tokens
-    ok = first <= task.start and task.end <= last
-    return Outcome(task, cost, full, ok, reads + 1, how if exact else "ancestor", outline)
+    read(f"@L{first}-L{last}")
+    return outcome(first <= task.start and task.end <= last, how if exact else "ancestor", outline)
 
 
 # --- the run ------------------------------------------------------------------------------------
@@ -466,12 +490,13 @@ def main() -> None:
         cost, full = sum(o.cost for o in group), sum(o.full for o in group)
         hows = {h: sum(o.how == h for o in group) for h in ("full", "exact", "drill", "ancestor", "missing", "skeleton")}
         rows.append([name, len(group), pct(sum(o.ok for o in group), len(group)), cost, full, pct(cost, full),
-                     pct(sum(o.outline for o in group), full), pct(sum(o.floor for o in group), full),
+                     pct(sum(o.outline for o in group), full), pct(sum(o.headers for o in group), full),
+                     pct(sum(o.floor for o in group), full),
                      f"{100 * statistics.median(o.cost / o.full for o in group):.1f}%",
                      " ".join(f"{h}={n}" for h, n in hows.items() if n)])
     mode = f"P@{args.budget}, next pages followed" if args.budget else "P@outline"
     C.table(["tasks", "n", "success", "outline-first tokens", "whole-file tokens", "cost/whole", "of it outline",
-             "target lines alone", "median task", "how"],
+             "of it headers", "target lines alone", "median task", "how"],
             rows, f"{len(tasks)} lookup tasks ({mode}, then P@La-Lb), seed {args.seed}:")
     failed = [o for o in outcomes if not o.ok][:10]
     for o in failed:
