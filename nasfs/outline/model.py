@@ -58,7 +58,7 @@ class Outline:
     ``runs``: sibling one-line leaves in a row share an outline line (data
     keys: ``9-11 description, type, enum[3]``), at most ``RUN`` to a line,
     and an entry whose entries are all such leaves (at most ``RUN``) lists them
-    on its own line (``8-12 level{3}: description, type, enum[3]``).
+    in its braces (``8-12 level{description, type, enum[3]}``).
     ``partial`` says part of the file did not parse: the entries are what did.
     ``shown``: the deepest level ``@outline`` shows (None: all of them), set by
     :func:`fitted` so that an outline stays a small share of its file; the

@@ -8,10 +8,13 @@ Lookup tasks are picked by parsers independent of nasfs's outliners: Python's
 (headings), PyYAML's composer (keys of JSON and YAML files, with their lines).
 A simulated agent reads ``P@outline`` (or ``P@N`` with ``--budget``, following
 ``next`` pages), finds the target by its qualified name in the outline text
-(or, when the outline does not show it, its deepest shown ancestor), then
-reads those lines with ``P@La-Lb``. A task succeeds when the lines read hold
-the target's lines. The cost is every token read, against the whole file's
-tokens (``cat P``). It prints the cost by family, for keys files (JSON/YAML of
+or, when the outline does not show it, its deepest shown ancestor. When the
+answer shows that ancestor collapsed (on the last level of an outline cut to
+``depth=K/M``, or an array listing its first elements only), it drills down
+with ``P@section=NAME@B`` (the section's outline when its text does not fit
+B; see ``run_task``), then reads the lines found with ``P@La-Lb``. A task
+succeeds when the lines read hold the target's lines. The cost is every token
+read, headers included, against the whole file's tokens (``cat P``). It prints the cost by family, for keys files (JSON/YAML of
 1-5k tokens), overall and for the median task, the success rate, and what
 ``@outline`` costs against each file for every family (CSV and text too).
 
@@ -221,7 +224,7 @@ def header_keys(text: bytes) -> dict[str, str]:
 DEPTH = re.compile(r"(\d+)/(\d+)")
 LINES = re.compile(r"#L(\d+)-L(\d+)$")
 DRILL = 300  # the least budget a drill-down asks
-SHARE_ASKED = 8  # a drill-down asks for a 1/8 of the section
+SHARE_ASKED = 8  # a drill-down asks for this fraction (1/8) of the section's estimated tokens
 
 
 @dataclass
