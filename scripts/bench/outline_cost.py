@@ -35,9 +35,9 @@ import re
 import shutil
 import statistics
 import sys
-from urllib.parse import quote, unquote
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 import yaml
 from markdown_it import MarkdownIt
