@@ -5,7 +5,8 @@ nasfs: budgeted, checkable reads. A real file stays a plain file; views sit besi
 
   cat notes.md                      the real file, read-write
   cat notes.md@outline              headings / symbols / keys, each line starting with its lines
-                                    (11-20 ## Renewal; the file itself when that is cheaper)
+                                    (11-20 ## Renewal; the levels that stay a small share of the
+                                    file, declared depth=K/M; the file itself when that is cheaper)
   cat notes.md@L12-L18              exactly lines 12..18, no header
   cat notes.md@section=Renewal      one section: heading text, Class.method, a.b.0 key path
                                     (Parent.Child for nesting, NAME~2 for the 2nd of duplicates,
@@ -15,7 +16,8 @@ nasfs: budgeted, checkable reads. A real file stays a plain file; views sit besi
                                     full > outline > shallower outlines > a page of entries
                                     (entries=1-40/312 next=@outline=41@400) > skeleton > none
   cat notes.md@outline=41@400       the outline from its 41st entry: the next page
-  cat notes.md@section=Renewal@200  any view, degraded to fit a budget
+  cat notes.md@section=Renewal@200  any view, degraded to fit a budget (a section: its text,
+                                    else its own outline, with the levels @outline left out)
   cat notes.md@outline.json         the JSON envelope instead of text
   cat src@2000   cat .@2000         a folder's map: files by importance, top entries, pointers;
                                     never over the budget (src@outline: all of it; what is
