@@ -17,6 +17,7 @@ from nasfs.outline.markdown import outline_markdown
 from nasfs.service import Nas
 
 from .conftest import header
+from .mounts import Mount
 
 ENTRY = re.compile(r"(\d+)(?:-(\d+))? ( *)(.*)")
 
@@ -132,3 +133,18 @@ def test_a_long_markdown_file_shows_its_top_levels_and_drills_down(nas: Nas, hom
     inner = nas.read(f"CHANGES.md@section=1.7.0@{text_tokens - 1}")  # a heading with dots, by its own name
     assert (header(inner.text)["view"], header(inner.text)["section"]) == ("outline", "1.7.0")
     assert "### Fix 7.3" in [label for _, _, _, label in entries(inner.text)]
+
+
+def test_drill_down_through_the_mount(mounted: Mount, big: Path) -> None:
+    """The same reads with `cat` on a real mount: the fitted outline, then a section within a budget."""
+    mnt = mounted.mountpoint
+
+    def cat(name: str) -> bytes:
+        return subprocess.run(["cat", str(mnt / name)], check=True, capture_output=True).stdout
+
+    outline = cat("schema.json@outline")
+    assert header(outline)["depth"] != "8/8" and b"Def7{" in outline
+    section = cat("schema.json@section=definitions.Def7.properties@250")
+    assert (header(section)["view"], header(section)["section"]) == ("outline", "definitions.Def7.properties")
+    assert "leaf{type}" in [label for _, _, _, label in entries(section)]
+    assert int(header(section)["tokens"]) <= 250
