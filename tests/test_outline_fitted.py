@@ -121,14 +121,15 @@ def test_fitted_never_cuts_above_the_page_level_and_leaves_small_outlines_whole(
     assert len(outline_markdown(small).render()) < FLOOR
 
 
-def test_a_long_markdown_file_shows_its_top_levels_and_drills_down(nas: Nas, home: Path) -> None:
+def test_a_long_markdown_file_keeps_every_heading_and_a_section_drills_down(nas: Nas, home: Path) -> None:
+    """Only data outlines are fitted: headings, like code symbols, are what an
+    agent picks its read from, so ``@outline`` lists every one."""
     body = "A paragraph that says what the fix changed and why, with a link to its pull request.\n"
     text = "".join(f"# 1.{i}.0\n\n## Fixes\n\n" + "".join(f"### Fix {i}.{j}\n\n{body * 3}\n" for j in range(6)) for i in range(80))
     (home / "CHANGES.md").write_text(text)
     r = nas.read("CHANGES.md@outline")
-    keys = header(r.text)
-    assert keys["depth"] != "3/3" and not any(label.startswith("### ") for _, _, _, label in entries(r.text))
-    assert r.tokens < tokens.count(text.encode()) // 5
+    assert "depth" not in header(r.text)
+    assert sum(label.startswith("### ") for _, _, _, label in entries(r.text)) == 480
     text_tokens = nas.read("CHANGES.md@section=1.7.0").tokens
     inner = nas.read(f"CHANGES.md@section=1.7.0@{text_tokens - 1}")  # a heading with dots, by its own name
     assert (header(inner.text)["view"], header(inner.text)["section"]) == ("outline", "1.7.0")

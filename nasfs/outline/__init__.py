@@ -1,7 +1,9 @@
 """Pick the outliner for a file: by name first, then by a look at its bytes.
 
-Outlines of Markdown, code and data are then fitted (:func:`~.model.fitted`):
-``@outline`` shows their levels while they stay a small share of the file.
+Data outlines are then fitted (:func:`~.model.fitted`): ``@outline`` shows
+their levels while they stay a small share of the file, since a key tree can
+be nearly as large as the file. Code and Markdown outlines stay whole: their
+symbols and headings are what an agent picks its read from.
 
 Outliners are imported when first used: a one-shot ``nasfs read`` served from
 the cache should not pay for loading tree-sitter.
@@ -58,7 +60,7 @@ def outline_bytes(path: str, data: bytes, lines: LineIndex | None = None) -> Out
     if family == "markdown":
         from .markdown import outline_markdown
 
-        return fitted(outline_markdown(data), len(data))
+        return outline_markdown(data)
     if family in ("json", "yaml", "toml"):
         from .data import outline_data
 
@@ -73,7 +75,7 @@ def outline_bytes(path: str, data: bytes, lines: LineIndex | None = None) -> Out
         language = language_for(path)
         found = outline_code(data, language, lines) if language else None
         if found is not None:
-            return fitted(found, len(data))
+            return found
     return outline_text(data)
 
 
@@ -90,5 +92,5 @@ def outline_large(path: str, size: int, head: bytes, stream: Callable[[], Iterab
     if family == "markdown":
         from .markdown import outline_markdown_stream
 
-        return fitted(outline_markdown_stream(stream()), size)
+        return outline_markdown_stream(stream())
     return outline_text_stream(stream())
