@@ -8,6 +8,7 @@ In the envelope ``tokens`` counts ``content`` only (contract §5).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -18,6 +19,9 @@ from .views import Served
 _HEADER_SAFE = "/@#:+-._~!$&'()*,;=[]{}"
 
 
+_PLAIN = re.compile(r"[\w/@#:+\-.~!$&'()*,;=\[\]{}]+", re.ASCII)  # what quote() leaves as it is
+
+
 def _value(v: object) -> str:
     """A header value with no space in it (spaces and '%' escaped). A pointer
     is escaped by its own spelling already; escaping it again would print one
@@ -25,6 +29,8 @@ def _value(v: object) -> str:
     if isinstance(v, Pointer):
         return str(v)
     text = str(v).lower() if isinstance(v, bool) else str(v)
+    if _PLAIN.fullmatch(text):  # most values (numbers, names): nothing to escape
+        return text
     return quote(text, safe=_HEADER_SAFE) if text else '""'
 
 

@@ -23,6 +23,7 @@ import pygit2
 from .repo import GitTree
 
 _nas = None  # the worker's own Nas
+CHUNK = 16  # files per task: small enough for an even spread over workers and a lively bar
 
 
 @dataclass
@@ -98,18 +99,27 @@ def _outline(path: str) -> tuple[str, str, int, str]:
     return path, "ok", r.tokens, ""
 
 
-def _results(root: str, files: list[str], jobs: int, opened: tuple) -> Iterator[tuple[str, str, int, str]]:
+def _outline_chunk(paths: list[str]) -> list[tuple[str, str, int, str]]:
+    """Several files' outlines, their cache writes made in one transaction."""
+    with _nas.disk.batch():
+        return [_outline(p) for p in paths]
+
+
+def _results(root: str, files: list[str], jobs: int, opened: tuple) -> Iterator[list[tuple[str, str, int, str]]]:
+    """Results in chunks of neighbouring files (a folder's files share its
+    tree lookups), one chunk per task."""
     global _nas
+    chunks = [files[i : i + CHUNK] for i in range(0, len(files), CHUNK)]
     if jobs <= 1:
         _nas = _open(root, *opened)
-        for p in files:
-            yield _outline(p)
+        for chunk in chunks:
+            yield _outline_chunk(chunk)
         return
     import multiprocessing
 
     # spawn: each worker starts clean (no inherited libgit2 or SQLite handles)
     with multiprocessing.get_context("spawn").Pool(jobs, _init_worker, (root, *opened)) as pool:
-        yield from pool.imap_unordered(_outline, files, chunksize=4)
+        yield from pool.imap_unordered(_outline_chunk, chunks)
 
 
 def run_index(root: str, *, node: str | None, tree: str | None, tokenizer: str, jobs: int | None,
@@ -139,10 +149,11 @@ def run_index(root: str, *, node: str | None, tree: str | None, tokenizer: str, 
     if progress_log:
         say()
     try:
-        for result in _results(str(git_tree.root), files, jobs, (node, tree, tokenizer)):
-            tally.add(result)
+        for results in _results(str(git_tree.root), files, jobs, (node, tree, tokenizer)):
+            for result in results:
+                tally.add(result)
             if bar is not None:
-                bar.update(1)
+                bar.update(len(results))
             if progress_log and time.monotonic() - said >= every:
                 said = time.monotonic()
                 say()

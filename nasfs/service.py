@@ -238,10 +238,16 @@ class Nas:
         that fits; exact line ranges and raw reads carry no header."""
         a = self.analysis(content)
         full = self.full_tokens(a)
+        done: dict[tuple[int, bool], tuple[Served, Response]] = {}  # a rung's answer is declared (counted) once
 
         def declared(served: Served, headed: bool = True) -> Response:
+            hit = done.get((id(served), headed))
+            if hit is not None and hit[0] is served:
+                return hit[1]
             body_tokens = full if served.body is a.data and full is not None else None
-            return declare(served, full, self.tokenizer, view.budget, headed, body_tokens)
+            response = declare(served, full, self.tokenizer, view.budget, headed, body_tokens)
+            done[id(served), headed] = (served, response)
+            return response
 
         rungs, nothing = self._ladder(a, view, declared)
         if view.budget is None:
@@ -273,7 +279,7 @@ class Nas:
             return [*_paged(a, view, declared, part)[: len(part) - a.outline.page_depth + 1], skeleton], nothing
         if view.kind == "outline":
             rungs = _paged(a, view, declared, _outline_rungs(a, a.outline, None, top=a.outline.shown))
-            return [_outline_or_file(a, rungs[0], declared), *rungs[1:], skeleton], nothing
+            return [_outline_or_file(a, rungs[0], declared, self.full_tokens(a)), *rungs[1:], skeleton], nothing
         if view.kind == "best":
             return [a.full, *_paged(a, view, declared, _outline_rungs(a, a.outline, None)), skeleton], nothing
         if view.kind == "since":
@@ -360,13 +366,14 @@ def _outline_rungs(a: Analysis, outline: Outline, scope: Entry | None, entries: 
             for depth in range(deepest if top is None else top, -1, -1)]
 
 
-def _outline_or_file(a: Analysis, outline: Rung, declared: Callable[[Served], Response]) -> Rung:
+def _outline_or_file(a: Analysis, outline: Rung, declared: Callable[[Served], Response], full_tokens: int | None) -> Rung:
     """The outline, or the whole file when the outline's answer costs as many
-    tokens as the file or more (a reader then needs no second read)."""
+    tokens as the file (``full_tokens``, its content's count) or more (a
+    reader then needs no second read)."""
     def make() -> Served | None:
         served = outline()
         full = a.full()
-        if full is not None and served is not None and declared(served).tokens >= declared(full).content_tokens:
+        if full is not None and full_tokens is not None and served is not None and declared(served).tokens >= full_tokens:
             return full
         return served
     return make
