@@ -139,6 +139,30 @@ def test_pointers_to_odd_names_verify_as_printed(nas: Nas, home: Path, committed
         verifies_as_printed(home, pointer, *TREE)
 
 
+def test_a_folder_where_head_has_a_file_or_a_link_gets_a_snapshot(nas: Nas, home: Path) -> None:
+    """HEAD's entries are looked up in their folder's tree, kept per folder:
+    a path whose folder is a file, or a link, in HEAD is not in HEAD, and
+    a folder learnt once serves its other files and a HEAD that moved."""
+    os.symlink("notes", home / "notelink")
+    git(home, "add", "notelink")
+    git(home, "commit", "-q", "-m", "a link")
+    (home / "code" / "billing.py").unlink()  # a file in HEAD, a folder in the work tree
+    (home / "code" / "billing.py").mkdir()
+    (home / "code" / "billing.py" / "inner.md").write_text("# Inner\n\nbody\n")
+    os.unlink(home / "notelink")
+    (home / "notelink").mkdir()
+    (home / "notelink" / "loose.md").write_text("# Loose\n")
+    head = str(nas.tree.head().id)
+    for path in ("code/billing.py/inner.md", "notelink/loose.md"):
+        pointer = nas.read(f"{path}@outline").served.evidence[0].pointer
+        assert pointer.commit != head and git(home, "show", f"{pointer.commit}:{path}") == (home / path).read_text()
+    assert nas.read("code/client.ts@outline").served.evidence[0].pointer.commit == head  # code/ was learnt above
+    (home / "code" / "client.ts").write_text("export const x = 1;\n")
+    git(home, "commit", "-q", "-am", "moved")
+    moved = nas.read("code/client.ts@outline").served.evidence[0].pointer
+    assert moved.commit == str(nas.tree.head().id) != head
+
+
 def test_a_tree_named_with_a_space_and_accents_verifies(home: Path, tmp_path: Path) -> None:
     odd = tmp_path / "my trée"
     shutil.copytree(home, odd)
