@@ -79,6 +79,37 @@ def test_jobs_2_gives_the_same_summary(tree: tuple[Path, int], tmp_path: Path, m
     assert summary(nasfs("index", str(home), "--jobs", "2")) == two  # warm: same answer
 
 
+def test_a_terminal_gets_a_progress_bar_to_the_last_file(tree: tuple[Path, int]) -> None:
+    """On a terminal the bar (tqdm) counts every file, also with several workers
+    that answer in chunks; the summary still goes to stdout."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    home, expected = tree
+    for jobs in ("1", "2"):
+        leader, follower = pty.openpty()
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal has a size
+        proc = subprocess.Popen([sys.executable, "-P", "-m", "nasfs", "index", "--jobs", jobs, str(home)],
+                                stdout=subprocess.PIPE, stderr=follower, text=True)
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # EIO: the last writer closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(leader)
+        out = proc.communicate()[0]
+        assert proc.returncode == 0 and SUMMARY.match(out.strip()), out
+        bar = shown.decode(errors="replace")
+        assert "100%" in bar and f"{expected}/{expected}" in bar and "file/s" in bar, bar
+
+
 def test_quiet_prints_nothing(home: Path) -> None:
     done = nasfs("index", "--quiet", str(home))
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
