@@ -40,8 +40,9 @@ def children_cpu() -> float:
 
 def run(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[float, float, dict[int, float], str]:
     """(wall s, CPU s of the process and everything it waited for, CPU s of
-    each child process seen while it ran, stdout). Children are sampled from
-    /proc every 50 ms, so a worker's last 50 ms may be missing from its figure."""
+    each pool worker seen while it ran, stdout). Workers are sampled from
+    /proc every 50 ms, so a worker's last 50 ms may be missing from its figure;
+    multiprocessing's resource tracker is not a worker and is not shown."""
     out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # not pipes: nothing reads them while it runs
     cpu0 = children_cpu()
     t = time.perf_counter()
@@ -54,7 +55,8 @@ def run(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = No
             kids = []
         for kid in map(int, kids):
             try:
-                workers[kid] = C.cpu_seconds(kid)
+                if kid in workers or b"spawn_main" in Path(f"/proc/{kid}/cmdline").read_bytes():  # a pool worker
+                    workers[kid] = C.cpu_seconds(kid)
             except (OSError, IndexError):
                 pass
         time.sleep(0.05)
