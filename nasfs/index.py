@@ -6,7 +6,9 @@ from the index, untracked ones from status; ``.git`` never) gets its
 Both land in the shared disk cache (SQLite in WAL mode: several processes
 may read and write it at once; a write that loses a lock race is dropped,
 which only leaves that file cold). N worker processes each run their own
-``Nas`` over the same cache; errors on single files are counted, never fatal.
+``Nas`` over the same cache, taking ``CHUNK`` neighbouring files per task and
+writing their entries in one transaction; errors on single files are
+counted, never fatal.
 """
 
 from __future__ import annotations
