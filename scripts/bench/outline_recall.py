@@ -1,6 +1,7 @@
-"""Benchmark of code outlines against universal-ctags (issue 10, part 1).
+"""Benchmark of code outlines against universal-ctags, scalameta and an ANTLR Swift parser (issue 10, part 1).
 
     .venv/bin/python scripts/bench/outline_recall.py CORPUS [--per-language 20] [--worst 12] [--misses 0]
+        [--scalameta DIR] [--swift-grammar DIR [--swift-build DIR] [--swift-timeout 20]]
 
 CORPUS is a folder of public source (repositories extracted with ``git
 archive``; nothing of it is committed). Per language (as nasfs names a file's
@@ -22,6 +23,17 @@ under its key (ctags names it by the function's own name). Of the found ones, *e
 ``end``. Printed: the CPU time of the outlines against one ctags run over
 the same files, both shares per language and overall, the worst files, and (with
 --misses N) up to N missed definitions per language.
+
+ctags 5.9 has no Swift or Scala parser. With ``--scalameta DIR`` (a folder
+where ``npm install scalameta-parsers`` was run) Scala files are measured
+against scalameta's syntax tree, and with ``--swift-grammar DIR``
+(antlr/grammars-v4's ``swift/swift5``; needs Debian's ``antlr4`` and a JDK)
+Swift files against an ANTLR parser built from that grammar (see
+``_outline_references.py``). Their definitions are classes, traits, objects,
+enums, ``def``s (Scala), classes, structs, enums, protocols, extensions,
+functions, ``init``/``deinit`` and subscripts (Swift), each at its name's line.
+A file the reference cannot parse whole (a syntax error, or over
+--swift-timeout seconds) is not picked, and is counted in the report.
 """
 
 from __future__ import annotations
@@ -41,6 +53,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
+import _outline_references as R  # noqa: E402
 
 from nasfs.lines import LineIndex  # noqa: E402
 from nasfs.outline.code import language_for, outline_code  # noqa: E402
@@ -141,6 +154,17 @@ def ctags_defs(path: Path, dropped: Counter[tuple[str, str]], language: str) -> 
     return defs
 
 
+def reference_defs(record: dict, language: str, dropped: Counter[tuple[str, str]]) -> list[dict]:
+    """A reference's tags of one file, as ctags' (anonymous ones, ``given Ord[Int] with``, counted apart)."""
+    defs = []
+    for tag in record["defs"]:
+        if tag["name"].startswith("<"):
+            dropped[(language, "anonymous")] += 1
+        else:
+            defs.append({**tag, "language": language})
+    return defs
+
+
 def signature_lines(entry: Entry, lines: LineIndex) -> set[int]:
     """The entry's first line and the line its label was taken from."""
     found = {entry.start}
@@ -194,8 +218,15 @@ def minified(path: str) -> bool:
     return len(head) > 2000 and len(head) / (head.count(b"\n") + 1) > 300
 
 
-def pick(root: Path, per_language: int, dropped: Counter[tuple[str, str]]) -> dict[str, list[tuple[str, list[dict]]]]:
-    """Up to ``per_language`` files per language with a structural definition, in SHA-1 order."""
+def pick(
+    root: Path, per_language: int, dropped: Counter[tuple[str, str]], references: dict[str, R.Reference],
+    unparsed: Counter[str],
+) -> dict[str, list[tuple[str, list[dict]]]]:
+    """Up to ``per_language`` files per language with a structural definition, in SHA-1 order.
+
+    Languages in ``references`` are read by that reference (files it cannot parse
+    whole are counted in ``unparsed`` and passed over), the others by ctags.
+    """
     candidates: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -206,15 +237,33 @@ def pick(root: Path, per_language: int, dropped: Counter[tuple[str, str]]) -> di
                 candidates[language].append((hashlib.sha1(rel.encode()).hexdigest(), rel))
     chosen: dict[str, list[tuple[str, list[dict]]]] = {}
     for language, items in sorted(candidates.items()):
+        ordered = [rel for _, rel in sorted(items)]
         picked: list[tuple[str, list[dict]]] = []
-        for _, rel in sorted(items):
-            if len(picked) == per_language:
-                break
-            skipped: Counter[tuple[str, str]] = Counter()
-            defs = ctags_defs(root / rel, skipped, language)
-            if defs:
-                dropped.update(skipped)
-                picked.append((rel, defs))
+        if language in references:
+            for at in range(0, len(ordered), per_language):
+                if len(picked) == per_language:
+                    break
+                batch = ordered[at : at + per_language]
+                records = references[language].tags([str(root / rel) for rel in batch])
+                for rel in batch:
+                    record = records[str(root / rel)]
+                    if record["errors"] or record.get("timeout"):
+                        unparsed[language] += 1
+                        continue
+                    skipped: Counter[tuple[str, str]] = Counter()
+                    defs = reference_defs(record, language, skipped)
+                    if defs and len(picked) < per_language:
+                        dropped.update(skipped)
+                        picked.append((rel, defs))
+        else:
+            for rel in ordered:
+                if len(picked) == per_language:
+                    break
+                skipped = Counter()
+                defs = ctags_defs(root / rel, skipped, language)
+                if defs:
+                    dropped.update(skipped)
+                    picked.append((rel, defs))
         if picked:
             chosen[language] = picked
     return chosen
@@ -254,12 +303,24 @@ def main() -> None:
     ap.add_argument("--per-language", type=int, default=20)
     ap.add_argument("--worst", type=int, default=12, help="how many worst files to list")
     ap.add_argument("--misses", type=int, default=0, help="missed definitions listed per language")
+    ap.add_argument("--scalameta", type=Path, help="folder holding node_modules/scalameta-parsers (Scala's reference)")
+    ap.add_argument("--swift-grammar", type=Path, help="grammars-v4's swift/swift5 folder (Swift's reference)")
+    ap.add_argument("--swift-build", type=Path, help="where the Swift parser is built (default: SWIFT_GRAMMAR/build)")
+    ap.add_argument("--swift-timeout", type=float, default=20.0, help="seconds the Swift reference gets per file")
     args = ap.parse_args()
     if not args.corpus.is_dir():
         ap.error(f"corpus {args.corpus} is not a folder; give a folder of source files")
     C.banner("outline recall against universal-ctags")
     version = subprocess.run(["ctags", "--version"], capture_output=True, text=True, check=False).stdout
     print(f"baseline: {version.splitlines()[0] if version else 'ctags not found'}")
+    references: dict[str, R.Reference] = {}
+    if args.scalameta:
+        references["scala"] = R.scalameta(args.scalameta.resolve())
+    if args.swift_grammar:
+        grammar = args.swift_grammar.resolve()
+        references["swift"] = R.swift(grammar, (args.swift_build or grammar / "build").resolve(), args.swift_timeout)
+    for language, reference in sorted(references.items()):
+        print(f"baseline for {language}: {reference.name}")
     sources = args.corpus / "SOURCES"
     if sources.is_file():
         print("corpus sources (repository commit):")
@@ -268,7 +329,8 @@ def main() -> None:
     print()
     results: dict[str, list[FileResult]] = {}
     dropped: Counter[tuple[str, str]] = Counter()
-    for language, files in pick(args.corpus.resolve(), args.per_language, dropped).items():
+    unparsed: Counter[str] = Counter()
+    for language, files in pick(args.corpus.resolve(), args.per_language, dropped, references, unparsed).items():
         results[language] = [measure(args.corpus.resolve(), rel, language, defs) for rel, defs in files]
     speed(args.corpus.resolve(), [r.path for rows in results.values() for r in rows], results)
     print(f"{'language':<12}{'files':>6}{'defs':>7}{'recall':>9}{'ends':>9}{'partial':>9}")
@@ -282,8 +344,11 @@ def main() -> None:
         print(f"{language:<12}{len(rows):>6}{defs:>7}{share(found, defs):>9}{share(ends, found):>9}{partial:>9}")
     print(f"{'overall':<12}{sum(map(len, results.values())):>6}{total[0]:>7}"
           f"{share(total[1], total[0]):>9}{share(total[2], total[1]):>9}")
+    if unparsed:
+        print("\nfiles passed over because their reference did not parse them whole: "
+              + ", ".join(f"{lang} {n}" for lang, n in sorted(unparsed.items())))
     if dropped:
-        print("\nctags tags not counted (see not_a_definition): "
+        print("\ntags not counted (see not_a_definition, reference_defs): "
               + ", ".join(f"{lang} {why} {n}" for (lang, why), n in sorted(dropped.items())))
     every = [r for rows in results.values() for r in rows]
     print("\nworst files (missed definitions, then wrong ends):")

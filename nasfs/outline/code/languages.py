@@ -493,13 +493,20 @@ SPECS: dict[str, Spec] = {
         defs={
             "class_definition": named(SCOPE),
             "object_definition": named(SCOPE),
+            "package_object": named(SCOPE),
             "trait_definition": named(SCOPE),
             "enum_definition": named(SCOPE),
-            "function_definition": named(LEAF),
+            "function_definition": named(FUNC),
             "function_declaration": named(LEAF),
             "type_definition": named(LEAF, body=None),
         },
-        containers=frozenset({"compilation_unit", "package_clause", "template_body", "ERROR"}),
+        # In bodies: local ``def``s and classes, and the members of ``new T { def f = ... }``
+        # (a ``val`` or a ``def`` whose value is an anonymous class).
+        containers=frozenset(
+            {"compilation_unit", "package_clause", "template_body", "block", "indented_block",
+             "instance_expression", "val_definition", "var_definition", "ERROR"}
+        ),
+        nested=(rb"def\s", rb"class\s", rb"object\s", rb"trait\s"),
     ),
     "lua": Spec(
         defs={

@@ -15,7 +15,7 @@ from nasfs.outline.model import Entry
 
 from .regions import Regions
 from .signature import label
-from .spec import COMMENT, FUNC, LEAD, SCOPE, TOP, WRAP, Spec
+from .spec import COMMENT, COMMENTS, FUNC, LEAD, SCOPE, TOP, WRAP, Spec
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -25,6 +25,32 @@ if TYPE_CHECKING:
 # Containers nested deeper than this are not walked (keeps recursion bounded on
 # pathological input; real code never gets near it).
 MAX_NESTING = 100
+
+
+def _content_end(node: Node, source: bytes) -> int:
+    """Where ``node``'s code ends: before the white space and comments it ends with.
+
+    tree-sitter-scala ends a definition whose body is an indented block at the
+    next line's indentation, and so after the next definition's doc comment. So
+    a node that ends in white space ends instead where its last child that is no
+    comment (and not empty) ends, looked for down the tree.
+    """
+    end = node.end_byte
+    if end == node.start_byte or source[end - 1] not in b" \t\r\n":
+        return end  # the common case: ``}``, ``end`` or the last token
+    while node.child_count:
+        at = node.child_count - 1
+        child = node.child(at)
+        while child is not None and (child.type in COMMENTS or child.start_byte == child.end_byte):
+            at -= 1
+            child = node.child(at) if at >= 0 else None
+        if child is None:
+            break
+        node = child
+    end = node.end_byte
+    while end > node.start_byte + 1 and source[end - 1] in b" \t\r\n":
+        end -= 1
+    return end
 
 
 class Walker:
@@ -124,7 +150,7 @@ class Walker:
             scope += tuple(" ".join(part.split()) for part in parts)  # ``A<\n T>``: names hold no newline
             line_of = self.lines.line_of
             first = line_of(start)
-            last = max(first, line_of(node.end_byte - 1))
+            last = max(first, line_of(_content_end(node, self.source) - 1))
             shown = label(self.lines, self.source, node, anchor, start, body, scope[-1])
             self.entries.append(Entry(shown, first, last, depth, scope))
             depth += 1
