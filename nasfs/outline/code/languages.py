@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .c_family import C_CONTAINERS, C_DEFS, c_record
-from .spec import FUNC, LEAF, SCOPE, Spec, fixed, named, scoped_named, split_named, text, unnamed_fields
+from .spec import FUNC, LEAF, SCOPE, Spec, fixed, named, scoped_named, split_named, text, unnamed_fields, unquoted
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -496,15 +496,19 @@ SPECS: dict[str, Spec] = {
             "package_object": named(SCOPE),
             "trait_definition": named(SCOPE),
             "enum_definition": named(SCOPE),
-            "function_definition": named(FUNC),
-            "function_declaration": named(LEAF),
+            "function_definition": unquoted(named(FUNC)),
+            "function_declaration": unquoted(named(LEAF)),
             "type_definition": named(LEAF, body=None),
         },
-        # In bodies: local ``def``s and classes, and the members of ``new T { def f = ... }``
-        # (a ``val`` or a ``def`` whose value is an anonymous class).
+        # In bodies: local ``def``s and classes, the members of ``new T { def f = ... }`` (a ``val``
+        # or a ``def`` whose value is an anonymous class), and what is defined in a block passed to
+        # a call (``test("x") { def check() = ... }``) or as its argument, a lambda, a ``case``, a
+        # branch or a loop.
         containers=frozenset(
             {"compilation_unit", "package_clause", "template_body", "block", "indented_block",
-             "instance_expression", "val_definition", "var_definition", "ERROR"}
+             "instance_expression", "val_definition", "var_definition", "call_expression", "arguments",
+             "lambda_expression", "match_expression", "case_block", "case_clause", "if_expression",
+             "try_expression", "for_expression", "while_expression", "ERROR"}
         ),
         nested=(rb"def\s", rb"class\s", rb"object\s", rb"trait\s"),
     ),

@@ -89,6 +89,19 @@ def named(nest: int, name: str = "name", body: str | None = "body") -> Handler:
     return handle
 
 
+def unquoted(handler: Handler) -> Handler:
+    """Names without the backticks that let a keyword be one (Scala/Swift ``def `import```)."""
+
+    def handle(node: Node) -> Found | None:
+        found = handler(node)
+        if found is None or not any(part.startswith("`") for part in found[0]):
+            return found
+        parts = tuple(p[1:-1] if len(p) > 2 and p[0] == p[-1] == "`" else p for p in found[0])
+        return (parts, *found[1:])  # type: ignore[return-value]
+
+    return handle
+
+
 def scoped_named(nest: int) -> Handler:
     """Named definition whose name may be qualified (``class Foo::Bar``, ``namespace a::b``)."""
 
