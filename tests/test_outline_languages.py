@@ -514,3 +514,94 @@ def test_ruby_methods_in_blocks_and_method_bodies() -> None:
         ("Quiet.one", 16, 16),
     ]
     assert labels(source, "ruby")[-1] == "def one; 1; end"
+
+
+# --- Scala (measured against scalameta) ------------------------------------------
+
+
+def test_scala_def_with_an_indented_body_ends_on_its_last_line() -> None:
+    # cats' FoldableLaws: tree-sitter-scala ends such a def after the next one's doc comment.
+    source = (
+        "trait FoldableLaws[F[_]] {\n"
+        "  def existsConsistentWithFind[A](fa: F[A], p: A => Boolean): Boolean =\n"
+        "    F.exists(fa)(p) == F.find(fa)(p).isDefined\n"
+        "\n"
+        "  /**\n"
+        "   * Monadic folding.\n"
+        "   */\n"
+        "  def foldMIdentity[A, B](fa: F[A]): IsEq[B] =\n"
+        "    fa.foldLeft(b)\n"
+        "}\n"
+    )
+    assert names(source, "scala") == [
+        ("FoldableLaws", 1, 10),
+        ("FoldableLaws.existsConsistentWithFind", 2, 3),
+        ("FoldableLaws.foldMIdentity", 8, 9),
+    ]
+
+
+def test_scala_package_object_local_defs_and_anonymous_classes() -> None:
+    # cats' free/package.scala, FunctionInstances and instances/future.scala; scopt's specs.
+    source = (
+        "package object free {\n"
+        "  object Trampoline extends TrampolineFunctions\n"
+        "}\n"
+        "trait FunctionInstances {\n"
+        "  implicit def groupForFunction0[A](implicit G: Group[A]): Group[() => A] =\n"
+        "    new Function0Group[A] { def A: Group[A] = G }\n"
+        "  implicit val monad: Monad[Future] = new Monad[Future] {\n"
+        "    def pure[A](x: A): Future[A] = Future.successful(x)\n"
+        "  }\n"
+        "  def helpParser(args: String*): Unit = {\n"
+        "    case class Config(foo: Int = -1)\n"
+        "    val parser = new OptionParser[Unit](\"scopt\") {\n"
+        "      override def terminate(exitState: Either[String, Unit]): Unit = ()\n"
+        "    }\n"
+        "  }\n"
+        "}\n"
+    )
+    assert names(source, "scala") == [
+        ("free", 1, 3),
+        ("free.Trampoline", 2, 2),
+        ("FunctionInstances", 4, 16),
+        ("FunctionInstances.groupForFunction0", 5, 6),
+        ("FunctionInstances.groupForFunction0.A", 6, 6),
+        ("FunctionInstances.pure", 8, 8),
+        ("FunctionInstances.helpParser", 10, 15),
+        ("FunctionInstances.helpParser.Config", 11, 11),
+        ("FunctionInstances.helpParser.terminate", 13, 13),
+    ]
+
+
+def test_scala_defs_in_blocks_passed_to_calls_lambdas_and_cases() -> None:
+    # scopt's and fastparse's tests (``test("x") { def check ... }``), fastparse's perftests.
+    source = (
+        "object Spec extends TestSuite {\n"
+        '  test("compose") {\n'
+        "    trait ConfigLike[R] {\n"
+        "      def withDebug(value: Boolean): R\n"
+        "    }\n"
+        "  }\n"
+        "  def expr = P(expr1).map { case (pre, fs) =>\n"
+        "    def climb(minPrec: Int): Expr = pre\n"
+        "    climb(0)\n"
+        "  }\n"
+        "  def unary(op: Char) = P(\n"
+        "    expr1.map { e =>\n"
+        "      def k2 = op match { case '+' => 1 }\n"
+        "      k2\n"
+        "    }\n"
+        "  )\n"
+        "  def `import`(index: Int) = P(string)\n"
+        "}\n"
+    )
+    assert names(source, "scala") == [
+        ("Spec", 1, 18),
+        ("Spec.ConfigLike", 3, 5),
+        ("Spec.ConfigLike.withDebug", 4, 4),
+        ("Spec.expr", 7, 10),
+        ("Spec.expr.climb", 8, 8),
+        ("Spec.unary", 11, 16),
+        ("Spec.unary.k2", 13, 13),
+        ("Spec.import", 17, 17),
+    ]
