@@ -605,3 +605,62 @@ def test_scala_defs_in_blocks_passed_to_calls_lambdas_and_cases() -> None:
         ("Spec.unary.k2", 13, 13),
         ("Spec.import", 17, 17),
     ]
+
+
+# --- Swift (measured against the grammars-v4 ANTLR grammar) -----------------------
+
+
+def test_swift_subscripts_and_local_functions() -> None:
+    # vapor's Collection+Safe and Extendable (subscripts), swift-argument-parser's tests
+    # (``func assert`` inside a test method), vapor's ``func `for`(...)``.
+    source = (
+        "public protocol Storage {\n"
+        "    subscript(key: String) -> Int? { get }\n"
+        "}\n"
+        "extension Collection {\n"
+        "    subscript(safe index: Index) -> Element? {\n"
+        "        indices.contains(index) ? self[index] : nil\n"
+        "    }\n"
+        "}\n"
+        "extension InputOriginTests {\n"
+        "    func testIsDefaultValue() {\n"
+        "        func assert(elements: [Int], expected: Bool) {\n"
+        "            XCTAssertEqual(elements.isEmpty, expected)\n"
+        "        }\n"
+        "        assert(elements: [], expected: true)\n"
+        "    }\n"
+        "    public func `for`(_ request: Request) -> any ViewRenderer {\n"
+        "        PlaintextRenderer()\n"
+        "    }\n"
+        "}\n"
+    )
+    assert names(source, "swift") == [
+        ("Storage", 1, 3),
+        ("Storage.subscript", 2, 2),
+        ("Collection", 4, 8),
+        ("Collection.subscript", 5, 7),
+        ("InputOriginTests", 9, 19),
+        ("InputOriginTests.testIsDefaultValue", 10, 15),
+        ("InputOriginTests.testIsDefaultValue.assert", 11, 13),
+        ("InputOriginTests.for", 16, 18),
+    ]
+    assert labels(source, "swift")[3] == "subscript(safe index: Index) -> Element?"
+
+
+def test_swift_init_label_is_its_signature_not_its_attribute() -> None:
+    # swift-argument-parser's ArgumentHelp: ``@available(...)`` over several lines above ``init``.
+    source = (
+        "public struct ArgumentHelp {\n"
+        "  @available(\n"
+        "    *, deprecated,\n"
+        '    message: "Use init(_:discussion:) instead."\n'
+        "  )\n"
+        "  public init(\n"
+        '    _ abstract: String = ""\n'
+        "  ) {\n"
+        "    self.abstract = abstract\n"
+        "  }\n"
+        "}\n"
+    )
+    assert names(source, "swift") == [("ArgumentHelp", 1, 11), ("ArgumentHelp.init", 2, 10)]
+    assert labels(source, "swift")[1] == 'public init(_ abstract: String = "")'

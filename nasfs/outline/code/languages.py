@@ -244,6 +244,13 @@ def _kotlin_enum_entry(node: Node) -> Found | None:
     return (text(name),), name, body, SCOPE
 
 
+def _swift_subscript(node: Node) -> Found | None:
+    """``subscript(i: Int) -> T { ... }``: named ``subscript``, its accessors the body (not in the label)."""
+    keyword = next((c for c in node.children if c.type == "subscript"), node)
+    body = next((c for c in node.named_children if c.type == "computed_property"), None)
+    return ("subscript",), keyword, body, LEAF
+
+
 def _cs_destructor(node: Node) -> Found | None:
     """``~Top()``: named ``~Top`` so it does not collide with the constructor."""
     name = node.child_by_field_name("name")
@@ -452,13 +459,16 @@ SPECS: dict[str, Spec] = {
         defs={
             "class_declaration": named(SCOPE),  # also struct, enum, extension, actor
             "protocol_declaration": named(SCOPE),
-            "function_declaration": named(LEAF),
-            "protocol_function_declaration": named(LEAF),
-            "init_declaration": fixed("init", LEAF),
+            "function_declaration": unquoted(named(FUNC)),
+            "protocol_function_declaration": unquoted(named(LEAF)),
+            "init_declaration": fixed("init", FUNC),
             "deinit_declaration": fixed("deinit", LEAF),
+            "subscript_declaration": _swift_subscript,
             "typealias_declaration": named(LEAF, body=None),
         },
-        containers=frozenset({"source_file", "ERROR"}),
+        # In function bodies: local functions and types (also inside closures).
+        containers=frozenset({"source_file", "statements", "lambda_literal", "ERROR"}),
+        nested=(rb"func\s", rb"class\s", rb"struct\s", rb"enum\s"),
     ),
     "csharp": Spec(
         defs={

@@ -141,10 +141,12 @@ def unnamed_fields(names: frozenset[str], bodies: frozenset[str], nest: int, ano
 
 
 def fixed(name: str, nest: int) -> Handler:
-    """A definition named by its keyword (Swift ``init``/``deinit``)."""
+    """A definition named by its keyword (Swift ``init``/``deinit``), labelled from the keyword's line
+    (not from an ``@available(...)`` above it)."""
 
     def handle(node: Node) -> Found | None:
-        return (name,), node, node.child_by_field_name("body"), nest
+        keyword = next((c for c in node.children if c.type == name), node)
+        return (name,), keyword, node.child_by_field_name("body"), nest
 
     return handle
 
