@@ -664,3 +664,30 @@ def test_swift_init_label_is_its_signature_not_its_attribute() -> None:
     )
     assert names(source, "swift") == [("ArgumentHelp", 1, 11), ("ArgumentHelp.init", 2, 10)]
     assert labels(source, "swift")[1] == 'public init(_ abstract: String = "")'
+
+
+def test_swift_functions_in_computed_properties_and_closures() -> None:
+    # swift-argument-parser's ArgumentParserToolInfoTests: a function inside ``var description``.
+    source = (
+        "extension DecodingError: CustomStringConvertible {\n"
+        "  public var description: String {\n"
+        "    func pathDescription(_ path: [any CodingKey]) -> String {\n"
+        '      return ""\n'
+        "    }\n"
+        "    return pathDescription([])\n"
+        "  }\n"
+        "  var x: Int {\n"
+        "    get { func g() -> Int { 1 }; return g() }\n"
+        "    set { }\n"
+        "  }\n"
+        "}\n"
+        "let closure = { () -> Void in\n"
+        "    func helper() {}\n"
+        "}\n"
+    )
+    assert names(source, "swift") == [
+        ("DecodingError", 1, 12),
+        ("DecodingError.pathDescription", 3, 5),
+        ("DecodingError.g", 9, 9),
+        ("helper", 14, 14),
+    ]

@@ -466,8 +466,12 @@ SPECS: dict[str, Spec] = {
             "subscript_declaration": _swift_subscript,
             "typealias_declaration": named(LEAF, body=None),
         },
-        # In function bodies: local functions and types (also inside closures).
-        containers=frozenset({"source_file", "statements", "lambda_literal", "ERROR"}),
+        # In function bodies: local functions and types (also inside closures); and in a computed
+        # property's getter or setter (``var description: String { func path() ... }``).
+        containers=frozenset(
+            {"source_file", "statements", "lambda_literal", "property_declaration", "computed_property",
+             "computed_getter", "computed_setter", "ERROR"}
+        ),
         nested=(rb"func\s", rb"class\s", rb"struct\s", rb"enum\s"),
     ),
     "csharp": Spec(
