@@ -18,6 +18,7 @@ silent half-patched reference). The result is built with Debian's ``antlr4``
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -120,13 +121,28 @@ def run(command: list[str], paths: list[str], env: dict[str, str] | None = None)
 
 
 class Reference:
-    """One language's reference: its name for the report, and how to run it over files."""
+    """One language's reference: its name for the report, and how to run it over files.
 
-    def __init__(self, name: str, command: list[str], env: dict[str, str] | None = None) -> None:
-        self.name, self.command, self.env = name, command, env
+    With a ``cache`` file, what it found is kept there by the SHA-1 of each file's
+    bytes (the Swift parser takes seconds a file; a rerun over the same files is then
+    as fast as the outlines).
+    """
+
+    def __init__(self, name: str, command: list[str], env: dict[str, str] | None = None,
+                 cache: Path | None = None) -> None:
+        self.name, self.command, self.env, self.cache = name, command, env, cache
 
     def tags(self, paths: list[str]) -> dict[str, dict]:
-        return run(self.command, paths, self.env)
+        if self.cache is None:
+            return run(self.command, paths, self.env)
+        known: dict[str, dict] = json.loads(self.cache.read_text()) if self.cache.is_file() else {}
+        keys = {p: hashlib.sha1(Path(p).read_bytes()).hexdigest() for p in paths}
+        missing = [p for p in paths if keys[p] not in known]
+        if missing:
+            for path, record in run(self.command, missing, self.env).items():
+                known[keys[path]] = record
+            self.cache.write_text(json.dumps(known))
+        return {p: {**known[keys[p]], "path": p} for p in paths}
 
 
 def scalameta(folder: Path) -> Reference:
@@ -144,5 +160,9 @@ def scalameta(folder: Path) -> Reference:
 def swift(grammar: Path, build_dir: Path, timeout: float) -> Reference:
     """Build (once) and run the patched grammars-v4 Swift 5 parser; ``timeout`` seconds a file."""
     classes = build_swift(grammar, build_dir)
+    limit = str(int(timeout * 1000))
+    cache = build_dir / f"found-{limit}ms.json"
+    if cache.is_file() and cache.stat().st_mtime < (classes / "SwiftDefs.class").stat().st_mtime:
+        cache.unlink()  # found by a parser built before this one
     return Reference("ANTLR grammars-v4 swift/swift5 (Swift 5.4, patched: see _outline_references.py)",
-                     ["java", "-Xss64m", "-cp", f"{classes}:{RUNTIME}", "SwiftDefs", str(int(timeout * 1000))])
+                     ["java", "-Xss64m", "-cp", f"{classes}:{RUNTIME}", "SwiftDefs", limit], cache=cache)

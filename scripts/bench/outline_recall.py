@@ -220,12 +220,12 @@ def minified(path: str) -> bool:
 
 def pick(
     root: Path, per_language: int, dropped: Counter[tuple[str, str]], references: dict[str, R.Reference],
-    unparsed: Counter[str],
+    unparsed: dict[str, list[str]],
 ) -> dict[str, list[tuple[str, list[dict]]]]:
     """Up to ``per_language`` files per language with a structural definition, in SHA-1 order.
 
     Languages in ``references`` are read by that reference (files it cannot parse
-    whole are counted in ``unparsed`` and passed over), the others by ctags.
+    whole are listed in ``unparsed`` with the reason, and passed over), the others by ctags.
     """
     candidates: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for folder, dirs, files in os.walk(root):
@@ -248,7 +248,8 @@ def pick(
                 for rel in batch:
                     record = records[str(root / rel)]
                     if record["errors"] or record.get("timeout"):
-                        unparsed[language] += 1
+                        why = "timeout" if record.get("timeout") else record.get("error") or "syntax error"
+                        unparsed[language].append(f"{rel}: {why}")
                         continue
                     skipped: Counter[tuple[str, str]] = Counter()
                     defs = reference_defs(record, language, skipped)
@@ -329,7 +330,7 @@ def main() -> None:
     print()
     results: dict[str, list[FileResult]] = {}
     dropped: Counter[tuple[str, str]] = Counter()
-    unparsed: Counter[str] = Counter()
+    unparsed: dict[str, list[str]] = defaultdict(list)
     for language, files in pick(args.corpus.resolve(), args.per_language, dropped, references, unparsed).items():
         results[language] = [measure(args.corpus.resolve(), rel, language, defs) for rel, defs in files]
     speed(args.corpus.resolve(), [r.path for rows in results.values() for r in rows], results)
@@ -346,7 +347,10 @@ def main() -> None:
           f"{share(total[1], total[0]):>9}{share(total[2], total[1]):>9}")
     if unparsed:
         print("\nfiles passed over because their reference did not parse them whole: "
-              + ", ".join(f"{lang} {n}" for lang, n in sorted(unparsed.items())))
+              + ", ".join(f"{lang} {len(files)}" for lang, files in sorted(unparsed.items())))
+        for lang, files in sorted(unparsed.items()):
+            for line in files[: args.misses]:
+                print(f"  {lang:<10} {line}")
     if dropped:
         print("\ntags not counted (see not_a_definition, reference_defs): "
               + ", ".join(f"{lang} {why} {n}" for (lang, why), n in sorted(dropped.items())))

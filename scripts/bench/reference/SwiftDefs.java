@@ -2,7 +2,8 @@
 // scripts/bench/outline_recall.py: an independent reference (not tree-sitter) for Swift outlines.
 //
 // Usage: java -cp BUILD:antlr4-runtime.jar SwiftDefs TIMEOUT_MS FILE...
-// Prints one JSON line per file: {"path", "errors" (syntax errors reported), "timeout", "ms", "defs": [{"kind",
+// Prints one JSON line per file: {"path", "errors" (syntax errors reported), "error" (the first),
+// "timeout", "ms", "defs": [{"kind",
 // "name", "line", "end"}]}; "line" is the line of the definition's name (as ctags gives it),
 // "end" the line of its last token.
 
@@ -70,18 +71,18 @@ public class SwiftDefs extends Swift5ParserBaseListener {
     }
 
     /** SLL prediction first (fast, bails at the first error), the full LL parse only when it fails. */
-    private static ParseTree parse(String source, int[] errors) {
-        Swift5Parser parser = parser(source, null);
+    private static ParseTree parse(String source, int[] errors, String[] first) {
+        Swift5Parser parser = parser(source, null, null);
         parser.getInterpreter().setPredictionMode(PredictionMode.SLL);
         parser.setErrorHandler(new BailErrorStrategy());
         try {
             return parser.top_level();
         } catch (ParseCancellationException e) {
-            return parser(source, errors).top_level();
+            return parser(source, errors, first).top_level();
         }
     }
 
-    private static Swift5Parser parser(String source, int[] errors) {
+    private static Swift5Parser parser(String source, int[] errors, String[] first) {
         Swift5Lexer lexer = new Swift5Lexer(CharStreams.fromString(source));
         Swift5Parser parser = new Swift5Parser(new CommonTokenStream(lexer));
         lexer.removeErrorListeners();
@@ -89,8 +90,7 @@ public class SwiftDefs extends Swift5ParserBaseListener {
         if (errors != null) {
             BaseErrorListener count = new BaseErrorListener() {
                 @Override public void syntaxError(Recognizer<?, ?> r, Object o, int line, int col, String msg, RecognitionException e) {
-                    errors[0]++;
-                    if (System.getenv("SWIFTDEFS_DEBUG") != null) System.err.println(line + ":" + col + " " + msg);
+                    if (errors[0]++ == 0) first[0] = line + ":" + col + " " + msg;
                 }
             };
             lexer.addErrorListener(count);
@@ -107,11 +107,12 @@ public class SwiftDefs extends Swift5ParserBaseListener {
             String path = args[i];
             String source = new String(Files.readAllBytes(Paths.get(path)), StandardCharsets.UTF_8);
             int[] errors = {0};
+            String[] first = {""};
             SwiftDefs walker = new SwiftDefs();
             long started = System.nanoTime();
             // The grammar's predicates make some files take minutes; the parse runs in a thread of
             // its own, stopped at the time limit (Thread.stop: the parser holds no shared state).
-            Thread work = new Thread(() -> ParseTreeWalker.DEFAULT.walk(walker, parse(source, errors)));
+            Thread work = new Thread(() -> ParseTreeWalker.DEFAULT.walk(walker, parse(source, errors, first)));
             work.setDaemon(true);
             work.start();
             work.join(timeout);
@@ -121,7 +122,7 @@ public class SwiftDefs extends Swift5ParserBaseListener {
                 work.join();
             }
             long ms = (System.nanoTime() - started) / 1000000;
-            System.out.println("{\"path\":" + quote(path) + ",\"errors\":" + errors[0] + ",\"timeout\":" + late
+            System.out.println("{\"path\":" + quote(path) + ",\"errors\":" + errors[0] + ",\"error\":" + quote(first[0]) + ",\"timeout\":" + late
                     + ",\"ms\":" + ms + ",\"defs\":[" + (late ? "" : String.join(",", walker.defs)) + "]}");
         }
     }
