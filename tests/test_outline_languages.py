@@ -691,3 +691,32 @@ def test_swift_functions_in_computed_properties_and_closures() -> None:
         ("DecodingError.g", 9, 9),
         ("helper", 14, 14),
     ]
+
+
+def test_scala_3_extension_methods_and_utest_blocks() -> None:
+    # fastparse's src-3/fastparse/package.scala (``extension``) and FailureTests (utest's ``-``).
+    source = (
+        "package object fastparse {\n"
+        "  extension [T](inline parse0: P[T])\n"
+        "    /** Tests the output. */\n"
+        "    inline def filter(f: T => Boolean): P[T] =\n"
+        "      filterInline[T](parse0)(f)\n"
+        "    inline def map[V](f: T => V): P[V] = mapInline(parse0)(f)\n"
+        "}\n"
+        "object FailureTests extends TestSuite {\n"
+        '  def tests = Tests {\n'
+        '    test("either") - check {\n'
+        '      def parseB[$: P] = P("a" | "b")\n'
+        "      parseB(_)\n"
+        "    }\n"
+        "  }\n"
+        "}\n"
+    )
+    assert names(source, "scala") == [
+        ("fastparse", 1, 7),
+        ("fastparse.filter", 4, 5),
+        ("fastparse.map", 6, 6),
+        ("FailureTests", 8, 15),
+        ("FailureTests.tests", 9, 14),
+        ("FailureTests.tests.parseB", 11, 11),
+    ]

@@ -350,7 +350,7 @@ def main() -> None:
               + ", ".join(f"{lang} {len(files)}" for lang, files in sorted(unparsed.items())))
         for lang, files in sorted(unparsed.items()):
             for line in files[: args.misses]:
-                print(f"  {lang:<10} {line}")
+                print(f"  {lang:<10} {line[:160]}")
     if dropped:
         print("\ntags not counted (see not_a_definition, reference_defs): "
               + ", ".join(f"{lang} {why} {n}" for (lang, why), n in sorted(dropped.items())))
