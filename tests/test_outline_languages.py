@@ -709,6 +709,12 @@ def test_scala_3_extension_methods_and_utest_blocks() -> None:
         '      def parseB[$: P] = P("a" | "b")\n'
         "      parseB(_)\n"
         "    }\n"
+        '    test("named") - checkOffset(\n'
+        "      parser = {\n"
+        '        def parseA[$: P] = P("a")\n'
+        "        parseA(_)\n"
+        "      }\n"
+        "    )\n"
         "  }\n"
         "}\n"
     )
@@ -716,7 +722,8 @@ def test_scala_3_extension_methods_and_utest_blocks() -> None:
         ("fastparse", 1, 7),
         ("fastparse.filter", 4, 5),
         ("fastparse.map", 6, 6),
-        ("FailureTests", 8, 15),
-        ("FailureTests.tests", 9, 14),
+        ("FailureTests", 8, 21),
+        ("FailureTests.tests", 9, 20),
         ("FailureTests.tests.parseB", 11, 11),
+        ("FailureTests.tests.parseA", 16, 16),
     ]

@@ -518,11 +518,12 @@ SPECS: dict[str, Spec] = {
         # name). In bodies: local ``def``s and classes, the members of ``new T { def f = ... }`` (a
         # ``val`` or a ``def`` whose value is an anonymous class), and what is defined in a block
         # passed to a call (``test("x") { def check() = ... }``, utest's ``test("x") - check {...}``)
-        # or as its argument, a lambda, a ``case``, a branch or a loop.
+        # or as its argument (also a named one: ``parser = { def p = ... }``), a lambda, a ``case``,
+        # a branch or a loop.
         containers=frozenset(
             {"compilation_unit", "package_clause", "template_body", "extension_definition", "block",
              "indented_block", "instance_expression", "val_definition", "var_definition", "call_expression",
-             "arguments", "infix_expression", "lambda_expression", "match_expression", "case_block",
+             "arguments", "assignment_expression", "infix_expression", "lambda_expression", "match_expression", "case_block",
              "case_clause", "if_expression", "try_expression", "for_expression", "while_expression", "ERROR"}
         ),
         nested=(rb"def\s", rb"class\s", rb"object\s", rb"trait\s"),
