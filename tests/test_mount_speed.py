@@ -141,3 +141,52 @@ def test_changes_beside_the_mount_show_within_the_bound(mounted: Mount, home: Pa
     os.rename(home / "notes" / "sub", home / "notes" / "moved")
     assert within(BOUND, lambda: not (mnt / "notes" / "sub").exists() and (mnt / "notes" / "moved" / "b.txt").read_text() == "b\n")
     assert int(stats(mnt)["source_events"]) > 0
+
+
+def test_a_second_listing_of_an_unchanged_folder_does_not_reach_the_daemon(mounted: Mount) -> None:
+    """The binding scripts/setup builds (scripts/pyfuse3-patches/) lets the
+    kernel keep a real folder's listing: the daemon lists notes/ once, and
+    the next listings come from the kernel's cache."""
+    mnt = mounted.mountpoint
+    assert stats(mnt)["kernel_cached_listings"] == "yes", "pyfuse3 here is stock: scripts/setup builds the patched one"
+    first = sorted(os.listdir(mnt / "notes"))
+    before = int(stats(mnt)["real_listings"])
+    for _ in range(3):
+        assert sorted(os.listdir(mnt / "notes")) == first
+    assert subprocess.run(["ls", "-a", str(mnt / "notes")], capture_output=True, text=True, check=True).stdout.split() == \
+        sorted(first + [".", ".."])
+    assert int(stats(mnt)["real_listings"]) == before
+
+
+def test_names_changed_beside_the_mount_show_in_the_next_listing_within_the_bound(mounted: Mount, home: Path) -> None:
+    """A cached listing is dropped when names in its folder change in the
+    source: a new, a removed and a renamed name (within a folder and across
+    two) show in the next listing through the mount within BOUND; so does a
+    new name whose folder got its old mtime back (as tar or rsync leave it),
+    which a comparison of the folder's mtime alone would miss."""
+    mnt = mounted.mountpoint
+
+    def listed(folder: str) -> set[str]:
+        return set(os.listdir(mnt / folder))
+
+    def ls(folder: str) -> set[str]:
+        return set(subprocess.run(["ls", str(mnt / folder)], capture_output=True, text=True, check=True).stdout.split())
+
+    assert listed("notes") == listed("notes") == set(os.listdir(home / "notes"))  # the second from the kernel's cache
+    (home / "notes" / "new.md").write_text("# New\n")
+    assert within(BOUND, lambda: "new.md" in listed("notes")), "a new name did not show in the listing"
+    os.rename(home / "notes" / "new.md", home / "notes" / "renamed.md")
+    assert within(BOUND, lambda: {"renamed.md"} <= ls("notes") and "new.md" not in ls("notes")), "a rename did not show"
+    assert listed("code") == set(os.listdir(home / "code"))
+    os.rename(home / "notes" / "renamed.md", home / "code" / "moved.md")
+    assert within(BOUND, lambda: "renamed.md" not in listed("notes") and "moved.md" in listed("code")), \
+        "a move to another folder did not show in both listings"
+    os.unlink(home / "code" / "moved.md")
+    assert within(BOUND, lambda: "moved.md" not in listed("code")), "a removed name stayed in the listing"
+
+    folder = home / "notes"
+    st = os.stat(folder)
+    assert listed("notes") == listed("notes") == set(os.listdir(folder))
+    (folder / "same-mtime.md").write_text("# Same mtime\n")
+    os.utime(folder, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert within(BOUND, lambda: "same-mtime.md" in listed("notes")), "a new name in a folder with its old mtime did not show"

@@ -12,6 +12,7 @@ import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pyfuse3
@@ -27,6 +28,9 @@ from .virtual import AT, NAS, Virtual, display_name
 log = logging.getLogger("nasfs.fuse")
 
 T = TypeVar("T")
+# The binding patched by scripts/pyfuse3-patches/ lets opendir ask the kernel to
+# cache a listing (FOPEN_CACHE_DIR) and keep it across opens; stock pyfuse3 does not.
+CACHED_LISTINGS = hasattr(pyfuse3.FileInfo(), "cache_readdir")
 NAME_MAX = 255
 VIRTUAL_FH_BASE = 1 << 40  # file handles above this hold bytes, below are real fds
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_TRUNC | os.O_APPEND
@@ -57,6 +61,14 @@ def fuse_op(fn: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
     return wrapper
 
 
+@dataclass
+class RealListing:
+    """An open real folder: its names, read at the first readdir."""
+
+    ino: int
+    names: list[bytes] | None = None
+
+
 def virtual(ino: int) -> bool:
     return ino >= VIRTUAL_BASE
 
@@ -77,9 +89,10 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         self._bytes: dict[int, bytes] = {}  # virtual file handles -> the bytes served
         self._next_fh = VIRTUAL_FH_BASE
         self._written: set[int] = set()  # fds written through the mount
-        self._dirs: dict[int, tuple[int, list[bytes]] | list[tuple[bytes, pyfuse3.EntryAttributes]]] = {}
+        self._dirs: dict[int, RealListing | list[tuple[bytes, pyfuse3.EntryAttributes]]] = {}
         self._next_dh = 1
         self.real_asks = 0  # lookups of real names (or of nothing) and getattrs of real nodes: what the kernel did not cache
+        self.real_listings = 0  # real folders listed: what the kernel's cache of listings did not answer
 
     def close(self) -> None:
         """End the view workers and the source watcher (before pyfuse3.close)."""
@@ -89,7 +102,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     def mount_stats(self) -> str:
         w = self.watcher
         return (f"real_lookups_and_getattrs={self.real_asks}\nreal_entry_timeout={w.timeout:g}\n"
-                f"watched_folders={w.folders}\nsource_events={w.events}\n")
+                f"watched_folders={w.folders}\nsource_events={w.events}\n"
+                f"kernel_cached_listings={'yes' if CACHED_LISTINGS else 'no (stock pyfuse3)'}\nreal_listings={self.real_listings}\n")
 
     # -- lookup ------------------------------------------------------------------------
     @fuse_op
@@ -188,21 +202,30 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
 
     # -- directories ------------------------------------------------------------------
     @fuse_op
-    async def opendir(self, inode: int, ctx: pyfuse3.RequestContext) -> int:
-        if virtual(inode):
-            listing: Any = await self.virtual_listing(self.inodes.node(inode))
-        else:
-            listing = (inode, self.real_listing(inode))
+    async def opendir(self, inode: int, ctx: pyfuse3.RequestContext) -> int | pyfuse3.FileInfo:
+        """A real folder is listed at its first readdir, which the kernel does
+        not send while it holds the listing: with the patched binding and the
+        folder watched, the kernel caches real listings until the watcher
+        drops them (watch.py). Virtual folders are never cached."""
         dh = self._next_dh
         self._next_dh += 1
-        self._dirs[dh] = listing
+        if virtual(inode):
+            self._dirs[dh] = await self.virtual_listing(self.inodes.node(inode))
+            return dh
+        self.real.fd(inode)  # a folder the daemon no longer knows fails here, as before
+        self._dirs[dh] = RealListing(inode)
+        if CACHED_LISTINGS and self.watcher.watching(inode):
+            return pyfuse3.FileInfo(fh=dh, keep_cache=True, cache_readdir=True)
         return dh
 
     @fuse_op
     async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
         listing = self._dirs.get(fh)
-        if isinstance(listing, tuple):
-            self.real_readdir(listing[0], listing[1], start_id, token)
+        if isinstance(listing, RealListing):
+            if listing.names is None:
+                listing.names = self.real_listing(listing.ino)
+                self.real_listings += 1
+            self.real_readdir(listing.ino, listing.names, start_id, token)
             return
         for index in range(start_id, len(listing or [])):
             name, attrs = listing[index]

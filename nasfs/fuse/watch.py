@@ -7,7 +7,10 @@ kernel has been told about, real entries, attributes and names that are
 nothing get LONG timeouts instead: a change made beside the mount is an
 inotify event, and this module tells the kernel to drop what it holds of
 that name (``invalidate_entry``) and of that inode (``invalidate_inode``:
-attributes, and data for a write).
+attributes, and data for a write). A name added, removed or renamed in a
+folder drops the folder's data too: with the patched binding the kernel
+caches the folder's listing there (ops.py), and comparing the folder's mtime
+alone would miss a second change within one timestamp tick.
 
 Invalidations are sent only from this module's own threads, never from a
 request handler (libfuse deadlocks on that), and every one is sent twice:
@@ -85,6 +88,10 @@ class Watcher:
     @property
     def folders(self) -> int:
         return len(self._watched)
+
+    def watching(self, ino: int) -> bool:
+        """Whether a change in the folder ``ino`` will be told to the kernel."""
+        return self.healthy and ino in self._watched
 
     @property
     def timeout(self) -> float:
@@ -172,7 +179,7 @@ class Watcher:
                     changes.entries.update(self._names)
                     changes.attrs.update(self._names.values())
                     changes.data.update(self._names.values())
-                    changes.attrs.update(self._watched)
+                    changes.data.update(self._watched)
                     continue
                 folder = self._folders.get(ev.wd)
                 if folder is None:
@@ -187,7 +194,7 @@ class Watcher:
                 ino = self._names.get((folder, name))
                 if ev.mask & ENTRY_EVENTS:
                     changes.entries.add((folder, name))
-                    changes.attrs.add(folder)  # its mtime, and nlink for folders
+                    changes.data.add(folder)  # its mtime, nlink, and the kernel's cached listing of it
                 if ino is not None:
                     (changes.data if ev.mask & DATA_EVENTS else changes.attrs).add(ino)
                     if ev.mask & GONE_EVENTS:

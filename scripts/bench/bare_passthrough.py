@@ -1,13 +1,19 @@
 """A bare read-only pyfuse3 + trio pass-through: the binding's floor for scripts/bench/tools.py.
 
-    .venv/bin/python -P scripts/bench/bare_passthrough.py SOURCE MOUNTPOINT [TIMEOUT]
+    .venv/bin/python -P scripts/bench/bare_passthrough.py SOURCE MOUNTPOINT [TIMEOUT] [--cache-readdir] [--rw]
 
 Not part of nasfs and not used by it. It serves SOURCE at MOUNTPOINT with the
 least a pass-through needs (lookup, getattr, opendir/readdir as readdirplus,
 open with keep_cache, read, release, statfs, readlink), entry and attribute
 timeouts of TIMEOUT seconds (default 1; nasfs, watching its source, uses
 3600), the source's inode numbers, and no flush handler (so the
-kernel sends FLUSH once, gets ENOSYS and never again). Every request is served
+kernel sends FLUSH once, gets ENOSYS and never again). --cache-readdir lets
+the kernel cache every listing (opendir returns a FileInfo with
+cache_readdir and keep_cache: needs the patched binding of
+scripts/pyfuse3-patches/; the source is not watched, so listings go stale).
+--rw mounts without ``ro`` (writes are still refused), as nasfs mounts: the
+kernel then drops a folder's atime after each listing it did not cache, and
+the next stat of the folder reaches the daemon. Every request is served
 in the trio thread with plain os calls: whatever nasfs costs above this is
 nasfs, not pyfuse3. Unmount with ``fusermount3 -u MOUNTPOINT`` (or SIGTERM).
 """
@@ -26,9 +32,10 @@ import trio
 class Bare(pyfuse3.Operations):
     enable_writeback_cache = False
 
-    def __init__(self, source: str, timeout: float) -> None:
+    def __init__(self, source: str, timeout: float, cache_readdir: bool = False) -> None:
         super().__init__()
         self.timeout = timeout
+        self.cache_readdir = cache_readdir
         self.paths: dict[int, str] = {pyfuse3.ROOT_INODE: source}
         self.root_ino = os.lstat(source).st_ino
         self.dirs: dict[int, list[tuple[bytes, os.stat_result]]] = {}
@@ -107,6 +114,8 @@ class Bare(pyfuse3.Operations):
         self.dirs[dh] = entries
         for name, st in entries:  # readdirplus makes lookups: remember the paths
             self.paths[st.st_ino] = os.path.join(path, os.fsdecode(name))
+        if self.cache_readdir:
+            return pyfuse3.FileInfo(fh=dh, keep_cache=True, cache_readdir=True)
         return dh
 
     async def readdir(self, fh, start_id, token):
@@ -152,15 +161,20 @@ class Bare(pyfuse3.Operations):
 
 
 def main() -> None:
-    if len(sys.argv) not in (3, 4):
+    flags = {a for a in sys.argv[1:] if a.startswith("--")}
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if len(args) not in (2, 3) or flags - {"--cache-readdir", "--rw"}:
         sys.exit(__doc__.split("\n\n")[1])
-    source, mountpoint = os.path.abspath(sys.argv[1]), sys.argv[2]
-    timeout = float(sys.argv[3]) if len(sys.argv) == 4 else 1.0
+    source, mountpoint = os.path.abspath(args[0]), args[1]
+    timeout = float(args[2]) if len(args) == 3 else 1.0
     if not stat.S_ISDIR(os.stat(source).st_mode):
         sys.exit(f"{source} is not a folder")
-    ops = Bare(source, timeout)
+    if "--cache-readdir" in flags and not hasattr(pyfuse3.FileInfo(), "cache_readdir"):
+        sys.exit(f"--cache-readdir: this pyfuse3 ({pyfuse3.__file__}) has no FileInfo.cache_readdir; "
+                 "build it with scripts/pyfuse3-patches/")
+    ops = Bare(source, timeout, "--cache-readdir" in flags)
     options = set(pyfuse3.default_options)
-    options |= {"fsname=bare-passthrough", "ro"}
+    options |= {"fsname=bare-passthrough"} | (set() if "--rw" in flags else {"ro"})
     pyfuse3.init(ops, mountpoint, options)
 
     def stop(signum, frame):  # noqa: ANN001
