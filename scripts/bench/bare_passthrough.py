@@ -38,7 +38,7 @@ class Bare(pyfuse3.Operations):
         self.cache_readdir = cache_readdir
         self.paths: dict[int, str] = {pyfuse3.ROOT_INODE: source}
         self.root_ino = os.lstat(source).st_ino
-        self.dirs: dict[int, list[tuple[bytes, os.stat_result]]] = {}
+        self.dirs: dict[int, str | list[tuple[bytes, os.stat_result]]] = {}  # a folder's path until listed
         self.next_dh = 1
 
     # -- helpers
@@ -97,7 +97,16 @@ class Bare(pyfuse3.Operations):
             raise pyfuse3.FUSEError(exc.errno) from None
 
     async def opendir(self, inode, ctx):
-        path = self._path(inode)
+        """The folder is listed at its first readdir: one the kernel answers
+        from its cache (--cache-readdir) costs the daemon nothing."""
+        dh = self.next_dh
+        self.next_dh += 1
+        self.dirs[dh] = self._path(inode)
+        if self.cache_readdir:
+            return pyfuse3.FileInfo(fh=dh, keep_cache=True, cache_readdir=True)
+        return dh
+
+    def _listing(self, path: str) -> list[tuple[bytes, os.stat_result]]:
         entries = []
         try:
             with os.scandir(path) as it:
@@ -109,17 +118,14 @@ class Bare(pyfuse3.Operations):
         except OSError as exc:
             raise pyfuse3.FUSEError(exc.errno) from None
         entries.sort()
-        dh = self.next_dh
-        self.next_dh += 1
-        self.dirs[dh] = entries
         for name, st in entries:  # readdirplus makes lookups: remember the paths
             self.paths[st.st_ino] = os.path.join(path, os.fsdecode(name))
-        if self.cache_readdir:
-            return pyfuse3.FileInfo(fh=dh, keep_cache=True, cache_readdir=True)
-        return dh
+        return entries
 
     async def readdir(self, fh, start_id, token):
         entries = self.dirs.get(fh, [])
+        if isinstance(entries, str):
+            entries = self.dirs[fh] = self._listing(entries)
         for i in range(start_id, len(entries)):
             name, st = entries[i]
             if not pyfuse3.readdir_reply(token, name, self._attrs(st), i + 1):
