@@ -482,6 +482,11 @@ def test_pip_install_of_the_wheel_alone_gives_a_working_nasfs(home: Path, tmp_pa
         mounted = run("mount", str(home), str(mnt), "--node", "box", "--tree", "home")
         assert mounted.returncode == 0, mounted.stderr
         assert (mnt / f"{ACME}@section=Renewal").read_text().startswith("nasfs view=section ")
+        # the wheel brings stock pyfuse3: listings are not cached by the kernel, and still right
+        assert "kernel_cached_listings=no" in (mnt / ".nas" / "stats").read_text()
+        assert sorted(os.listdir(mnt / "notes")) == sorted(os.listdir(home / "notes"))
+        (home / "notes" / "later.md").write_text("# Later\n")
+        assert "later.md" in os.listdir(mnt / "notes")
         assert run("umount", str(mnt)).returncode == 0
         wait_unmounted(mnt)
 
