@@ -19,7 +19,7 @@ from .views import Served
 _HEADER_SAFE = "/@#:+-._~!$&'()*,;=[]{}"
 
 
-_PLAIN = re.compile(r"[\w/@#:+\-.~!$&'()*,;=\[\]{}]+", re.ASCII)  # what quote() leaves as it is
+_PLAIN = re.compile(f"[\\w.~{re.escape(_HEADER_SAFE)}-]+", re.ASCII)  # what quote() leaves as it is
 
 
 def _value(v: object) -> str:

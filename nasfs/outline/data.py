@@ -224,8 +224,12 @@ class _Emitter:
         container, text = self.fmt.describe(value)
         if container is None:
             return text, [], 0
-        members = self.children(value, container)
-        size = len(members) if container == "object" else len(self.fmt.items(value))
+        if container == "object":
+            members = self.fmt.keys(value)
+            size = len(members)
+        else:
+            items = self.fmt.items(value)
+            members, size = self.elements(items), len(items)
         text += f"{{{size}}}" if container == "object" else f"[{size}]"
         if members and depth >= self.max_depth:
             return f"{text} (+{self.hidden(members)} deeper)", [], 0
@@ -237,10 +241,10 @@ class _Emitter:
     def children(self, value: Any, container: str) -> list[_Member]:
         """The members of a container: an object's keys; an array's elements
         that are themselves containers, named by index (scalars add nothing to an outline)."""
-        if container == "object":
-            return self.fmt.keys(value)
-        return [(str(index), *self.fmt.span(item), item)
-                for index, item in enumerate(self.fmt.items(value)) if self.fmt.describe(item)[0] is not None]
+        return self.fmt.keys(value) if container == "object" else self.elements(self.fmt.items(value))
+
+    def elements(self, items: list[Any]) -> list[_Member]:
+        return [(str(index), *self.fmt.span(item), item) for index, item in enumerate(items) if self.fmt.describe(item)[0] is not None]
 
     def hidden(self, members: list[_Member]) -> int:
         """How many entries ``members`` and their subtrees would add without the depth limit."""
