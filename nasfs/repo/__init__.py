@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 import pygit2
 
-from .errors import BadPath, NotFound, NotServable, Unavailable, check_text
+from ..errors import BadPath, NotFound, NotServable, Unavailable, check_text
 
 if TYPE_CHECKING:
-    from .cache import DiskCache as HashCache
+    from ..cache import DiskCache as HashCache
 
 LARGE_BYTES = 32 << 20  # above this a file is streamed, never held whole
 SETTLED_NS = 2_000_000_000  # a file untouched this long is past any rewrite within one timestamp tick
