@@ -22,21 +22,20 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 import pygit2
 
 from ..errors import BadPath, NotFound, NotServable, Unavailable, check_text
+from .content import LARGE_BYTES, Content
 
 if TYPE_CHECKING:
     from ..cache import DiskCache as HashCache
 
-LARGE_BYTES = 32 << 20  # above this a file is streamed, never held whole
 SETTLED_NS = 2_000_000_000  # a file untouched this long is past any rewrite within one timestamp tick
 READ_TRIES = 20
-CHUNK = 1 << 20
 KEEP_REF = "refs/nasfs/snapshots"
 FOLDER_READS = "a file in it, or the folder's map: DIR@outline or DIR@N (e.g. src@2000, .@2000 for the root)"
 SIGNATURE_NAME = "nasfs"
@@ -46,56 +45,6 @@ _FILE_MODES = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
 # The daemon often runs as root over trees its users own; the admin named the
 # tree explicitly, so libgit2's owner check would only refuse a legitimate use.
 pygit2.option(pygit2.GIT_OPT_SET_OWNER_VALIDATION, 0)
-
-
-@dataclass(frozen=True, slots=True)
-class Content:
-    """Exact bytes of one file, the blob they hash to and a commit holding them."""
-
-    path: str
-    blob_id: str
-    size: int
-    commit: str
-    source: str  # "worktree" or "commit"
-    _repo: pygit2.Repository = field(repr=False, compare=False)
-    _disk: str | None = field(default=None, repr=False, compare=False)
-    _data: bytes | None = field(default=None, repr=False, compare=False)  # the bytes that were hashed, when read
-
-    @property
-    def large(self) -> bool:
-        return self.size > LARGE_BYTES
-
-    def read(self) -> bytes:
-        """The whole content; refused for large files, which are streamed."""
-        if self.large:
-            raise NotServable(f"{self.path} is {self.size} bytes, too large to serve whole", "a line range @La-Lb or @outline")
-        if self._data is not None:
-            return self._data
-        if self._disk is not None:
-            with open(self._disk, "rb") as fh:
-                data = fh.read()
-            if pygit2.hash(data) == pygit2.Oid(hex=self.blob_id):
-                return data
-            # Changed since it was hashed: serve the committed bytes we named.
-        return self._repo[self.blob_id].data
-
-    def stream(self) -> Iterator[bytes]:
-        """The content in chunks. Working-tree files stream from disk in
-        bounded memory; libgit2 loads a blob whole, so a large file at a past
-        commit costs its size in memory while it is read."""
-        if self._disk is not None:
-            with open(self._disk, "rb") as fh:
-                while chunk := fh.read(CHUNK):
-                    yield chunk
-            return
-        data = self._repo[self.blob_id].data
-        for start in range(0, len(data), CHUNK):
-            yield data[start : start + CHUNK]
-
-    def head(self, n: int = 8192) -> bytes:
-        for chunk in self.stream():
-            return chunk[:n]
-        return b""
 
 
 def tree_entry(tree: pygit2.Tree, path: str) -> pygit2.Object:

@@ -1,0 +1,65 @@
+"""What a view is made of: one file's exact bytes, the blob they hash to and
+a commit that holds them, read whole or streamed so a large file never is
+held whole."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pygit2
+
+from ..errors import NotServable
+
+LARGE_BYTES = 32 << 20  # above this a file is streamed, never held whole
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Content:
+    """Exact bytes of one file, the blob they hash to and a commit holding them."""
+
+    path: str
+    blob_id: str
+    size: int
+    commit: str
+    source: str  # "worktree" or "commit"
+    _repo: pygit2.Repository = field(repr=False, compare=False)
+    _disk: str | None = field(default=None, repr=False, compare=False)
+    _data: bytes | None = field(default=None, repr=False, compare=False)  # the bytes that were hashed, when read
+
+    @property
+    def large(self) -> bool:
+        return self.size > LARGE_BYTES
+
+    def read(self) -> bytes:
+        """The whole content; refused for large files, which are streamed."""
+        if self.large:
+            raise NotServable(f"{self.path} is {self.size} bytes, too large to serve whole", "a line range @La-Lb or @outline")
+        if self._data is not None:
+            return self._data
+        if self._disk is not None:
+            with open(self._disk, "rb") as fh:
+                data = fh.read()
+            if pygit2.hash(data) == pygit2.Oid(hex=self.blob_id):
+                return data
+            # Changed since it was hashed: serve the committed bytes we named.
+        return self._repo[self.blob_id].data
+
+    def stream(self) -> Iterator[bytes]:
+        """The content in chunks. Working-tree files stream from disk in
+        bounded memory; libgit2 loads a blob whole, so a large file at a past
+        commit costs its size in memory while it is read."""
+        if self._disk is not None:
+            with open(self._disk, "rb") as fh:
+                while chunk := fh.read(CHUNK):
+                    yield chunk
+            return
+        data = self._repo[self.blob_id].data
+        for start in range(0, len(data), CHUNK):
+            yield data[start : start + CHUNK]
+
+    def head(self, n: int = 8192) -> bytes:
+        for chunk in self.stream():
+            return chunk[:n]
+        return b""
