@@ -18,7 +18,6 @@ import os
 import posixpath
 import socket
 import stat
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,8 +27,9 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 import pygit2
 
-from ..errors import BadPath, NotFound, NotServable, Unavailable, check_text
+from ..errors import BadPath, NotFound, NotServable, Unavailable
 from .content import LARGE_BYTES, Content
+from .paths import clean_path, tree_entry
 
 if TYPE_CHECKING:
     from ..cache import DiskCache as HashCache
@@ -45,14 +45,6 @@ _FILE_MODES = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
 # The daemon often runs as root over trees its users own; the admin named the
 # tree explicitly, so libgit2's owner check would only refuse a legitimate use.
 pygit2.option(pygit2.GIT_OPT_SET_OWNER_VALIDATION, 0)
-
-
-def tree_entry(tree: pygit2.Tree, path: str) -> pygit2.Object:
-    """``tree[path]`` without pygit2 1.21's leak: its lookup keeps one
-    reference to the key string for good, so a fresh string per read grew the
-    daemon by a string per view read. An interned key is one object per path,
-    so what is kept is bounded by the tree's paths. KeyError when absent."""
-    return tree[sys.intern(path)]
 
 
 def _stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -81,19 +73,6 @@ def read_one_version(real: Path) -> tuple[os.stat_result, bytes]:
             return after, data
         time.sleep(0.001 * attempt)
     raise NotServable(f"{real.name!r} changed during each of {READ_TRIES} reads of it", "read it again once it is written")
-
-
-def clean_path(path: str) -> str:
-    """A tree-relative POSIX path, or :class:`BadPath` saying why not."""
-    check_text("the path", path, BadPath)
-    if path.startswith("/"):
-        raise BadPath(f"{path!r} is absolute", "a path relative to the tree root, like notes/acme.md")
-    parts = [p for p in path.split("/") if p not in ("", ".")]
-    if ".." in parts:
-        raise BadPath(f"{path!r} leaves the tree through '..'", "a path inside the tree, without '..'")
-    if parts and parts[0] == ".git":
-        raise BadPath(f"{path!r} is inside .git, which is not served")
-    return "/".join(parts)
 
 
 def _discover(folder: str | os.PathLike[str]) -> pygit2.Repository:
