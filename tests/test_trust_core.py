@@ -348,7 +348,7 @@ def test_a_file_rewritten_between_two_reads_of_it_is_served_as_one_version(
     version's, never the first's start with the second's end."""
     import builtins
 
-    import nasfs.repo
+    import nasfs.repo.one_version
 
     short, long = "# Short\n\nfirst version\n", "# Long\n\n" + "second version, longer\n" * 20
     target = home / "notes" / "rewritten.md"
@@ -379,7 +379,7 @@ def test_a_file_rewritten_between_two_reads_of_it_is_served_as_one_version(
         fh = builtins.open(path, mode, *args, **kwargs)
         return RewrittenAfterFirstRead(fh) if Path(path) == target and "b" in mode else fh
 
-    monkeypatch.setattr(nasfs.repo, "open", opening, raising=False)
+    monkeypatch.setattr(nasfs.repo.one_version, "open", opening, raising=False)
     response = nas.read("notes/rewritten.md@100000")  # the full view, with its header and pointer
     assert rewritten, "the file was not read through the wrapper"
     body = response.text.decode().split("\n", 1)[1]

@@ -29,13 +29,13 @@ import pygit2
 
 from ..errors import BadPath, NotFound, NotServable, Unavailable
 from .content import LARGE_BYTES, Content
+from .one_version import read_one_version, stat_key
 from .paths import clean_path, tree_entry
 
 if TYPE_CHECKING:
     from ..cache import DiskCache as HashCache
 
 SETTLED_NS = 2_000_000_000  # a file untouched this long is past any rewrite within one timestamp tick
-READ_TRIES = 20
 KEEP_REF = "refs/nasfs/snapshots"
 FOLDER_READS = "a file in it, or the folder's map: DIR@outline or DIR@N (e.g. src@2000, .@2000 for the root)"
 SIGNATURE_NAME = "nasfs"
@@ -47,32 +47,8 @@ _FILE_MODES = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
 pygit2.option(pygit2.GIT_OPT_SET_OWNER_VALIDATION, 0)
 
 
-def _stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
 def _store_key(real: str | Path, key: tuple[int, int, int, int]) -> str:
     return f"hash:{real}:{':'.join(map(str, key))}"
-
-
-def read_one_version(real: Path) -> tuple[os.stat_result, bytes]:
-    """The whole bytes of a file as one version, and their stat.
-
-    ``read()`` of a whole file is several read calls; a writer rewriting the
-    file in place between them gave a version's start followed by a later
-    version's end, which no one ever wrote. Bytes count when their length is
-    the size the file had before the read and the file's stat did not change
-    during it; otherwise the read is tried again.
-    """
-    for attempt in range(READ_TRIES):
-        with open(real, "rb") as fh:
-            before = os.fstat(fh.fileno())
-            data = fh.read()
-            after = os.fstat(fh.fileno())
-        if len(data) == before.st_size and _stat_key(before) == _stat_key(after):
-            return after, data
-        time.sleep(0.001 * attempt)
-    raise NotServable(f"{real.name!r} changed during each of {READ_TRIES} reads of it", "read it again once it is written")
 
 
 def _discover(folder: str | os.PathLike[str]) -> pygit2.Repository:
@@ -337,7 +313,7 @@ class GitTree:
         """The blob id of a file if already known for this stat (never hashes):
         a listing's token hint, which a rewrite within one timestamp tick may
         leave one version behind; views go through ``_hash``, which re-checks."""
-        key = _stat_key(st)
+        key = stat_key(st)
         hit = self._hashes.get(real)
         if hit and hit[0] == key:
             return hit[1]
@@ -356,7 +332,7 @@ class GitTree:
         once, as one version (see ``read_one_version``), and hashed in
         memory; its views then use those very bytes.
         """
-        key = _stat_key(st)
+        key = stat_key(st)
         hit = self._hashes.get(str(real))
         if hit and hit[0] == key and hit[2]:
             return hit[1], None, st
@@ -366,7 +342,7 @@ class GitTree:
             blob_id = stored.decode()
         elif st.st_size <= LARGE_BYTES:
             st, data = read_one_version(real)
-            key = _stat_key(st)
+            key = stat_key(st)
             blob_id = str(pygit2.hash(data))
         else:
             blob_id = str(pygit2.hashfile(str(real)))

@@ -1,0 +1,38 @@
+"""Reading a working file as one version while writers may rewrite it in
+place: a plain whole-file read can join one version's start to a later
+version's end."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from ..errors import NotServable
+
+READ_TRIES = 20
+
+
+def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What tells one version of a file from the next, as git's index does."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def read_one_version(real: Path) -> tuple[os.stat_result, bytes]:
+    """The whole bytes of a file as one version, and their stat.
+
+    ``read()`` of a whole file is several read calls; a writer rewriting the
+    file in place between them gave a version's start followed by a later
+    version's end, which no one ever wrote. Bytes count when their length is
+    the size the file had before the read and the file's stat did not change
+    during it; otherwise the read is tried again.
+    """
+    for attempt in range(READ_TRIES):
+        with open(real, "rb") as fh:
+            before = os.fstat(fh.fileno())
+            data = fh.read()
+            after = os.fstat(fh.fileno())
+        if len(data) == before.st_size and stat_key(before) == stat_key(after):
+            return after, data
+        time.sleep(0.001 * attempt)
+    raise NotServable(f"{real.name!r} changed during each of {READ_TRIES} reads of it", "read it again once it is written")
