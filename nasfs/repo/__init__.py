@@ -11,29 +11,27 @@ branch, index and working tree are never touched.
 
 from __future__ import annotations
 
-import fcntl
-import functools
 import hashlib
 import os
 import posixpath
-import socket
 import stat
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 import pygit2
 
-from ..errors import BadPath, NotFound, NotServable, Unavailable
+from ..errors import BadPath, NotFound, NotServable
 from .content import LARGE_BYTES, Content
 from .one_version import read_one_version, stat_key
 from .paths import clean_path, tree_entry
+from .served import ServedTree, serving, work_tree_top
 
-if TYPE_CHECKING:
-    from ..cache import DiskCache as HashCache
+__all__ = [
+    "FOLDER_READS", "KEEP_REF", "LARGE_BYTES", "BlobDiff", "Content", "FileChange", "GitTree", "TreeItem",
+    "clean_path", "diff_bytes", "work_tree_top",
+]
 
 SETTLED_NS = 2_000_000_000  # a file untouched this long is past any rewrite within one timestamp tick
 KEEP_REF = "refs/nasfs/snapshots"
@@ -42,47 +40,9 @@ SIGNATURE_NAME = "nasfs"
 SIGNATURE_EMAIL = "nasfs@localhost"
 _FILE_MODES = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
 
-# The daemon often runs as root over trees its users own; the admin named the
-# tree explicitly, so libgit2's owner check would only refuse a legitimate use.
-pygit2.option(pygit2.GIT_OPT_SET_OWNER_VALIDATION, 0)
-
 
 def _store_key(real: str | Path, key: tuple[int, int, int, int]) -> str:
     return f"hash:{real}:{':'.join(map(str, key))}"
-
-
-def _discover(folder: str | os.PathLike[str]) -> pygit2.Repository:
-    """The repository with a work tree that ``folder`` is in."""
-    try:
-        repo = pygit2.Repository(str(folder))
-    except pygit2.GitError as exc:
-        raise NotFound(f"{folder} is not inside a git work tree ({exc})", "a folder of a git repository with a work tree") from None
-    if repo.is_bare or repo.workdir is None:
-        raise NotFound(f"{folder} is a bare repository", "a git repository with a work tree")
-    return repo
-
-
-def work_tree_top(folder: str | os.PathLike[str]) -> Path:
-    """The top folder of the git work tree ``folder`` is in: what to serve
-    when a folder is named only to say which repository is meant (the CLI's
-    current folder)."""
-    return Path(_discover(folder).workdir).resolve()
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _serving(method: Callable[Concatenate[GitTree, P], R]) -> Callable[Concatenate[GitTree, P], R]:
-    """Check the repository first (:meth:`GitTree.check`): one that vanished
-    under a long-running process is said, not met as a KeyError or ENOENT."""
-
-    @functools.wraps(method)
-    def checked(self: GitTree, *args: P.args, **kwargs: P.kwargs) -> R:
-        self.check()
-        return method(self, *args, **kwargs)
-
-    return checked
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,90 +55,11 @@ class TreeItem:
     executable: bool = False
 
 
-class GitTree:
+class GitTree(ServedTree):
     """One served tree: a git work tree, its node and tree names for pointers."""
 
-    def __init__(self, workdir: str | os.PathLike[str], node: str | None = None, tree: str | None = None,
-                 hashes: HashCache | None = None) -> None:
-        """Serve the work tree whose top folder is ``workdir``. A folder inside
-        one is refused: serving it would serve the whole repository around it."""
-        repo = _discover(workdir)
-        self.root = Path(repo.workdir).resolve()
-        if Path(workdir).resolve() != self.root:
-            raise BadPath(f"{workdir} is a folder inside the git repository {self.root}; "
-                          f"serve the repository's top folder, or make {workdir} a repository of its own")
-        self.git_dir = Path(repo.path)
-        self._head_file = str(self.git_dir / "HEAD")
-        self.node = node or socket.gethostname().split(".")[0]
-        self.tree = tree or self.root.name
-        self._lock = threading.Lock()
-        self._hashes: dict[str, tuple[tuple[int, int, int, int], str, bool]] = {}  # key, blob id, settled
-        self._hash_store = hashes
-        self._serve(repo)
-
-    def _serve(self, repo: pygit2.Repository) -> None:
-        """Serve ``repo``, remembering nothing of one served before."""
-        self.repo = repo
-        self._seen = self._identity()
-        self._head_tree: tuple[pygit2.Oid, pygit2.Tree, dict[str, pygit2.Tree]] | None = None  # and its folders
-        # What refs/nasfs/snapshots is known to hold, learnt for its target last seen.
-        self._kept_tip: pygit2.Oid | None = None
-        self._kept: set[pygit2.Oid] = set()
-        self._unread: Iterator[pygit2.Oid] = iter(())  # the rest of its chain, read as needed
-
-    # -- the repository itself, under a long-running process -------------------
-    def health(self) -> str | None:
-        """None when the repository can be served, else one line saying what is
-        wrong, for a long-running door to log and show (``.nas/errors``,
-        ``nasfs status``).
-
-        Cheap (one stat), and run before every call here that reads the
-        repository. A ``.git`` made anew under the process (deleted and
-        re-created, or put back) is reopened, so the repository as it is now
-        is served and nothing remembered of the old one is. Call it from the
-        thread that makes the other calls on this tree.
-        """
-        seen = self._identity()
-        if seen is None:
-            self._seen = None  # whatever comes back is opened anew
-            if not self.git_dir.is_dir():
-                return (f"the repository {self.git_dir} is gone (deleted while serving); "
-                        "views, .at/ and pointers are unavailable until it is back")
-            return f"the repository {self.git_dir} has no HEAD; views, .at/ and pointers are unavailable until it has"
-        if seen != self._seen:
-            try:
-                repo = pygit2.Repository(str(self.git_dir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
-            except pygit2.GitError as exc:
-                return f"the repository {self.git_dir} cannot be opened ({exc}); views, .at/ and pointers are unavailable"
-            if repo.workdir is None or Path(repo.workdir).resolve() != self.root:
-                return f"the repository {self.git_dir} no longer has {self.root} as its work tree; views, .at/ and pointers are unavailable"
-            self._serve(repo)
-        return None
-
-    def check(self) -> None:
-        """Raise :class:`Unavailable` with the line :meth:`health` gives, if any."""
-        problem = self.health()
-        if problem is not None:
-            raise Unavailable(problem)
-
-    def _identity(self) -> tuple[int, int, int] | None:
-        """What tells this repository from one made anew in its place: its HEAD
-        file (None: there is none). ``git init`` writes HEAD anew, so even when
-        a new ``.git`` gets the old one's inode number back (it does, on ext4)
-        its HEAD has another inode or time. A HEAD rewritten by a checkout
-        only costs a reopen."""
-        try:
-            st = os.stat(self._head_file)
-        except OSError:
-            return None
-        return (st.st_dev, st.st_ino, st.st_mtime_ns)
-
-    def _git_lock(self) -> _GitDirLock:
-        """The lock every writer of nasfs's commits and refs holds, across processes."""
-        return _GitDirLock(Path(self.repo.path) / "nasfs.lock")
-
     # -- revisions ---------------------------------------------------------
-    @_serving
+    @serving
     def resolve(self, rev: str) -> pygit2.Commit:
         """A commit from a full or abbreviated id, a branch or a tag."""
         if not rev or rev.startswith("-") or any(c in rev for c in " \t\n:\0"):
@@ -194,16 +75,16 @@ class GitTree:
         names = self.branches()[:10] + self.tags()[:10]
         return "a commit id (7+ hex digits)" + (", or one of: " + ", ".join(names) if names else "")
 
-    @_serving
+    @serving
     def branches(self) -> list[str]:
         return sorted(self.repo.branches.local)
 
-    @_serving
+    @serving
     def tags(self) -> list[str]:
         prefix = "refs/tags/"
         return sorted(r[len(prefix):] for r in self.repo.references if r.startswith(prefix))
 
-    @_serving
+    @serving
     def head(self) -> pygit2.Commit | None:
         try:
             return self.repo.head.peel(pygit2.Commit)
@@ -389,7 +270,7 @@ class GitTree:
         kind = "link" if filemode == pygit2.GIT_FILEMODE_LINK else "file"
         return TreeItem(name, kind, size, filemode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
 
-    @_serving
+    @serving
     def item_at(self, commit: str, path: str) -> TreeItem | None:
         """The entry at ``path`` in ``commit``, symlinks not followed."""
         if not path:
@@ -400,7 +281,7 @@ class GitTree:
             return None
         return self._item(entry.name, entry.filemode, entry.id)
 
-    @_serving
+    @serving
     def listing_at(self, commit: str, path: str) -> list[TreeItem]:
         root = self.repo[commit].tree
         sub = root if not path else self.repo[root[path].id]
@@ -408,7 +289,7 @@ class GitTree:
             return []
         return [self._item(e.name, e.filemode, e.id) for e in sub]
 
-    @_serving
+    @serving
     def write_tree_at(self, commit: str, folder: Path) -> None:
         """Write the files of ``commit`` under ``folder`` (symlinks as links
         whose targets stay as they are; submodules skipped)."""
@@ -425,13 +306,13 @@ class GitTree:
                 elif entry.filemode in _FILE_MODES:
                     target.write_bytes(self.repo[entry.id].data)
 
-    @_serving
+    @serving
     def is_ancestor(self, older: str, newer: str) -> bool:
         """True when ``older`` is a strict ancestor of ``newer``."""
         a, b = pygit2.Oid(hex=older), pygit2.Oid(hex=newer)
         return a != b and self.repo.descendant_of(b, a)
 
-    @_serving
+    @serving
     def changes(self, a: str, b: str) -> list[FileChange]:
         """Files changed from commit ``a`` to commit ``b``, renames found."""
         diff = self.repo.diff(self.repo[a], self.repo[b], context_lines=3)
@@ -451,7 +332,7 @@ class GitTree:
             ))
         return out
 
-    @_serving
+    @serving
     def snapshot_worktree(self) -> str:
         """A commit holding the whole working tree as it is now (HEAD itself
         when nothing differs): tracked changes, deletions and untracked files
@@ -487,17 +368,17 @@ class GitTree:
                     tree_id = self._tree_with(base, path.split("/"), blob)
             return self._record(head, tree_id, "the working tree")
 
-    @_serving
+    @serving
     def commit_time(self, commit: str) -> int:
         return self.repo[commit].commit_time
 
-    @_serving
+    @serving
     def raw_at(self, commit: str, path: str) -> bytes:
         """The blob bytes at ``path`` (a symlink's target text, not followed)."""
         return self.repo[tree_entry(self.repo[commit].tree, path).id].data
 
     # -- autocommit: writes through the mount onto the checked-out branch ------
-    @_serving
+    @serving
     def commit_worktree_path(self, path: str, who: str) -> str | None:
         """Commit the working-tree state of one path (changed, added or removed)
         onto HEAD's branch, and stage the same in the index so ``git status``
@@ -595,7 +476,7 @@ class GitTree:
             builder.insert(name, self._tree_with(sub_tree, parts[1:], blob, mode), pygit2.GIT_FILEMODE_TREE)
         return builder.write()
 
-    @_serving
+    @serving
     def hold(self, commit: str) -> bool:
         """Whether the commit with this full id is in this repository, so that an
         answer remembered from earlier may still name it; a nasfs snapshot that
@@ -662,23 +543,6 @@ class GitTree:
 def _object_id(kind: bytes, raw: bytes) -> pygit2.Oid:
     """The id git gives an object, computed without writing it."""
     return pygit2.Oid(hex=hashlib.sha1(kind + b" %d\0" % len(raw) + raw).hexdigest())
-
-
-class _GitDirLock:
-    """An flock on a file in the git dir: snapshots from several processes serialize."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.fd = -1
-
-    def __enter__(self) -> _GitDirLock:
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
-        os.close(self.fd)
 
 
 @dataclass(frozen=True, slots=True)
