@@ -26,7 +26,8 @@ from ..errors import BadPath, NotFound, NotServable
 from .content import LARGE_BYTES, Content
 from .one_version import read_one_version, stat_key
 from .paths import clean_path, tree_entry
-from .served import ServedTree, serving, work_tree_top
+from .revisions import Revisions
+from .served import serving, work_tree_top
 
 __all__ = [
     "FOLDER_READS", "KEEP_REF", "LARGE_BYTES", "BlobDiff", "Content", "FileChange", "GitTree", "TreeItem",
@@ -55,41 +56,8 @@ class TreeItem:
     executable: bool = False
 
 
-class GitTree(ServedTree):
+class GitTree(Revisions):
     """One served tree: a git work tree, its node and tree names for pointers."""
-
-    # -- revisions ---------------------------------------------------------
-    @serving
-    def resolve(self, rev: str) -> pygit2.Commit:
-        """A commit from a full or abbreviated id, a branch or a tag."""
-        if not rev or rev.startswith("-") or any(c in rev for c in " \t\n:\0"):
-            raise NotFound(f"unknown revision {rev!r}", self.valid_revisions())
-        try:
-            obj = self.repo.revparse_single(rev)
-            commit = obj.peel(pygit2.Commit)
-        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-            raise NotFound(f"unknown revision {rev!r}", self.valid_revisions()) from None
-        return commit
-
-    def valid_revisions(self) -> str:
-        names = self.branches()[:10] + self.tags()[:10]
-        return "a commit id (7+ hex digits)" + (", or one of: " + ", ".join(names) if names else "")
-
-    @serving
-    def branches(self) -> list[str]:
-        return sorted(self.repo.branches.local)
-
-    @serving
-    def tags(self) -> list[str]:
-        prefix = "refs/tags/"
-        return sorted(r[len(prefix):] for r in self.repo.references if r.startswith(prefix))
-
-    @serving
-    def head(self) -> pygit2.Commit | None:
-        try:
-            return self.repo.head.peel(pygit2.Commit)
-        except (pygit2.GitError, KeyError):
-            return None  # an unborn branch: no commit yet
 
     # -- paths in a commit -------------------------------------------------
     def _tree_entry(self, commit: pygit2.Commit, path: str) -> tuple[str, pygit2.Object | None]:
@@ -307,12 +275,6 @@ class GitTree(ServedTree):
                     target.write_bytes(self.repo[entry.id].data)
 
     @serving
-    def is_ancestor(self, older: str, newer: str) -> bool:
-        """True when ``older`` is a strict ancestor of ``newer``."""
-        a, b = pygit2.Oid(hex=older), pygit2.Oid(hex=newer)
-        return a != b and self.repo.descendant_of(b, a)
-
-    @serving
     def changes(self, a: str, b: str) -> list[FileChange]:
         """Files changed from commit ``a`` to commit ``b``, renames found."""
         diff = self.repo.diff(self.repo[a], self.repo[b], context_lines=3)
@@ -367,10 +329,6 @@ class GitTree(ServedTree):
                 else:
                     tree_id = self._tree_with(base, path.split("/"), blob)
             return self._record(head, tree_id, "the working tree")
-
-    @serving
-    def commit_time(self, commit: str) -> int:
-        return self.repo[commit].commit_time
 
     @serving
     def raw_at(self, commit: str, path: str) -> bytes:
