@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import posixpath
 import stat
 import time
 from collections.abc import Iterator
@@ -23,10 +22,10 @@ from pathlib import Path
 import pygit2
 
 from ..errors import BadPath, NotFound, NotServable
+from .commit_paths import FOLDER_READS, CommitPaths
 from .content import LARGE_BYTES, Content
 from .one_version import read_one_version, stat_key
 from .paths import clean_path, tree_entry
-from .revisions import Revisions
 from .served import serving, work_tree_top
 
 __all__ = [
@@ -36,7 +35,6 @@ __all__ = [
 
 SETTLED_NS = 2_000_000_000  # a file untouched this long is past any rewrite within one timestamp tick
 KEEP_REF = "refs/nasfs/snapshots"
-FOLDER_READS = "a file in it, or the folder's map: DIR@outline or DIR@N (e.g. src@2000, .@2000 for the root)"
 SIGNATURE_NAME = "nasfs"
 SIGNATURE_EMAIL = "nasfs@localhost"
 _FILE_MODES = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
@@ -56,46 +54,8 @@ class TreeItem:
     executable: bool = False
 
 
-class GitTree(Revisions):
+class GitTree(CommitPaths):
     """One served tree: a git work tree, its node and tree names for pointers."""
-
-    # -- paths in a commit -------------------------------------------------
-    def _tree_entry(self, commit: pygit2.Commit, path: str) -> tuple[str, pygit2.Object | None]:
-        """(resolved path, object) at ``path`` in ``commit``, in-tree symlinks followed."""
-        for _ in range(16):
-            if not path:
-                return path, commit.tree
-            try:
-                entry = tree_entry(commit.tree, path)
-            except KeyError:
-                return path, None
-            if entry.filemode != pygit2.GIT_FILEMODE_LINK:
-                return path, self.repo[entry.id]
-            target = self.repo[entry.id].data.decode("utf-8", "replace")
-            joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
-            if target.startswith("/") or joined == ".." or joined.startswith("../"):
-                raise BadPath(f"{path!r} is a symlink to {target!r}, outside the tree")
-            path = clean_path(joined)
-        raise BadPath(f"{path!r}: too many levels of symlinks")
-
-    def folder_at(self, rev: str, path: str) -> tuple[str, pygit2.Tree]:
-        """(resolved path, tree) of a folder in ``rev``, in-tree symlinks followed."""
-        resolved, obj = self._tree_entry(self.resolve(rev), clean_path(path))
-        if not isinstance(obj, pygit2.Tree):
-            raise NotFound(f"{path!r} is not a folder at {rev}")
-        return resolved, obj
-
-    def object_at(self, rev: str, path: str) -> pygit2.Object | None:
-        return self._tree_entry(self.resolve(rev), clean_path(path))[1]
-
-    def at(self, rev: str, path: str) -> Content:
-        commit = self.resolve(rev)
-        resolved, obj = self._tree_entry(commit, clean_path(path))
-        if obj is None:
-            raise NotFound(f"{path!r} does not exist at {rev}")
-        if not isinstance(obj, pygit2.Blob):
-            raise NotServable(f"{path!r} is a folder (a directory) at {rev}, not a file", FOLDER_READS)
-        return Content(resolved, str(obj.id), obj.size, str(commit.id), "commit", self.repo)
 
     # -- the working tree --------------------------------------------------
     def real_path(self, path: str) -> tuple[str, Path]:
