@@ -23,7 +23,8 @@ import pygit2
 
 from ..errors import BadPath, NotFound, NotServable
 from .commit_paths import FOLDER_READS, CommitPaths
-from .content import LARGE_BYTES, Content
+from .commit_trees import CommitTrees, TreeItem
+from .content import FILE_MODES, LARGE_BYTES, Content
 from .one_version import read_one_version, stat_key
 from .paths import clean_path, tree_entry
 from .served import serving, work_tree_top
@@ -37,24 +38,13 @@ SETTLED_NS = 2_000_000_000  # a file untouched this long is past any rewrite wit
 KEEP_REF = "refs/nasfs/snapshots"
 SIGNATURE_NAME = "nasfs"
 SIGNATURE_EMAIL = "nasfs@localhost"
-_FILE_MODES = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
 
 
 def _store_key(real: str | Path, key: tuple[int, int, int, int]) -> str:
     return f"hash:{real}:{':'.join(map(str, key))}"
 
 
-@dataclass(frozen=True, slots=True)
-class TreeItem:
-    """One entry of a tree at a commit, as a read-only filesystem shows it."""
-
-    name: str
-    kind: str  # "file", "dir" or "link"
-    size: int
-    executable: bool = False
-
-
-class GitTree(CommitPaths):
+class GitTree(CommitPaths, CommitTrees):
     """One served tree: a git work tree, its node and tree names for pointers."""
 
     # -- the working tree --------------------------------------------------
@@ -168,7 +158,7 @@ class GitTree(CommitPaths):
                 self._head_tree = (head.id, head.tree, {})  # parsed once per HEAD, not per file
             try:
                 entry = self._head_entry(rel)
-                if str(entry.id) == blob_id and entry.filemode in _FILE_MODES:
+                if str(entry.id) == blob_id and entry.filemode in FILE_MODES:
                     return str(head.id)
             except KeyError:
                 pass
@@ -189,50 +179,6 @@ class GitTree(CommitPaths):
                 folders.clear()
             folders[folder] = sub
         return tree_entry(sub, name)
-
-    # -- trees at a commit, for read-only browsing (.at/<rev>/) ---------------
-    def _item(self, name: str, filemode: int, oid: pygit2.Oid) -> TreeItem:
-        if filemode in (pygit2.GIT_FILEMODE_TREE, pygit2.GIT_FILEMODE_COMMIT):
-            return TreeItem(name, "dir", 0)  # a submodule shows as an empty folder
-        size = self.repo.odb.read_header(oid)[1]
-        kind = "link" if filemode == pygit2.GIT_FILEMODE_LINK else "file"
-        return TreeItem(name, kind, size, filemode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
-
-    @serving
-    def item_at(self, commit: str, path: str) -> TreeItem | None:
-        """The entry at ``path`` in ``commit``, symlinks not followed."""
-        if not path:
-            return TreeItem("", "dir", 0)
-        try:
-            entry = tree_entry(self.repo[commit].tree, path)
-        except KeyError:
-            return None
-        return self._item(entry.name, entry.filemode, entry.id)
-
-    @serving
-    def listing_at(self, commit: str, path: str) -> list[TreeItem]:
-        root = self.repo[commit].tree
-        sub = root if not path else self.repo[root[path].id]
-        if not isinstance(sub, pygit2.Tree):
-            return []
-        return [self._item(e.name, e.filemode, e.id) for e in sub]
-
-    @serving
-    def write_tree_at(self, commit: str, folder: Path) -> None:
-        """Write the files of ``commit`` under ``folder`` (symlinks as links
-        whose targets stay as they are; submodules skipped)."""
-        stack: list[tuple[pygit2.Tree, Path]] = [(self.repo[commit].tree, folder)]
-        while stack:
-            tree, where = stack.pop()
-            where.mkdir(exist_ok=True)
-            for entry in tree:
-                target = where / entry.name
-                if entry.filemode == pygit2.GIT_FILEMODE_TREE:
-                    stack.append((self.repo[entry.id], target))
-                elif entry.filemode == pygit2.GIT_FILEMODE_LINK:
-                    os.symlink(self.repo[entry.id].data, target)
-                elif entry.filemode in _FILE_MODES:
-                    target.write_bytes(self.repo[entry.id].data)
 
     @serving
     def changes(self, a: str, b: str) -> list[FileChange]:
@@ -289,11 +235,6 @@ class GitTree(CommitPaths):
                 else:
                     tree_id = self._tree_with(base, path.split("/"), blob)
             return self._record(head, tree_id, "the working tree")
-
-    @serving
-    def raw_at(self, commit: str, path: str) -> bytes:
-        """The blob bytes at ``path`` (a symlink's target text, not followed)."""
-        return self.repo[tree_entry(self.repo[commit].tree, path).id].data
 
     # -- autocommit: writes through the mount onto the checked-out branch ------
     @serving
@@ -385,7 +326,7 @@ class GitTree(CommitPaths):
         if len(parts) == 1:
             if mode is None:
                 mode = pygit2.GIT_FILEMODE_BLOB
-                if base is not None and name in base and base[name].filemode in _FILE_MODES:
+                if base is not None and name in base and base[name].filemode in FILE_MODES:
                     mode = base[name].filemode
             builder.insert(name, blob, mode)
         else:

@@ -13,6 +13,7 @@ from ..errors import NotServable
 
 LARGE_BYTES = 32 << 20  # above this a file is streamed, never held whole
 CHUNK = 1 << 20
+FILE_MODES = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)  # a tree entry that is a file's content
 
 
 @dataclass(frozen=True, slots=True)

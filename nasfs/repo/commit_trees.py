@@ -1,0 +1,76 @@
+"""Trees at a commit as a read-only filesystem shows them (``.at/<rev>/``):
+entries listed and read as they are, symlinks not followed."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from .content import FILE_MODES
+from .paths import tree_entry
+from .served import ServedTree, serving
+
+
+@dataclass(frozen=True, slots=True)
+class TreeItem:
+    """One entry of a tree at a commit, as a read-only filesystem shows it."""
+
+    name: str
+    kind: str  # "file", "dir" or "link"
+    size: int
+    executable: bool = False
+
+
+class CommitTrees(ServedTree):
+    """Browsing the tree of a commit, entry by entry."""
+
+    def _item(self, name: str, filemode: int, oid: pygit2.Oid) -> TreeItem:
+        if filemode in (pygit2.GIT_FILEMODE_TREE, pygit2.GIT_FILEMODE_COMMIT):
+            return TreeItem(name, "dir", 0)  # a submodule shows as an empty folder
+        size = self.repo.odb.read_header(oid)[1]
+        kind = "link" if filemode == pygit2.GIT_FILEMODE_LINK else "file"
+        return TreeItem(name, kind, size, filemode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
+
+    @serving
+    def item_at(self, commit: str, path: str) -> TreeItem | None:
+        """The entry at ``path`` in ``commit``, symlinks not followed."""
+        if not path:
+            return TreeItem("", "dir", 0)
+        try:
+            entry = tree_entry(self.repo[commit].tree, path)
+        except KeyError:
+            return None
+        return self._item(entry.name, entry.filemode, entry.id)
+
+    @serving
+    def listing_at(self, commit: str, path: str) -> list[TreeItem]:
+        root = self.repo[commit].tree
+        sub = root if not path else self.repo[root[path].id]
+        if not isinstance(sub, pygit2.Tree):
+            return []
+        return [self._item(e.name, e.filemode, e.id) for e in sub]
+
+    @serving
+    def write_tree_at(self, commit: str, folder: Path) -> None:
+        """Write the files of ``commit`` under ``folder`` (symlinks as links
+        whose targets stay as they are; submodules skipped)."""
+        stack: list[tuple[pygit2.Tree, Path]] = [(self.repo[commit].tree, folder)]
+        while stack:
+            tree, where = stack.pop()
+            where.mkdir(exist_ok=True)
+            for entry in tree:
+                target = where / entry.name
+                if entry.filemode == pygit2.GIT_FILEMODE_TREE:
+                    stack.append((self.repo[entry.id], target))
+                elif entry.filemode == pygit2.GIT_FILEMODE_LINK:
+                    os.symlink(self.repo[entry.id].data, target)
+                elif entry.filemode in FILE_MODES:
+                    target.write_bytes(self.repo[entry.id].data)
+
+    @serving
+    def raw_at(self, commit: str, path: str) -> bytes:
+        """The blob bytes at ``path`` (a symlink's target text, not followed)."""
+        return self.repo[tree_entry(self.repo[commit].tree, path).id].data
