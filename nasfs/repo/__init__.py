@@ -27,6 +27,7 @@ from .content import FILE_MODES, LARGE_BYTES, Content
 from .hashes import WorkingHashes
 from .paths import clean_path, tree_entry
 from .served import serving, work_tree_top
+from .writing import SIGNATURE_EMAIL, SIGNATURE_NAME, Writing
 
 __all__ = [
     "FOLDER_READS", "KEEP_REF", "LARGE_BYTES", "BlobDiff", "Content", "FileChange", "GitTree", "TreeItem",
@@ -34,11 +35,9 @@ __all__ = [
 ]
 
 KEEP_REF = "refs/nasfs/snapshots"
-SIGNATURE_NAME = "nasfs"
-SIGNATURE_EMAIL = "nasfs@localhost"
 
 
-class GitTree(CommitPaths, CommitTrees, Changes, WorkingHashes):
+class GitTree(CommitPaths, CommitTrees, Changes, WorkingHashes, Writing):
     """One served tree: a git work tree, its node and tree names for pointers."""
 
     # -- the working tree --------------------------------------------------
@@ -203,15 +202,6 @@ class GitTree(CommitPaths, CommitTrees, Changes, WorkingHashes):
             index.write()
             return str(commit)
 
-    def _tree_without(self, base: pygit2.Tree, parts: list[str]) -> pygit2.Oid:
-        builder = self.repo.TreeBuilder(base)
-        if len(parts) == 1:
-            builder.remove(parts[0])
-        else:
-            sub = self.repo[base[parts[0]].id]
-            builder.insert(parts[0], self._tree_without(sub, parts[1:]), pygit2.GIT_FILEMODE_TREE)
-        return builder.write()
-
     # -- snapshot commits --------------------------------------------------
     def snapshot(self, rel: str, blob_id: str, real: Path, head: pygit2.Commit | None, data: bytes | None = None) -> str:
         """Record HEAD's tree with ``rel`` set to this blob as a commit under refs/nasfs.
@@ -248,23 +238,6 @@ class GitTree(CommitPaths, CommitTrees, Changes, WorkingHashes):
         elif not self._is_kept(commit_id):  # the keep ref was removed, or a clone lacks it
             self._keep(commit_id)
         return str(commit_id)
-
-    def _tree_with(self, base: pygit2.Tree | None, parts: list[str], blob: pygit2.Oid, mode: int | None = None) -> pygit2.Oid:
-        """``base`` with the file at ``parts`` set to ``blob`` (keeping its mode
-        unless one is given)."""
-        builder = self.repo.TreeBuilder(base) if base is not None else self.repo.TreeBuilder()
-        name = parts[0]
-        if len(parts) == 1:
-            if mode is None:
-                mode = pygit2.GIT_FILEMODE_BLOB
-                if base is not None and name in base and base[name].filemode in FILE_MODES:
-                    mode = base[name].filemode
-            builder.insert(name, blob, mode)
-        else:
-            sub = base[name] if base is not None and name in base else None
-            sub_tree = self.repo[sub.id] if sub is not None and sub.filemode == pygit2.GIT_FILEMODE_TREE else None
-            builder.insert(name, self._tree_with(sub_tree, parts[1:], blob, mode), pygit2.GIT_FILEMODE_TREE)
-        return builder.write()
 
     @serving
     def hold(self, commit: str) -> bool:

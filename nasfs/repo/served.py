@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 import pygit2
 
 from ..errors import BadPath, NotFound, Unavailable
-from .lock import GitDirLock
 
 if TYPE_CHECKING:
     from ..cache import DiskCache as HashCache
@@ -141,7 +140,3 @@ class ServedTree:
         except OSError:
             return None
         return (st.st_dev, st.st_ino, st.st_mtime_ns)
-
-    def _git_lock(self) -> GitDirLock:
-        """The lock every writer of nasfs's commits and refs holds, across processes."""
-        return GitDirLock(Path(self.repo.path) / "nasfs.lock")
