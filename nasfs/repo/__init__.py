@@ -18,15 +18,15 @@ from pathlib import Path
 import pygit2
 
 from ..errors import BadPath, NotFound, NotServable
+from .autocommit import Autocommit
 from .changes import BlobDiff, Changes, FileChange, diff_bytes
 from .commit_paths import FOLDER_READS, CommitPaths
 from .commit_trees import CommitTrees, TreeItem
 from .content import FILE_MODES, LARGE_BYTES, Content
 from .hashes import WorkingHashes
 from .paths import clean_path, tree_entry
-from .served import serving, work_tree_top
+from .served import work_tree_top
 from .snapshots import KEEP_REF, Snapshots
-from .writing import SIGNATURE_EMAIL, SIGNATURE_NAME
 
 __all__ = [
     "FOLDER_READS", "KEEP_REF", "LARGE_BYTES", "BlobDiff", "Content", "FileChange", "GitTree", "TreeItem",
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-class GitTree(CommitPaths, CommitTrees, Changes, WorkingHashes, Snapshots):
+class GitTree(CommitPaths, CommitTrees, Changes, WorkingHashes, Snapshots, Autocommit):
     """One served tree: a git work tree, its node and tree names for pointers."""
 
     # -- the working tree --------------------------------------------------
@@ -126,40 +126,4 @@ class GitTree(CommitPaths, CommitTrees, Changes, WorkingHashes, Snapshots):
                 folders.clear()
             folders[folder] = sub
         return tree_entry(sub, name)
-
-    # -- autocommit: writes through the mount onto the checked-out branch ------
-    @serving
-    def commit_worktree_path(self, path: str, who: str) -> str | None:
-        """Commit the working-tree state of one path (changed, added or removed)
-        onto HEAD's branch, and stage the same in the index so ``git status``
-        stays clean for it. Returns the new commit, or None when nothing changed.
-        """
-        rel = clean_path(path)
-        real = self.root / rel
-        with self._lock, self._git_lock():
-            head = self.head()
-            base = head.tree if head is not None else None
-            index = self.repo.index
-            index.read()
-            if real.is_file() and not real.is_symlink():
-                with open(real, "rb") as fh:
-                    blob = self.repo.create_blob_fromiobase(fh)
-                mode = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if os.access(real, os.X_OK) else pygit2.GIT_FILEMODE_BLOB
-                if base is not None and rel in base and base[rel].id == blob and base[rel].filemode == mode:
-                    return None
-                tree = self._tree_with(base, rel.split("/"), blob, mode)
-                index.add(pygit2.IndexEntry(rel, blob, mode))
-                verb = "update"
-            elif not real.exists() and base is not None and rel in base:
-                tree = self._tree_without(base, rel.split("/"))
-                if rel in index:
-                    index.remove(rel)
-                verb = "remove"
-            else:
-                return None
-            sig = pygit2.Signature(SIGNATURE_NAME, SIGNATURE_EMAIL)
-            message = f"nasfs: {verb} {rel}\n\nWritten through the nasfs mount by {who}.\n"
-            commit = self.repo.create_commit("HEAD", sig, sig, message, tree, [head.id] if head else [])
-            index.write()
-            return str(commit)
 

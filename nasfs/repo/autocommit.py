@@ -1,0 +1,52 @@
+"""Autocommit: a write through the mount becomes a commit on the checked-out
+branch, staged in the index too so ``git status`` stays clean for it."""
+
+from __future__ import annotations
+
+import os
+
+import pygit2
+
+from .paths import clean_path
+from .revisions import Revisions
+from .served import serving
+from .writing import SIGNATURE_EMAIL, SIGNATURE_NAME, Writing
+
+
+class Autocommit(Revisions, Writing):
+    """Commits of the working tree's state, one path at a time."""
+
+    @serving
+    def commit_worktree_path(self, path: str, who: str) -> str | None:
+        """Commit the working-tree state of one path (changed, added or removed)
+        onto HEAD's branch, and stage the same in the index so ``git status``
+        stays clean for it. Returns the new commit, or None when nothing changed.
+        """
+        rel = clean_path(path)
+        real = self.root / rel
+        with self._lock, self._git_lock():
+            head = self.head()
+            base = head.tree if head is not None else None
+            index = self.repo.index
+            index.read()
+            if real.is_file() and not real.is_symlink():
+                with open(real, "rb") as fh:
+                    blob = self.repo.create_blob_fromiobase(fh)
+                mode = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if os.access(real, os.X_OK) else pygit2.GIT_FILEMODE_BLOB
+                if base is not None and rel in base and base[rel].id == blob and base[rel].filemode == mode:
+                    return None
+                tree = self._tree_with(base, rel.split("/"), blob, mode)
+                index.add(pygit2.IndexEntry(rel, blob, mode))
+                verb = "update"
+            elif not real.exists() and base is not None and rel in base:
+                tree = self._tree_without(base, rel.split("/"))
+                if rel in index:
+                    index.remove(rel)
+                verb = "remove"
+            else:
+                return None
+            sig = pygit2.Signature(SIGNATURE_NAME, SIGNATURE_EMAIL)
+            message = f"nasfs: {verb} {rel}\n\nWritten through the nasfs mount by {who}.\n"
+            commit = self.repo.create_commit("HEAD", sig, sig, message, tree, [head.id] if head else [])
+            index.write()
+            return str(commit)
