@@ -1,4 +1,5 @@
-"""The only module that imports pygit2: revisions, blobs, paths, snapshots.
+"""Git through pygit2 (never the git command): revisions, blobs, paths,
+snapshots. The rest of nasfs reaches git through :class:`GitTree`.
 
 Content is served from two places: the working tree (the real files, which
 may differ from any commit) and commits (``--at REV``, ``.at/<rev>/``). Every
@@ -7,123 +8,31 @@ that path, so every pointer verifies with plain ``git show``: working-tree
 content that differs from HEAD is first recorded as a *snapshot commit*
 (parent: HEAD) kept reachable under ``refs/nasfs/snapshots``. The user's
 branch, index and working tree are never touched.
+
+:class:`GitTree` (:mod:`.git_tree`) is assembled from parts, each one
+concern over :mod:`.served` (the repository held open, and reopened when made
+anew): :mod:`.revisions`, :mod:`.commit_paths` (paths at a commit as views
+read them), :mod:`.commit_trees` (trees at a commit as ``.at/`` shows them),
+:mod:`.working` (working files with a commit holding their bytes),
+:mod:`.hashes` (their blob ids, with git's racy-clean re-check),
+:mod:`.snapshots`, :mod:`.autocommit`, :mod:`.writing` (what those two
+share) and :mod:`.changes`. Beside them: :mod:`.content` (what a view is made
+of), :mod:`.one_version` (a file read as one version under writers) and
+:mod:`.paths` (checked paths, and tree lookups without pygit2's leak).
 """
 
 from __future__ import annotations
 
-import os
-import stat
-from pathlib import Path
-
-import pygit2
-
-from ..errors import BadPath, NotFound, NotServable
-from .autocommit import Autocommit
-from .changes import BlobDiff, Changes, FileChange, diff_bytes
-from .commit_paths import FOLDER_READS, CommitPaths
-from .commit_trees import CommitTrees, TreeItem
-from .content import FILE_MODES, LARGE_BYTES, Content
-from .hashes import WorkingHashes
-from .paths import clean_path, tree_entry
+from .changes import BlobDiff, FileChange, diff_bytes
+from .commit_paths import FOLDER_READS
+from .commit_trees import TreeItem
+from .content import LARGE_BYTES, Content
+from .git_tree import GitTree
+from .paths import clean_path
 from .served import work_tree_top
-from .snapshots import KEEP_REF, Snapshots
+from .snapshots import KEEP_REF
 
 __all__ = [
     "FOLDER_READS", "KEEP_REF", "LARGE_BYTES", "BlobDiff", "Content", "FileChange", "GitTree", "TreeItem",
     "clean_path", "diff_bytes", "work_tree_top",
 ]
-
-
-class GitTree(CommitPaths, CommitTrees, Changes, WorkingHashes, Snapshots, Autocommit):
-    """One served tree: a git work tree, its node and tree names for pointers."""
-
-    # -- the working tree --------------------------------------------------
-    def real_path(self, path: str) -> tuple[str, Path]:
-        """(tree-relative path, absolute path) with symlinks resolved inside the tree."""
-        rel = clean_path(path)
-        root = str(self.root)  # strings, not Path objects: this runs twice per view
-        full = os.path.join(root, rel) if rel else root
-        try:
-            real = os.path.realpath(full, strict=True)
-        except FileNotFoundError:
-            real = os.path.realpath(full)  # absent: NotFound comes from the caller's stat
-        except OSError as exc:  # ELOOP, ENAMETOOLONG, ENOTDIR, EACCES
-            raise BadPath(f"{path!r} cannot be resolved: {exc.strerror.lower()}", "a path of a file in the tree") from None
-        inside = root.rstrip("/") + "/"
-        if real != root and not real.startswith(inside):
-            raise BadPath(f"{path!r} resolves to {real}, outside the tree")
-        rel_real = real[len(inside):] if real != root else ""
-        if rel_real.split("/")[0] == ".git":
-            raise BadPath(f"{path!r} resolves into .git, which is not served")
-        return rel_real, Path(real)
-
-    def exists(self, path: str, rev: str | None = None) -> bool:
-        try:
-            if rev is not None:
-                return self.object_at(rev, path) is not None
-            rel = clean_path(path)
-            return os.path.lexists(self.root / rel)
-        except (BadPath, NotFound):
-            return False
-
-    def is_file(self, path: str, rev: str | None = None) -> bool:
-        try:
-            if rev is not None:
-                return isinstance(self.object_at(rev, path), pygit2.Blob)
-            return self.real_path(path)[1].is_file()  # BadPath (an escape) is raised
-        except (NotFound, OSError):
-            return False
-
-    def is_dir(self, path: str, rev: str | None = None) -> bool:
-        """Whether ``path`` is a folder (in the working tree, or at ``rev``)."""
-        try:
-            if rev is not None:
-                return isinstance(self.object_at(rev, path), pygit2.Tree)
-            return self.real_path(path)[1].is_dir()  # BadPath (an escape) is raised
-        except (NotFound, OSError):
-            return False
-
-    def working(self, path: str) -> Content:
-        """The working-tree file at ``path``, with a commit that holds its bytes."""
-        rel, real = self.real_path(path)
-        try:
-            st = real.stat()
-        except FileNotFoundError:
-            raise NotFound(f"{path!r} does not exist") from None
-        if stat.S_ISDIR(st.st_mode):
-            raise NotServable(f"{path!r} is a folder (a directory), not a file", FOLDER_READS)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotServable(f"{path!r} is not a regular file")
-        blob_id, data, st = self._hash(real, st)
-        commit = self._commit_holding(rel, blob_id, real, data)
-        return Content(rel, blob_id, st.st_size, commit, "worktree", self.repo, str(real), data)
-
-    def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None) -> str:
-        head = self.head()
-        if head is not None:
-            if self._head_tree is None or self._head_tree[0] != head.id:
-                self._head_tree = (head.id, head.tree, {})  # parsed once per HEAD, not per file
-            try:
-                entry = self._head_entry(rel)
-                if str(entry.id) == blob_id and entry.filemode in FILE_MODES:
-                    return str(head.id)
-            except KeyError:
-                pass
-        return self.snapshot(rel, blob_id, real, head, data)
-
-    def _head_entry(self, rel: str) -> pygit2.Object:
-        """HEAD's entry at ``rel`` (KeyError when absent), looked up in its
-        folder's tree, which is kept: a path lookup from the root re-reads every
-        folder on the way, a tenth of a millisecond per file of a whole-tree pass."""
-        _, tree, folders = self._head_tree
-        folder, _, name = rel.rpartition("/")
-        sub = folders.get(folder)
-        if sub is None:
-            sub = self.repo[tree_entry(tree, folder).id] if folder else tree
-            if not isinstance(sub, pygit2.Tree):
-                raise KeyError(rel)  # a file or a link where a folder would be
-            if len(folders) >= 4096:
-                folders.clear()
-            folders[folder] = sub
-        return tree_entry(sub, name)
-
