@@ -61,10 +61,10 @@ def serving(method: Callable[Concatenate[T, P], R]) -> Callable[Concatenate[T, P
 
 
 class ServedTree:
-    """A git work tree and the names pointers carry for it; the base of
-    :class:`~nasfs.repo.GitTree`, whose parts each add one concern. All that
-    is remembered of the repository is set here, in :meth:`_serve`, so a
-    repository made anew is served with none of it."""
+    """A git work tree and the names pointers carry for it: the base of
+    :class:`~nasfs.repo.GitTree`, whose parts each add one concern. The state
+    they all work on is set here; what is remembered of the repository is set
+    in :meth:`_serve`, so a repository made anew is served with none of it."""
 
     def __init__(self, workdir: str | os.PathLike[str], node: str | None = None, tree: str | None = None,
                  hashes: HashCache | None = None) -> None:
