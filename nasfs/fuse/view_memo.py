@@ -100,6 +100,6 @@ class ViewMemo:
         of exactly those facts, and the name split at its last '@'."""
         if before is None or node.kind != "view" or node.commit or node.view is None or node.view.kind in UNREMEMBERED:
             return
-        real = os.path.join(folder, name[:name.rfind("@")]) if folder else name[:name.rfind("@")]
-        if node.path == real and self.facts(folder, name) == before:
+        left = name[:name.rfind("@")]
+        if node.path == (f"{folder}/{left}" if folder else left) and self.facts(folder, name) == before:
             self._known.put((folder, name), Remembered(node, before))
