@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from nasfs.outline.markdown import outline_markdown, outline_markdown_stream
 from nasfs.service import Nas
@@ -117,3 +120,13 @@ def test_a_heading_shows_its_links_as_text_and_is_found_by_it(nas: Nas, home: Pa
     assert "\n3-34 #### Support `import defer` (#19624 by @fisker)\n" in outline and "https://" not in outline
     body = nas.read("CHANGES.md@section=Support `import defer` (#19624 by @fisker)").served.body
     assert body.startswith(b"#### Support") and body.endswith(b"an outline.\n")
+
+
+def test_markdown_it_debug_records_stay_out_of_a_debug_log(caplog: pytest.LogCaptureFixture) -> None:
+    """The parser logs each block rule it tries at debug level (about 250,000
+    records per MB); under ``--log-level debug`` they would flood the log."""
+    with caplog.at_level(logging.DEBUG):
+        heads = _heads(b"# A\n\ntext\n> quote\n\n## B\n\n- item\n\n    code\n")
+        logging.getLogger("nasfs.test").debug("a debug record of nasfs itself")
+    assert heads == [("# A", 1, 10), ("## B", 6, 10)]
+    assert [r.name for r in caplog.records] == ["nasfs.test"]

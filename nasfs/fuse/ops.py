@@ -103,7 +103,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         w = self.watcher
         return (f"real_lookups_and_getattrs={self.real_asks}\nreal_entry_timeout={w.timeout:g}\n"
                 f"watched_folders={w.folders}\nsource_events={w.events}\n"
-                f"kernel_cached_listings={'yes' if CACHED_LISTINGS else 'no (stock pyfuse3)'}\nreal_listings={self.real_listings}\n")
+                f"kernel_cached_listings={'yes' if CACHED_LISTINGS else 'no (stock pyfuse3)'}\nreal_listings={self.real_listings}\n"
+                f"view_lookups_remembered={self.views.hits}\n")
 
     # -- lookup ------------------------------------------------------------------------
     @fuse_op
@@ -161,14 +162,13 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         parent_path = "" if parent is not None else self.real.path(parent_inode)
         try:  # the one place a refused name is recorded, with its reason
             if parent is not None:
-                node = await self.child(parent, text, ctx)
+                ino, attrs = await self.materialize(await self.child(parent, text, ctx))
             elif parent_inode == ROOT and (side := self.root_child(text)) is not None:
-                node = side
+                ino, attrs = await self.materialize(side)
             elif "@" in text and parent_path is not None:
-                node = await self.view_node(parent_path, text, "")
+                ino, attrs = await self.working_view(parent_path, text)
             else:
                 raise FUSEError(errno.ENOENT)
-            ino, attrs = await self.materialize(node)
         except NasError as exc:
             shown = self.display(parent, parent_path or "", display_name(name))
             self.nas.refused(shown, exc)

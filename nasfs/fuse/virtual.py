@@ -5,7 +5,9 @@ that version (``Node.version``): size, pages and every read of a handle are
 of one version's bytes, never a mix, and a change to the file only ever
 makes a new inode. Nothing is invalidated from a request handler (libfuse
 forbids it and it deadlocks the kernel). Names are looked up again on every
-path walk (entry timeout 0), so a changed file's view shows at the next open.
+path walk (entry timeout 0), so a changed file's view shows at the next open;
+a working-tree view whose file, name and HEAD are unchanged is answered from
+what the last lookup gave, on the request loop (view_memo.py).
 
 Anything that needs the core (views, git trees) runs in the core thread
 through ``trio.to_thread``, off the request loop. What may take seconds (a
@@ -43,6 +45,7 @@ from .access import caller_of, readable_by
 from .nodes import Inodes, Node
 from . import pool
 from .pool import HEAVY_BYTES, Pool
+from .view_memo import ViewMemo
 
 log = logging.getLogger("nasfs.fuse")
 T = TypeVar("T")
@@ -72,6 +75,7 @@ class Virtual:
         # versioned content by inode: what a lookup made, for the getattr and open that follow
         self._files: LRU[int, tuple[bytes, Response | None]] = LRU(8192, lambda made: len(made[0]), FILES_BYTES)
         self._git_stat = os.stat(nas.tree.repo.path)
+        self.views = ViewMemo(str(nas.tree.root), nas.tree.repo.path)  # lookups of unchanged views, on the loop
         self.faults = False
         self.fault_armed = False
         self.started = time.time()
@@ -205,6 +209,20 @@ class Virtual:
         ino = self.inodes.ino(node, lookup=False)
         self._files.put(ino, made)
         return ino, await self.node_attrs(ino, node)
+
+    async def working_view(self, folder: str, name: str) -> tuple[int, pyfuse3.EntryAttributes]:
+        """Look up the view ``name`` of a working-tree file in ``folder``: the
+        node it gave last time when nothing that view rests on has changed
+        (view_memo.py; answered here, on the request loop, with a few stat
+        calls and two ref reads), else made in the core thread or a worker."""
+        known = None if self.fault_armed else self.views.recall(folder, name)  # an armed fault is for view code
+        if known is not None:
+            ino = self.inodes.ino(known, lookup=False)
+            return ino, await self.node_attrs(ino, known)
+        before = self.views.facts(folder, name)
+        ino, attrs = await self.materialize(await self.view_node(folder, name, ""))
+        self.views.remember(folder, name, self.inodes.node(ino), before)
+        return ino, attrs
 
     async def content(self, node: Node) -> tuple[bytes, Response | None]:
         """A virtual file's bytes now, and the declared response they carry."""

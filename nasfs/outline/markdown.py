@@ -16,6 +16,7 @@ one block larger than it, up to ``MAX_WINDOW``).
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterable, Iterator
 
 from markdown_it import MarkdownIt
@@ -29,7 +30,26 @@ MAX_WINDOW = 16 << 20  # a single block longer than this is cut where the window
 @functools.cache
 def _parser() -> MarkdownIt:
     """Block rules only: inline parsing is not needed to find headings."""
+    _drop_debug_records("markdown_it")
     return MarkdownIt("commonmark").disable(["inline", "text_join"])
+
+
+def _drop_debug_records(package: str) -> None:
+    """markdown-it's block rules log every rule they try at debug level
+    ("entering paragraph: ..."), about 250,000 records per MB of Markdown: a
+    flood in a debug log, and CPU even when the level drops them, since each
+    costs two calls (``debug``, then ``isEnabledFor``) before it is dropped.
+    A level or ``Logger.disabled`` keeps both calls (``disabled`` only
+    answers the second sooner), so the ``debug`` of the package's loggers,
+    as ``logging`` hands them out, is made a no-op: the library's code and
+    its other levels are untouched (docs/performance.md §4 has the gain)."""
+    for name, logger in list(logging.root.manager.loggerDict.items()):
+        if isinstance(logger, logging.Logger) and (name == package or name.startswith(package + ".")):
+            logger.debug = _no_record  # type: ignore[method-assign]
+
+
+def _no_record(*args: object, **kwargs: object) -> None:
+    """What a debug record of markdown-it costs here: nothing."""
 
 
 @functools.cache
