@@ -14,7 +14,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from nasfs.repo import SETTLED_NS, GitTree
+from nasfs.repo import GitTree
+from nasfs.repo.hashes import SETTLED_NS
 from nasfs.service import Nas
 
 from .conftest import git, header

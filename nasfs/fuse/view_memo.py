@@ -35,7 +35,8 @@ from dataclasses import dataclass
 import pygit2
 
 from ..cache import LRU
-from ..repo import KEEP_REF, SETTLED_NS
+from ..repo import KEEP_REF
+from ..repo.hashes import SETTLED_NS
 from .nodes import Node
 
 SIZE = 8192
