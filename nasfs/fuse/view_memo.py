@@ -32,11 +32,9 @@ import stat
 import time
 from dataclasses import dataclass
 
-import pygit2
-
 from ..cache import LRU
-from ..repo import KEEP_REF
 from ..repo.hashes import SETTLED_NS
+from ..repo.ref_state import RefState
 from .nodes import Node
 
 SIZE = 8192
@@ -57,7 +55,7 @@ class ViewMemo:
 
     def __init__(self, root: str, git_dir: str) -> None:
         self.root = root
-        self._repo = pygit2.Repository(git_dir)  # the loop's own handle, for two ref reads a lookup
+        self._refs = RefState(git_dir)  # the loop's own handle, for two ref reads a lookup
         self._known: LRU[tuple[str, str], Remembered] = LRU(SIZE)
         self.hits = 0
 
@@ -74,18 +72,10 @@ class ViewMemo:
             return None
         if not stat.S_ISREG(st.st_mode) or time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) <= SETTLED_NS:
             return None
-        try:
-            try:
-                head = str(self._repo.head.target)
-            except pygit2.GitError:
-                if not self._repo.head_is_unborn:
-                    raise
-                head = ""  # no commit yet: views name snapshots over none
-            keeper = self._repo.references.get(KEEP_REF)
-        except (pygit2.GitError, KeyError, OSError):
+        refs = self._refs.now()
+        if refs is None:
             return None  # the repository is unwell: the core says what is wrong
-        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, head,
-                str(keeper.target) if keeper is not None else "")
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, *refs)
 
     def recall(self, folder: str, name: str) -> Node | None:
         """The node this name gave, if nothing it rests on has changed since."""

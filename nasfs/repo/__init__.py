@@ -18,7 +18,9 @@ read them), :mod:`.commit_trees` (trees at a commit as ``.at/`` shows them),
 :mod:`.snapshots`, :mod:`.autocommit`, :mod:`.writing` (what those two
 share) and :mod:`.changes`. Beside them: :mod:`.content` (what a view is made
 of), :mod:`.one_version` (a file read as one version under writers) and
-:mod:`.paths` (checked paths, and tree lookups without pygit2's leak).
+:mod:`.paths` (checked paths, and tree lookups without pygit2's leak) and
+:mod:`.ref_state` (the refs a remembered view rests on, read from the mount's
+request loop).
 """
 
 from __future__ import annotations
