@@ -6,11 +6,15 @@ the CLI as a process, and plain git (never through the mount)."""
 
 from __future__ import annotations
 
+import gc
+import itertools
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -317,25 +321,92 @@ def test_a_subfolder_of_a_repository_is_refused(home: Path) -> None:
     assert GitTree(home / "notes" / "..").root == home  # the top folder, however spelled
 
 
-# -- F. a long-running server does not grow with the number of reads ----------------------
+# -- F. a long-running server does not grow with the number of reads or writes ---------
+# pygit2 1.21 keeps a reference to every key string a lookup by path is given
+# (a tree's [], in and /, a TreeBuilder's get and remove); each request brings
+# a fresh string, so an unguarded lookup grew the daemon by ~60 bytes a call.
 
-def test_repeated_view_reads_keep_memory_flat(nas: Nas) -> None:
-    """pygit2 1.21 keeps a reference to every key string a tree lookup is
-    given; with a fresh path string per read the daemon grew ~60 bytes a read."""
-    import tracemalloc
+def fresh(text: str) -> str:
+    """A new string object equal to ``text``, as each request brings one."""
+    return "".join([text[:1], text[1:]])
 
-    spec = "".join(["notes/customer-acme", ".md@outline"])
+
+def kept_by(call: Callable[[], object], times: int) -> int:
+    """Bytes still held (tracemalloc) after ``times`` more calls of ``call``,
+    once a warm-up has filled every cache the call fills: the smaller of two
+    windows, since a leak grows in both while a one-off growth of a table the
+    whole process shares (the interned strings', once earlier tests filled it)
+    lands in one. Garbage is collected first, so cycles awaiting the collector
+    are not counted as kept."""
     for _ in range(50):
-        nas.read(spec)  # warm every cache the read fills
+        call()
     tracemalloc.start()
     try:
-        before = tracemalloc.get_traced_memory()[0]
-        for _ in range(1000):
-            nas.read("".join(["notes/customer-acme", ".md@outline"]))
-        grown = tracemalloc.get_traced_memory()[0] - before
+        grown = []
+        for _ in range(2):
+            gc.collect()
+            before = tracemalloc.get_traced_memory()[0]
+            for _ in range(times):
+                call()
+            gc.collect()
+            grown.append(tracemalloc.get_traced_memory()[0] - before)
+        return min(grown)
     finally:
         tracemalloc.stop()
+
+
+def test_repeated_view_reads_keep_memory_flat(nas: Nas) -> None:
+    grown = kept_by(lambda: nas.read(fresh(f"{ACME}@outline")), 1000)
     assert grown < 20_000, f"{grown} bytes kept by 1000 reads of one view"
+
+
+def test_repeated_reads_of_a_changed_file_keep_memory_flat(nas: Nas, home: Path) -> None:
+    """A file that differs from HEAD is served with a snapshot commit, whose
+    tree is edited by name on every read (the commit itself is written once)."""
+    (home / ACME).write_text((home / ACME).read_text() + "\nchanged, not committed\n")
+    grown = kept_by(lambda: nas.read(fresh(f"{ACME}@outline")), 1000)
+    assert grown < 20_000, f"{grown} bytes kept by 1000 reads of one changed file"
+
+
+def test_repeated_listings_at_a_commit_keep_memory_flat(nas: Nas) -> None:
+    """What ``ls .at/<rev>/notes`` asks of the core, once per listing."""
+    head = str(nas.tree.head().id)
+    grown = kept_by(lambda: nas.tree.listing_at(head, fresh("notes")), 1000)
+    assert grown < 20_000, f"{grown} bytes kept by 1000 listings of one folder at a commit"
+
+
+def test_repeated_autocommits_keep_memory_flat(nas: Nas, home: Path) -> None:
+    """A file in new folders written then removed through the mount, each an
+    autocommit, and an unchanged file's write, which commits nothing."""
+    deep = home / "logs" / "2026" / "today.md"
+    deep.parent.mkdir(parents=True)
+    writes = itertools.count()
+
+    def write_then_remove() -> None:
+        deep.write_text(f"entry {next(writes)}\n")
+        assert nas.tree.commit_worktree_path(fresh("logs/2026/today.md"), "test") is not None
+        deep.unlink()
+        assert nas.tree.commit_worktree_path(fresh("logs/2026/today.md"), "test") is not None
+        assert nas.tree.commit_worktree_path(fresh(ACME), "test") is None
+
+    grown = kept_by(write_then_remove, 300)
+    assert grown < 20_000, f"{grown} bytes kept by 300 rounds of three autocommits"
+
+
+def test_repeated_worktree_snapshots_keep_memory_flat(nas: Nas, home: Path) -> None:
+    """What a diff against the working tree records first: a changed file and
+    a deleted one, each in a folder, snapshotted once per diff. The file takes
+    two contents in turn, so the snapshots are the same two commits (each new
+    snapshot is rightly remembered as kept) while every path is looked up anew."""
+    (home / "code" / "client.ts").unlink()
+    edits = itertools.count()
+
+    def edit_and_snapshot() -> None:
+        (home / ACME).write_text(f"# Acme\n\nedit {next(edits) % 2}\n")
+        nas.tree.snapshot_worktree()
+
+    grown = kept_by(edit_and_snapshot, 600)
+    assert grown < 20_000, f"{grown} bytes kept by 600 snapshots of the working tree"
 
 
 # -- G. a file rewritten in place while it is read --------------------------------------

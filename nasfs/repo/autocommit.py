@@ -7,7 +7,7 @@ import os
 
 import pygit2
 
-from .paths import clean_path
+from .paths import clean_path, tree_get
 from .revisions import Revisions
 from .served import serving
 from .writing import SIGNATURE_EMAIL, SIGNATURE_NAME, Writing
@@ -27,18 +27,19 @@ class Autocommit(Revisions, Writing):
         with self._lock, self._git_lock():
             head = self.head()
             base = head.tree if head is not None else None
+            committed = tree_get(base, rel)
             index = self.repo.index
             index.read()
             if real.is_file() and not real.is_symlink():
                 with open(real, "rb") as fh:
                     blob = self.repo.create_blob_fromiobase(fh)
                 mode = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if os.access(real, os.X_OK) else pygit2.GIT_FILEMODE_BLOB
-                if base is not None and rel in base and base[rel].id == blob and base[rel].filemode == mode:
+                if committed is not None and committed.id == blob and committed.filemode == mode:
                     return None
                 tree = self._tree_with(base, rel.split("/"), blob, mode)
                 index.add(pygit2.IndexEntry(rel, blob, mode))
                 verb = "update"
-            elif not real.exists() and base is not None and rel in base:
+            elif not real.exists() and committed is not None:
                 tree = self._tree_without(base, rel.split("/"))
                 if rel in index:
                     index.remove(rel)

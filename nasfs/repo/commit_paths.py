@@ -53,4 +53,4 @@ class CommitPaths(Revisions):
             raise NotFound(f"{path!r} does not exist at {rev}")
         if not isinstance(obj, pygit2.Blob):
             raise NotServable(f"{path!r} is a folder (a directory) at {rev}, not a file", FOLDER_READS)
-        return Content(resolved, str(obj.id), obj.size, str(commit.id), "commit", self.repo)
+        return Content(resolved, str(obj.id), obj.size, str(commit.id), self.repo)

@@ -48,7 +48,7 @@ class CommitTrees(ServedTree):
     @serving
     def listing_at(self, commit: str, path: str) -> list[TreeItem]:
         root = self.repo[commit].tree
-        sub = root if not path else self.repo[root[path].id]
+        sub = root if not path else self.repo[tree_entry(root, path).id]
         if not isinstance(sub, pygit2.Tree):
             return []
         return [self._item(e.name, e.filemode, e.id) for e in sub]

@@ -24,7 +24,6 @@ class Content:
     blob_id: str
     size: int
     commit: str
-    source: str  # "worktree" or "commit"
     _repo: pygit2.Repository = field(repr=False, compare=False)
     _disk: str | None = field(default=None, repr=False, compare=False)
     _data: bytes | None = field(default=None, repr=False, compare=False)  # the bytes that were hashed, when read

@@ -1,6 +1,6 @@
 """Tree-relative paths: checked before any use (:func:`clean_path`), and
-looked up in a git tree without the leak of pygit2's lookup
-(:func:`tree_entry`)."""
+looked up in a git tree without the leak of pygit2's lookups
+(:func:`git_key`, :func:`tree_entry`, :func:`tree_get`)."""
 
 from __future__ import annotations
 
@@ -24,9 +24,27 @@ def clean_path(path: str) -> str:
     return "/".join(parts)
 
 
+def git_key(path: str) -> str:
+    """The string to give pygit2 for a lookup by path or name (a tree's
+    ``[]``, ``in`` and ``/``, a TreeBuilder's ``get`` and ``remove``).
+    pygit2 1.21 keeps one reference to that string for good, so a fresh
+    string per call grew the daemon by a string per call (a view read, a
+    listing at a commit, a write). An interned key is one object per path,
+    so what is kept is bounded by the paths ever looked up."""
+    return sys.intern(path)
+
+
 def tree_entry(tree: pygit2.Tree, path: str) -> pygit2.Object:
-    """``tree[path]`` without pygit2 1.21's leak: its lookup keeps one
-    reference to the key string for good, so a fresh string per read grew the
-    daemon by a string per view read. An interned key is one object per path,
-    so what is kept is bounded by the tree's paths. KeyError when absent."""
-    return tree[sys.intern(path)]
+    """``tree[path]`` without pygit2's leak (:func:`git_key`). KeyError when absent."""
+    return tree[git_key(path)]
+
+
+def tree_get(tree: pygit2.Tree | None, path: str) -> pygit2.Object | None:
+    """The entry at ``path`` in ``tree``, or None when absent (or no tree):
+    ``path in tree`` and ``tree[path]`` in one lookup, without pygit2's leak."""
+    if tree is None:
+        return None
+    try:
+        return tree_entry(tree, path)
+    except KeyError:
+        return None

@@ -13,6 +13,7 @@ from pathlib import Path
 import pygit2
 
 from ..errors import NotServable
+from .paths import tree_get
 from .revisions import Revisions
 from .served import serving
 from .writing import SIGNATURE_EMAIL, SIGNATURE_NAME, Writing
@@ -53,7 +54,7 @@ class Snapshots(Revisions, Writing):
             for path, blob in changed:
                 base = self.repo[tree_id]
                 if blob is None:
-                    if path in base:
+                    if tree_get(base, path) is not None:
                         tree_id = self._tree_without(base, path.split("/"))
                 else:
                     tree_id = self._tree_with(base, path.split("/"), blob)

@@ -79,7 +79,7 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
             raise NotServable(f"{path!r} is not a regular file")
         blob_id, data, st = self._hash(real, st)
         commit = self._commit_holding(rel, blob_id, real, data)
-        return Content(rel, blob_id, st.st_size, commit, "worktree", self.repo, str(real), data)
+        return Content(rel, blob_id, st.st_size, commit, self.repo, str(real), data)
 
     def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None) -> str:
         head = self.head()

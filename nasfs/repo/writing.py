@@ -11,6 +11,7 @@ from pathlib import Path
 import pygit2
 
 from .content import FILE_MODES
+from .paths import git_key, tree_entry, tree_get
 from .served import ServedTree
 
 SIGNATURE_NAME = "nasfs"
@@ -46,23 +47,24 @@ class Writing(ServedTree):
         unless one is given)."""
         builder = self.repo.TreeBuilder(base) if base is not None else self.repo.TreeBuilder()
         name = parts[0]
+        existing = tree_get(base, name)
         if len(parts) == 1:
             if mode is None:
                 mode = pygit2.GIT_FILEMODE_BLOB
-                if base is not None and name in base and base[name].filemode in FILE_MODES:
-                    mode = base[name].filemode
+                if existing is not None and existing.filemode in FILE_MODES:
+                    mode = existing.filemode
             builder.insert(name, blob, mode)
         else:
-            sub = base[name] if base is not None and name in base else None
-            sub_tree = self.repo[sub.id] if sub is not None and sub.filemode == pygit2.GIT_FILEMODE_TREE else None
+            is_tree = existing is not None and existing.filemode == pygit2.GIT_FILEMODE_TREE
+            sub_tree = self.repo[existing.id] if is_tree else None
             builder.insert(name, self._tree_with(sub_tree, parts[1:], blob, mode), pygit2.GIT_FILEMODE_TREE)
         return builder.write()
 
     def _tree_without(self, base: pygit2.Tree, parts: list[str]) -> pygit2.Oid:
         builder = self.repo.TreeBuilder(base)
         if len(parts) == 1:
-            builder.remove(parts[0])
+            builder.remove(git_key(parts[0]))
         else:
-            sub = self.repo[base[parts[0]].id]
+            sub = self.repo[tree_entry(base, parts[0]).id]
             builder.insert(parts[0], self._tree_without(sub, parts[1:]), pygit2.GIT_FILEMODE_TREE)
         return builder.write()
