@@ -76,6 +76,9 @@ def virtual(ino: int) -> bool:
 class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     supports_dot_lookup = True  # NFS re-export looks up '.' and '..' by handle
     enable_writeback_cache = False
+    # Read by the binding patched by scripts/pyfuse3-patches/ (stock pyfuse3 ignores
+    # it): lookups in one folder run side by side, so a slow view holds up no other name there.
+    enable_parallel_dirops = True
 
     def __init__(self, nas: Nas, autocommit: bool = False, attr_timeout: float = 1.0, faults: bool = False) -> None:
         pyfuse3.Operations.__init__(self)
