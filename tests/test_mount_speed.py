@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import header
-from .mounts import Mount
+from .mounts import Mount, stats
 from .processes import spawned_workers
 
 HUGE_MB = 120  # seconds of cold outlining here; far above the worker threshold
@@ -92,10 +92,6 @@ def test_a_slow_view_stalls_no_other_view_and_no_real_read(slow_mount: Mount, ho
     h = header(out)
     assert h["view"] == "outline" and h["pointer"].startswith("nas://box/home/notes/huge.md@")
     assert slow_mount.alive()
-
-
-def stats(mnt: Path) -> dict[str, str]:
-    return dict(line.split("=", 1) for line in (mnt / ".nas" / "stats").read_text().splitlines())
 
 
 def within(seconds: float, check) -> bool:
