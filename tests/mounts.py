@@ -62,6 +62,11 @@ class Mount:
                 subprocess.run(["fusermount3", "-u", "-z", str(self.mountpoint)], capture_output=True)
 
 
+def stats(mnt: Path) -> dict[str, str]:
+    """The mount's ``.nas/stats``, by name."""
+    return dict(line.split("=", 1) for line in (mnt / ".nas" / "stats").read_text().splitlines())
+
+
 def abort_connection(mountpoint: Path) -> None:
     """Free every process stuck on a hung FUSE mount: abort its connection
     (what only an admin can do by hand), so a hang fails a test, not CI."""

@@ -12,8 +12,10 @@ default PATH must find nasfs there) and /etc/systemd/system/nasfs@.service.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
+import mmap
 import os
 import shlex
 import shutil
@@ -483,10 +485,23 @@ def test_pip_install_of_the_wheel_alone_gives_a_working_nasfs(home: Path, tmp_pa
         assert mounted.returncode == 0, mounted.stderr
         assert (mnt / f"{ACME}@section=Renewal").read_text().startswith("nasfs view=section ")
         # the wheel brings stock pyfuse3: listings are not cached by the kernel, and still right
-        assert "kernel_cached_listings=no" in (mnt / ".nas" / "stats").read_text()
+        stats = (mnt / ".nas" / "stats").read_text()
+        assert "kernel_cached_listings=no" in stats and "passthrough=no (stock pyfuse3)" in stats
         assert sorted(os.listdir(mnt / "notes")) == sorted(os.listdir(home / "notes"))
         (home / "notes" / "later.md").write_text("# Later\n")
         assert "later.md" in os.listdir(mnt / "notes")
+        # no passthrough: a file changed in the last 2 s is read direct_io, so it maps
+        # privately (git's mmap) and shared only once settled (docs/mount.md)
+        (mnt / "fresh.bin").write_bytes(b"fresh bytes\n" * 1000)
+        with open(mnt / "fresh.bin", "rb") as fh:
+            with mmap.mmap(fh.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ) as m:
+                assert m[:12] == b"fresh bytes\n" and len(m) == 12000
+            with pytest.raises(OSError) as refused:
+                mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            assert refused.value.errno == errno.ENODEV
+        time.sleep(2.2)
+        with open(mnt / "fresh.bin", "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            assert m[-12:] == b"fresh bytes\n"
         assert run("umount", str(mnt)).returncode == 0
         wait_unmounted(mnt)
 

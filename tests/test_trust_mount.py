@@ -120,24 +120,6 @@ def test_a_file_rewritten_in_place_reads_as_one_version_never_nuls(mounted: Moun
     assert not wrong, f"{len(wrong)} reads that are no version, e.g. {sorted(wrong)[0][:120]!r}"
 
 
-def test_a_file_just_written_maps_privately_and_shared_once_settled(mounted: Mount) -> None:
-    """A file changed in the last 2 s is opened direct_io for reading: MAP_PRIVATE
-    (git's mmap) still works; MAP_SHARED is refused by the kernel until it settles."""
-    import mmap
-
-    path = mounted.mountpoint / "fresh.bin"
-    path.write_bytes(b"fresh bytes\n" * 1000)
-    with open(path, "rb") as fh:
-        with mmap.mmap(fh.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ) as m:
-            assert m[:12] == b"fresh bytes\n" and len(m) == 12000
-        with pytest.raises(OSError) as refused:
-            mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        assert refused.value.errno == errno.ENODEV
-    time.sleep(2.2)
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
-        assert m[-12:] == b"fresh bytes\n"
-
-
 def test_paths_near_path_max_work_as_natively(mounted: Mount) -> None:
     """A path that fits PATH_MAX relative to the mount's root fits the mount:
     the daemon once opened root + relative path."""

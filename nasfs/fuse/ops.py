@@ -21,7 +21,7 @@ from pyfuse3 import FUSEError
 from ..errors import NasError
 from ..service import Nas
 from .nodes import Node
-from .passthrough import PassThrough
+from .passthrough import PASSTHROUGH, PassThrough
 from .real import O_PATH, ROOT, VIRTUAL_BASE
 from .virtual import AT, NAS, Virtual, display_name
 
@@ -75,7 +75,12 @@ def virtual(ino: int) -> bool:
 
 class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     supports_dot_lookup = True  # NFS re-export looks up '.' and '..' by handle
-    enable_writeback_cache = False
+    enable_writeback_cache = False  # (it would also rule out passthrough)
+    # Read by the binding patched by scripts/pyfuse3-patches/ (stock pyfuse3 ignores
+    # them): lookups in one folder run side by side (a slow view holds up no other
+    # name there), and real files' opens are handed to the kernel (passthrough.py).
+    enable_parallel_dirops = True
+    enable_passthrough = True
 
     def __init__(self, nas: Nas, autocommit: bool = False, attr_timeout: float = 1.0, faults: bool = False) -> None:
         pyfuse3.Operations.__init__(self)
@@ -93,6 +98,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         self._next_dh = 1
         self.real_asks = 0  # lookups of real names (or of nothing) and getattrs of real nodes: what the kernel did not cache
         self.real_listings = 0  # real folders listed: what the kernel's cache of listings did not answer
+        self.real_reads = 0  # reads of real files that reached the daemon: none for passthrough opens
 
     def close(self) -> None:
         """End the view workers and the source watcher (before pyfuse3.close)."""
@@ -104,7 +110,12 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         return (f"real_lookups_and_getattrs={self.real_asks}\nreal_entry_timeout={w.timeout:g}\n"
                 f"watched_folders={w.folders}\nsource_events={w.events}\n"
                 f"kernel_cached_listings={'yes' if CACHED_LISTINGS else 'no (stock pyfuse3)'}\nreal_listings={self.real_listings}\n"
-                f"view_lookups_remembered={self.views.hits}\n")
+                f"view_lookups_remembered={self.views.hits}\n"
+                f"passthrough={self.passthrough_state()}\nreal_reads={self.real_reads}\n")
+
+    def init(self) -> None:
+        """At the kernel's INIT (the binding has negotiated passthrough)."""
+        self.passthrough_granted = PASSTHROUGH and pyfuse3.passthrough_enabled()
 
     # -- lookup ------------------------------------------------------------------------
     @fuse_op
@@ -257,7 +268,10 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     @fuse_op
     async def open(self, inode: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
         if not virtual(inode):
-            return self.real_open(inode, flags, ctx)
+            info = self.real_open(inode, flags, ctx)
+            if PASSTHROUGH and info.backing_fd >= 0 and flags & os.O_ACCMODE != os.O_RDONLY:
+                self._written.add(info.fh)  # its writes may pass through the kernel unseen: autocommit at close
+            return info
         if flags & WRITE_FLAGS:
             raise FUSEError(errno.EROFS)
         node = self.inodes.node(inode)
@@ -279,6 +293,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         data = self._bytes.get(fh)
         if data is not None:
             return data[off : off + size]
+        self.real_reads += 1
         return os.pread(fh, size, off)
 
     @fuse_op
@@ -358,7 +373,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         await self.check_new_name(parent_inode, name)
         fd, attrs = self.real_create(parent_inode, name, mode, flags, ctx)
         self._written.add(fd)
-        return pyfuse3.FileInfo(fh=fd), attrs
+        return self.backed(pyfuse3.FileInfo(fh=fd), os.fstat(fd)), attrs
 
     @fuse_op
     async def mkdir(self, parent_inode: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:

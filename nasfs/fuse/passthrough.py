@@ -5,7 +5,13 @@ inode is reached through its own (``real.RealInodes``), never as root +
 path. New entries get the caller's ownership and exactly the mode asked for
 (the daemon's own umask and chown's clearing of set-id bits undone), and a
 write or truncate by anyone but root clears set-id bits as the kernel does
-for a local disk (libfuse asks the filesystem to, with handle_killpriv).
+for a local disk (libfuse 3.14 asks the filesystem to, with handle_killpriv;
+from 3.17 the kernel does it, with a SETATTR of the mode).
+
+With the binding patched by scripts/pyfuse3-patches/ (libfuse 3.17) and a
+kernel that grants FUSE passthrough, every open of a real regular file hands
+the kernel the source file itself: its reads, writes and mmaps go to the
+source in the kernel, never through the daemon.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from .watch import Watcher
 
 SETID = stat.S_ISUID | stat.S_ISGID
 HOT_NS = 2_000_000_000  # a file changed this recently may be mid-rewrite (git's racy window is the same 2 s)
+PASSTHROUGH = hasattr(pyfuse3, "passthrough_enabled")  # the patched binding: FileInfo.backing_fd
 _STAT_FIELDS = ("st_mode", "st_nlink", "st_uid", "st_gid", "st_rdev", "st_size", "st_atime_ns",
                 "st_mtime_ns", "st_ctime_ns", "st_blksize", "st_blocks")
 
@@ -52,6 +59,17 @@ class PassThrough:
         self._ino_fds: dict[int, set[int]] = {}
         self._unprivileged: set[int] = set()  # fds opened by a non-root caller
         self._opened_at: dict[int, tuple[int, int]] = {}  # inode -> (mtime, size) at last open
+        self.passthrough_granted = False  # set at the kernel's INIT (ops.init)
+
+    def passthrough_state(self) -> str:
+        """``.nas/stats``' passthrough line: yes, or why not."""
+        if not PASSTHROUGH:
+            return "no (stock pyfuse3)"
+        if not self.passthrough_granted:
+            return "no (the kernel did not offer it)"
+        if not pyfuse3.passthrough_enabled():
+            return "no (the kernel refused a backing file, see the log; files opened before keep it)"
+        return "yes"
 
     def real_attrs(self, ino: int, st: os.stat_result) -> pyfuse3.EntryAttributes:
         a = pyfuse3.EntryAttributes()
@@ -201,13 +219,20 @@ class PassThrough:
 
     # -- open files ----------------------------------------------------------------
     def real_open(self, ino: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
-        """A file changed in the last ``HOT_SECONDS`` is read around the page
-        cache (``direct_io``) by read-only opens: while it is being rewritten a
-        page-cache read can come back short (the file was just truncated) as an
-        invalidation bumps the kernel's attribute version, and the kernel then
-        serves the page's zero fill up to the size it still believes (torn
-        reads of NULs). A direct read returns what the file holds, as a native
-        read would. Writers' opens keep the page cache (mmap, fsx)."""
+        """A regular file's open asks for passthrough (``backing_fd``): the
+        kernel then reads the source file itself, exactly as a native read,
+        so neither the page-cache rule below nor the watcher's page
+        invalidations matter to its reads. Every open of one inode must ask (the kernel fails an
+        open of an inode in passthrough that does not: EIO), so writers' do
+        too. What follows is for opens served by the daemon (stock pyfuse3,
+        or passthrough not granted): a file changed in the last ``HOT_NS``
+        is read around the page cache (``direct_io``) by read-only opens:
+        while it is being rewritten a page-cache read can come back short
+        (the file was just truncated) as an invalidation bumps the kernel's
+        attribute version, and the kernel then serves the page's zero fill up
+        to the size it still believes (torn reads of NULs). A direct read
+        returns what the file holds, as a native read would. Writers' opens
+        keep the page cache (mmap, fsx)."""
         fd = os.open(_proc(self.real.fd(ino)), flags & ~(os.O_CREAT | os.O_EXCL | os.O_NOCTTY | os.O_NOFOLLOW))
         self.track_fd(fd, ino, ctx)
         st = os.fstat(fd)
@@ -215,7 +240,14 @@ class PassThrough:
         seen = (st.st_mtime_ns, st.st_size)
         keep = not hot and self._opened_at.get(ino) == seen  # unchanged since last open: keep the page cache
         self._opened_at[ino] = seen
-        return pyfuse3.FileInfo(fh=fd, keep_cache=keep, direct_io=hot)
+        return self.backed(pyfuse3.FileInfo(fh=fd, keep_cache=keep, direct_io=hot), st)
+
+    def backed(self, info: pyfuse3.FileInfo, st: os.stat_result) -> pyfuse3.FileInfo:
+        """``info`` asking the binding to hand its fd to the kernel, when the
+        binding can and the file is a regular one (the kernel backs no other)."""
+        if PASSTHROUGH and stat.S_ISREG(st.st_mode):
+            info.backing_fd = info.fh
+        return info
 
     def track_fd(self, fd: int, ino: int, ctx: pyfuse3.RequestContext) -> None:
         self._fd_ino[fd] = ino

@@ -1,6 +1,6 @@
 """A bare read-only pyfuse3 + trio pass-through: the binding's floor for scripts/bench/tools.py.
 
-    .venv/bin/python -P scripts/bench/bare_passthrough.py SOURCE MOUNTPOINT [TIMEOUT] [--cache-readdir] [--rw]
+    .venv/bin/python -P scripts/bench/bare_passthrough.py SOURCE MOUNTPOINT [TIMEOUT] [--cache-readdir] [--rw] [--passthrough]
 
 Not part of nasfs and not used by it. It serves SOURCE at MOUNTPOINT with the
 least a pass-through needs (lookup, getattr, opendir/readdir as readdirplus,
@@ -13,7 +13,10 @@ cache_readdir and keep_cache: needs the patched binding of
 scripts/pyfuse3-patches/; the source is not watched, so listings go stale).
 --rw mounts without ``ro`` (writes are still refused), as nasfs mounts: the
 kernel then drops a folder's atime after each listing it did not cache, and
-the next stat of the folder reaches the daemon. Every request is served
+the next stat of the folder reaches the daemon. --passthrough hands each
+open's fd to the kernel (FUSE passthrough: needs the patched binding and
+libfuse 3.17 that scripts/setup builds): reads then never reach the daemon.
+Every request is served
 in the trio thread with plain os calls: whatever nasfs costs above this is
 nasfs, not pyfuse3. Unmount with ``fusermount3 -u MOUNTPOINT`` (or SIGTERM).
 """
@@ -32,10 +35,11 @@ import trio
 class Bare(pyfuse3.Operations):
     enable_writeback_cache = False
 
-    def __init__(self, source: str, timeout: float, cache_readdir: bool = False) -> None:
+    def __init__(self, source: str, timeout: float, cache_readdir: bool = False, passthrough: bool = False) -> None:
         super().__init__()
         self.timeout = timeout
         self.cache_readdir = cache_readdir
+        self.enable_passthrough = passthrough
         self.paths: dict[int, str] = {pyfuse3.ROOT_INODE: source}
         self.root_ino = os.lstat(source).st_ino
         self.dirs: dict[int, str | list[tuple[bytes, os.stat_result]]] = {}  # a folder's path until listed
@@ -141,6 +145,8 @@ class Bare(pyfuse3.Operations):
             fd = os.open(self._path(inode), os.O_RDONLY | os.O_CLOEXEC)
         except OSError as exc:
             raise pyfuse3.FUSEError(exc.errno) from None
+        if self.enable_passthrough:
+            return pyfuse3.FileInfo(fh=fd, backing_fd=fd)
         return pyfuse3.FileInfo(fh=fd, keep_cache=True)
 
     async def read(self, fh, off, size):
@@ -169,7 +175,7 @@ class Bare(pyfuse3.Operations):
 def main() -> None:
     flags = {a for a in sys.argv[1:] if a.startswith("--")}
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    if len(args) not in (2, 3) or flags - {"--cache-readdir", "--rw"}:
+    if len(args) not in (2, 3) or flags - {"--cache-readdir", "--rw", "--passthrough"}:
         sys.exit(__doc__.split("\n\n")[1])
     source, mountpoint = os.path.abspath(args[0]), args[1]
     timeout = float(args[2]) if len(args) == 3 else 1.0
@@ -178,7 +184,10 @@ def main() -> None:
     if "--cache-readdir" in flags and not hasattr(pyfuse3.FileInfo(), "cache_readdir"):
         sys.exit(f"--cache-readdir: this pyfuse3 ({pyfuse3.__file__}) has no FileInfo.cache_readdir; "
                  "build it with scripts/pyfuse3-patches/")
-    ops = Bare(source, timeout, "--cache-readdir" in flags)
+    if "--passthrough" in flags and not hasattr(pyfuse3, "passthrough_enabled"):
+        sys.exit(f"--passthrough: this pyfuse3 ({pyfuse3.__file__}) has no passthrough; "
+                 "build it with scripts/pyfuse3-patches/ (scripts/setup)")
+    ops = Bare(source, timeout, "--cache-readdir" in flags, "--passthrough" in flags)
     options = set(pyfuse3.default_options)
     options |= {"fsname=bare-passthrough"} | (set() if "--rw" in flags else {"ro"})
     pyfuse3.init(ops, mountpoint, options)

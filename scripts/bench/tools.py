@@ -2,7 +2,8 @@
 
     .venv/bin/python scripts/bench/tools.py [--tree DIR | --files 15000] [--runs 5] [--read-runs 3]
                                             [--big-mib 256] [--huge-mb 160] [--lines 5000] [--repeat 200]
-                                            [--bare-timeout S] [--nasfs-from DIR] [--requests]
+                                            [--bare-timeout S] [--bare-flags='--passthrough --rw']
+                                            [--nasfs-from DIR] [--requests]
                                             [--wait-load L] [--keep]
 
 Builds under /tmp a scratch git repository SRC: tree/ (a copy of --tree DIR
@@ -14,7 +15,10 @@ lines), all committed; big.bin (--big-mib MiB of random bytes) and huge.md
 - with scripts/bench/bare_passthrough.py, a standalone read-only pyfuse3 +
   trio pass-through (--bare-timeout entry and attribute timeouts, default
   3600 s as nasfs's while it watches its source; keep_cache; no flush
-  handler): the floor of what any daemon on this binding can do.
+  handler): the floor of what any daemon on this binding can do. --bare-flags
+  passes more of its flags: --passthrough (FUSE passthrough, as nasfs with
+  the binding scripts/setup builds), --rw (mounted read-write, as nasfs),
+  --cache-readdir.
 
 Then it times, as the median of --runs paired runs (native, mount, bare in
 turn, after one untimed warm-up run of each), ``rg -c LITERAL tree`` and
@@ -79,8 +83,8 @@ def loads() -> str:
 class BareMount(C.FuseDaemon):
     """bare_passthrough.py SRC MNT."""
 
-    def __init__(self, source: Path, mountpoint: Path, log: Path, timeout: float) -> None:
-        super().__init__([str(C.PY), "-P", str(BARE), str(source), str(mountpoint), str(timeout)], mountpoint, log,
+    def __init__(self, source: Path, mountpoint: Path, log: Path, timeout: float, flags: list[str]) -> None:
+        super().__init__([str(C.PY), "-P", str(BARE), str(source), str(mountpoint), str(timeout), *flags], mountpoint, log,
                          "long.py", "bare pass-through", stop_wait=10)
 
 
@@ -138,6 +142,7 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=5000, help="lines of long.py")
     ap.add_argument("--repeat", type=int, default=200, help="repeated reads of long.py@outline (cat runs: a quarter)")
     ap.add_argument("--bare-timeout", type=float, default=3600, help="entry and attribute timeout of the bare pass-through (s)")
+    ap.add_argument("--bare-flags", default="", help="more flags of bare_passthrough.py, after an = sign: --bare-flags='--passthrough --rw' (also --cache-readdir)")
     ap.add_argument("--nasfs-from", type=Path, help="a checkout whose nasfs/ the mount daemon runs (default: this one)")
     ap.add_argument("--requests", action="store_true", help="count FUSE requests per command on both daemons (strace)")
     ap.add_argument("--wait-load", type=float, default=0, help="wait for the 1-min load average to fall below this first")
@@ -195,9 +200,10 @@ def main() -> None:
         print(f"nasfs daemon from {args.nasfs_from.resolve()}")
     m = C.Mount(src, mnt, daemon_env, work / "mount.log", "--node", "box", "--tree", "t",
                 launcher=[str(C.PY), "-P", "-m", "nasfs"])
-    b = BareMount(src, bmnt, work / "bare.log", args.bare_timeout)
+    b = BareMount(src, bmnt, work / "bare.log", args.bare_timeout, args.bare_flags.split())
     bases = {"native": src, "mount": mnt, "bare": bmnt}
-    print(f"mounts: nasfs {mnt} (pid {m.pid}), bare {bmnt} (pid {b.pid}, {args.bare_timeout:g} s timeouts)\n")
+    print(f"mounts: nasfs {mnt} (pid {m.pid}), bare {bmnt} (pid {b.pid}, {args.bare_timeout:g} s timeouts"
+          f"{', ' + args.bare_flags if args.bare_flags else ''})\n")
     if args.wait_load:
         wait_for_load(args.wait_load, args.wait_max)
         print()
