@@ -321,21 +321,30 @@ def test_a_subfolder_of_a_repository_is_refused(home: Path) -> None:
 
 def test_repeated_view_reads_keep_memory_flat(nas: Nas) -> None:
     """pygit2 1.21 keeps a reference to every key string a tree lookup is
-    given; with a fresh path string per read the daemon grew ~60 bytes a read."""
+    given; with a fresh path string per read the daemon grew ~60 bytes a read.
+
+    Memory is measured over three windows of 1,000 reads and the middle one
+    judged: a per-read leak grows every window, while a table that existed
+    before tracing began and is rebuilt once in a window (Python's dict of
+    interned strings, which pathlib's ``sys.intern`` churns, resizes after
+    other tests have interned many names: +1.9 MB in one window, its old
+    table untraced) grows one window only."""
     import tracemalloc
 
     spec = "".join(["notes/customer-acme", ".md@outline"])
     for _ in range(50):
         nas.read(spec)  # warm every cache the read fills
+    windows = []
     tracemalloc.start()
     try:
-        before = tracemalloc.get_traced_memory()[0]
-        for _ in range(1000):
-            nas.read("".join(["notes/customer-acme", ".md@outline"]))
-        grown = tracemalloc.get_traced_memory()[0] - before
+        for _ in range(3):
+            before = tracemalloc.get_traced_memory()[0]
+            for _ in range(1000):
+                nas.read("".join(["notes/customer-acme", ".md@outline"]))
+            windows.append(tracemalloc.get_traced_memory()[0] - before)
     finally:
         tracemalloc.stop()
-    assert grown < 20_000, f"{grown} bytes kept by 1000 reads of one view"
+    assert sorted(windows)[1] < 20_000, f"bytes kept by each 1000 reads of one view: {windows}"
 
 
 # -- G. a file rewritten in place while it is read --------------------------------------
