@@ -87,7 +87,9 @@ def file_lines(text: bytes) -> list[str]:
     return [p for p in pointers(text.decode()) if "#" not in p and not p.startswith("folder ")]
 
 
-@pytest.mark.parametrize("spec, budget", [(".", 200), ("pkg", 150), ("pkg", 300), (".", 1200)])
+# Every file's line of the root's map takes 1,050 to 1,220 tokens, as the digits of the
+# commit ids (time-stamped) fall: 2,000 holds them in one page whatever the ids.
+@pytest.mark.parametrize("spec, budget", [(".", 200), ("pkg", 150), ("pkg", 300), (".", 2000)])
 def test_following_next_pages_every_file_once_in_rank_order_within_budget(big: Nas, spec: str, budget: int) -> None:
     ranked = file_lines(big.read(f"{spec}@outline").text)
     seen: list[str] = []
@@ -107,7 +109,7 @@ def test_following_next_pages_every_file_once_in_rank_order_within_budget(big: N
             assert f"the next page is {spec}{following}," in r.served.body.decode()
         asked, pages = (f"{spec}{following}" if following else ""), pages + 1
         assert pages < 60
-    assert seen == ranked and (pages > 1) == (budget < 1000)  # at 1200 the whole map fits
+    assert seen == ranked and (pages > 1) == (budget < 1000)  # at 2000 the whole map fits
 
 
 def test_a_page_without_a_budget_is_the_rest_of_the_map(big: Nas) -> None:
@@ -215,5 +217,5 @@ def test_a_name_that_is_not_utf8_is_left_out_of_the_map(big: Nas, tree: Path) ->
             fh.write(b"def f() -> None:\n    pass\n")
     for spec in (".@outline", "pkg@2000", ".@300"):
         r = big.read(spec)
-        assert b"bad" not in r.served.body and b"inside.py" not in r.served.body
+        assert b"pkg/bad" not in r.served.body and b"inside.py" not in r.served.body  # "bad" alone: a commit's hex may hold it
         verify_all(big, r.text, r.envelope())
