@@ -14,6 +14,7 @@ import pytest
 
 from nasfs.cache import DiskCache
 from nasfs.errors import BadPath, BadView, NotFound, NotServable
+from nasfs.folders import sub_listing, subfolders, walk_worktree
 from nasfs.repo import GitTree
 from nasfs.service import Nas
 
@@ -156,6 +157,21 @@ def test_bad_input_gets_one_line(big: Nas, spec: str, error: type, says: str) ->
         big.read(spec)
     assert says in str(err.value) and "\n" not in str(err.value)
     assert "valid:" in str(err.value) or error is BadPath
+
+
+def test_a_folder_cut_from_the_root_listing_is_the_listing_its_walk_gives(big: Nas, tree: Path) -> None:
+    """nasfs index ranks every folder's map from one walk of the root: each
+    cut must hold what a walk of that folder holds, signed alike, or no map
+    would find its ranking."""
+    for name in ("pkg.txt", "pkg0.txt", "pkg-notes.md"):  # sorted next to pkg/'s files, not in them
+        (tree / name).write_text("beside pkg\n")
+    root = walk_worktree(big, "")
+    folders = subfolders(root)
+    assert {"notes", "pkg", "pkg/deep", "pkg/deep/er"} <= set(folders)
+    assert not {"build", "out-dir", "pkg-link"} & set(folders)  # ignored, or a symlink
+    for folder in folders:
+        cut, walked = sub_listing(root, folder), walk_worktree(big, folder)
+        assert (cut.folder, cut.items, cut.signature) == (walked.folder, walked.items, walked.signature), folder
 
 
 def test_a_warm_map_is_served_from_the_cache_and_a_change_is_seen(tree: Path) -> None:
