@@ -100,7 +100,10 @@ def _open(root: str, node: str | None, tree: str | None, tokenizer: str):
     return Nas(GitTree(root, node=node, tree=tree, hashes=disk), tokenizer=tokenizer, disk=disk)
 
 
-def _init_worker(root: str, node: str | None, tree: str | None, tokenizer: str, names: frozenset[str]) -> None:
+def _init_worker(root: str, node: str | None, tree: str | None, tokenizer: str,
+                 names: frozenset[str] = frozenset()) -> None:
+    """A worker's Nas; ``names``: those its files' mentions are looked for (none
+    in the mount's view workers, nasfs/fuse/pool.py, which outline only)."""
     global _nas, _names
     _nas, _names = _open(root, node, tree, tokenizer), names
 
