@@ -118,7 +118,8 @@ def _parser() -> argparse.ArgumentParser:
 
     mount.add_argument("--no-warm", action="store_true", help="no background warm-up ('nasfs index') of the tree's caches at start")
 
-    index = sub.add_parser("index", help="warm the caches: the @outline view and token count of every file git does not ignore")
+    index = sub.add_parser("index", help="warm the caches: the @outline view and token count of every file git does not "
+                                         "ignore, and folder maps")
     _tree_args(index)
     index.add_argument("source", nargs="?", help="the git work tree (same as --repo)")
     index.add_argument("--jobs", type=int, help="worker processes (default: the CPU count)")

@@ -23,6 +23,7 @@ an edit only the changed files are read again.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import math
@@ -31,6 +32,8 @@ import re
 import stat
 import time
 from array import array
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -227,14 +230,43 @@ def walk_worktree(nas: Nas, path: str) -> Listing:
                      for name, st in files if name in ok_files)
         stack.extend((prefix + d, chain, st) for d, st in dirs if d in ok_dirs)
     items.sort()
+    listing = _worktree_listing(folder, items)
+    rules.save(time.time_ns() - SETTLED_NS)
+    return listing
+
+
+def _worktree_listing(folder: str, items: list[Item]) -> Listing:
+    """A working-tree listing of ``items`` (sorted), signed by their paths and stats."""
     numbers = array("q", [n for i in items for n in (i.size, *i.stamp)])
     newest = max(numbers[2::4] + numbers[3::4], default=0)
     signature = hashlib.blake2b(folder.encode("utf-8", "surrogateescape") + b"\n", digest_size=16)
     signature.update("\0".join(i.path for i in items).encode("utf-8", "surrogateescape"))
     signature.update(numbers.tobytes())
-    now = time.time_ns()
-    rules.save(now - SETTLED_NS)
-    return Listing(folder, tuple(items), signature.hexdigest(), now - newest > SETTLED_NS)
+    return Listing(folder, tuple(items), signature.hexdigest(), time.time_ns() - newest > SETTLED_NS)
+
+
+def subfolders(listing: Listing) -> list[str]:
+    """Every folder below a working-tree listing's own that holds a file, sorted."""
+    found = {item.path[:cut] for item in listing.items for cut in _slashes(item.path, len(listing.folder) + 1)}
+    return sorted(found)
+
+
+def _slashes(path: str, start: int) -> list[int]:
+    cuts, at = [], path.find("/", start)
+    while at != -1:
+        cuts.append(at)
+        at = path.find("/", at + 1)
+    return cuts
+
+
+def sub_listing(listing: Listing, folder: str) -> Listing:
+    """The listing a walk of ``folder`` (below ``listing``'s, not through a
+    symlink) would give, the same files and signature, without walking: git
+    decides a file's ignore the same from any folder above it."""
+    prefix = folder + "/"
+    first = bisect.bisect_left(listing.items, (prefix,))
+    last = bisect.bisect_left(listing.items, (folder + "0",))  # "0" follows "/"
+    return _worktree_listing(folder, list(listing.items[first:last]))
 
 
 def walk_commit(nas: Nas, commit: str, path: str) -> Listing:
@@ -264,6 +296,42 @@ def stem(path: str) -> str:
     return name[:dot] if dot > 0 else name
 
 
+def mentions_in(head: bytes) -> tuple[bool, frozenset[str]]:
+    """(binary, every name a file's head mentions as code and paths do)."""
+    if b"\0" in head[:8000]:
+        return True, frozenset()
+    lower = head.lower()
+    return False, frozenset(w.decode() for w in set(_AFTER.findall(lower)) | set(_BEFORE.findall(lower)))
+
+
+class Known(NamedTuple):
+    """A working-tree file's mentions found elsewhere (``nasfs index`` reads
+    every file anyway), good while its size and stamp are these; ``mentions``
+    may hold more names than a listing's (those count for nothing)."""
+
+    size: int
+    stamp: tuple[int, ...]
+    binary: bool
+    mentions: frozenset[str]
+
+
+def names_in(paths: Iterable[str]) -> Counter[str]:
+    """How many of these files each name (a stem of 2 characters or more) may mean."""
+    return Counter(s for s in map(stem, paths) if len(s) >= 2)
+
+
+def known_of(root: Path, path: str, names: frozenset[str]) -> Known | None:
+    """A working-tree file's mentions of ``names``, with the stat they hold for."""
+    try:
+        with open(root / path, "rb") as fh:
+            head = fh.read(WORDS_BYTES)
+            st = os.fstat(fh.fileno())
+    except OSError:
+        return None
+    binary, mentions = mentions_in(head)
+    return Known(st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), binary, mentions & names)
+
+
 class Ranker:
     """Orders a listing's files by importance; keeps each file's mentions of
     the listing's names (by stat or blob id) so a re-rank reads only changes."""
@@ -271,33 +339,34 @@ class Ranker:
     def __init__(self) -> None:
         self._mentions: LRU[tuple[str, str, object], tuple[bool, frozenset[str]]] = LRU(200_000)
 
-    def order(self, nas: Nas, listing: Listing, at: str | None) -> list[int]:
-        """Indexes into ``listing.items``, most important first."""
+    def order(self, nas: Nas, listing: Listing, at: str | None, known: Mapping[str, Known] | None = None) -> list[int]:
+        """Indexes into ``listing.items``, most important first; stored on
+        disk by the listing's signature when its files have settled."""
         key = f"fmap-rank:{__version__}:{listing.signature}"
         cached = nas.disk.get(key) if nas.disk is not None else None
         if cached is not None:
             order = json.loads(cached)
             if isinstance(order, list) and sorted(order) == list(range(len(listing.items))):
                 return order
-        scores = self.scores(nas, listing, at)
+        scores = self.scores(nas, listing, at, known or {})
         order = sorted(range(len(listing.items)), key=lambda i: (-scores[i], listing.items[i].path))
         if nas.disk is not None and listing.settled:
             nas.disk.put(key, json.dumps(order).encode())
         return order
 
-    def scores(self, nas: Nas, listing: Listing, at: str | None) -> list[float]:
+    def scores(self, nas: Nas, listing: Listing, at: str | None, known: Mapping[str, Known]) -> list[float]:
         items = listing.items
-        owners: dict[str, int] = {}
-        for item in items:
-            s = stem(item.path)
-            if len(s) >= 2:
-                owners[s] = owners.get(s, 0) + 1
+        owners = names_in(item.path for item in items)
         names = frozenset(owners)
         names_id = hashlib.blake2b("\n".join(sorted(names)).encode(), digest_size=8).hexdigest()
         refs: dict[str, int] = {}
         binary: list[bool] = []
         for item in items:
-            is_binary, mentions = self._mentioned(nas, item, at, names, names_id)
+            seen = known.get(item.path)
+            if seen is not None and (seen.size, seen.stamp) == (item.size, item.stamp):
+                is_binary, mentions = seen.binary, seen.mentions
+            else:
+                is_binary, mentions = self._mentioned(nas, item, at, names, names_id)
             binary.append(is_binary)
             for s in mentions - {stem(item.path)}:
                 refs[s] = refs.get(s, 0) + 1
@@ -315,13 +384,8 @@ class Ranker:
         key = (names_id, item.path, item.oid or (item.size, item.stamp))
         found = self._mentions.get(key)
         if found is None:
-            head = _head(nas, item, at)
-            if b"\0" in head[:8000]:
-                found = (True, frozenset())
-            else:
-                lower = head.lower()
-                words = set(_AFTER.findall(lower)) | set(_BEFORE.findall(lower))
-                found = (False, frozenset(w.decode() for w in words) & names)
+            binary, mentions = mentions_in(_head(nas, item, at))
+            found = (binary, mentions & names)
             self._mentions.put(key, found)
         return found
 
@@ -354,4 +418,5 @@ def _bonus(rel: str, size: int) -> float:
     return score
 
 
-__all__ = ["Item", "Listing", "Ranker", "stem", "walk_commit", "walk_worktree", "worktree_state"]
+__all__ = ["Item", "Known", "Listing", "Ranker", "known_of", "names_in", "stem", "sub_listing", "subfolders", "walk_commit",
+           "walk_worktree", "worktree_state"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -13,9 +14,11 @@ from pathlib import Path
 import pytest
 
 from .conftest import git
+from .folder_trees import grow
 
 ACME = "notes/customer-acme.md"
-SUMMARY = re.compile(r"^indexed (\d+) files \((\d+) tokens outlined, (\d+) skipped: binary/large/refused\) in [\d.]+ s$")
+SUMMARY = re.compile(r"^indexed (\d+) files \((\d+) tokens outlined, (\d+) skipped: binary/large/refused\), "
+                     r"(\d+) folder maps ranked in [\d.]+ s$")
 
 
 def nasfs(*args: str) -> subprocess.CompletedProcess[str]:
@@ -45,13 +48,14 @@ def tree(home: Path) -> tuple[Path, int]:
     return home, len(files)
 
 
-def summary(done: subprocess.CompletedProcess[str]) -> tuple[int, int, int]:
+def summary(done: subprocess.CompletedProcess[str]) -> tuple[int, int, int, int]:
+    """(files indexed, tokens outlined, files skipped, folder maps ranked)."""
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 1 and done.stderr == "", (done.stdout, done.stderr)  # no bar when stderr is not a terminal
     m = SUMMARY.match(lines[0])
     assert m, lines[0]
-    return int(m[1]), int(m[2]), int(m[3])
+    return int(m[1]), int(m[2]), int(m[3]), int(m[4])
 
 
 def test_index_counts_every_file_and_warms_a_new_process(tree: tuple[Path, int]) -> None:
@@ -61,7 +65,7 @@ def test_index_counts_every_file_and_warms_a_new_process(tree: tuple[Path, int])
     assert nasfs("read", "--repo", str(home), "code/billing.py@outline").returncode == 0
     assert cached_views() > before
 
-    files, tokens, skipped = summary(nasfs("index", "--repo", str(home), "--jobs", "1"))
+    files, tokens, skipped, _ = summary(nasfs("index", "--repo", str(home), "--jobs", "1"))
     assert files + skipped == expected and skipped >= 1 and tokens > 0  # blob.bin is binary
     stored = cached_views()
     for spec, view in ((f"{ACME}@outline", "outline"), ("untracked.md@outline", "full")):  # 3 lines: cheaper whole
@@ -77,6 +81,59 @@ def test_jobs_2_gives_the_same_summary(tree: tuple[Path, int], tmp_path: Path, m
     two = summary(nasfs("index", str(home), "--jobs", "2"))
     assert one == two and one[0] + one[2] == expected
     assert summary(nasfs("index", str(home), "--jobs", "2")) == two  # warm: same answer
+
+
+# Maps read in a new process, which counts the outlines it computes and the
+# files it reads to rank a map; prints {"counts": ..., "answers": {spec: text}}.
+MAP_READER = r"""
+import json, sys
+from nasfs import folders, views
+from nasfs.cache import DiskCache
+from nasfs.repo import GitTree
+from nasfs.service import Nas
+
+counts = {"outlined": 0, "heads read": 0}
+outline, head = views.Analysis.of.__func__, folders._head
+
+def counted_outline(cls, *args):
+    counts["outlined"] += 1
+    return outline(cls, *args)
+
+def counted_head(*args):
+    counts["heads read"] += 1
+    return head(*args)
+
+views.Analysis.of = classmethod(counted_outline)
+folders._head = counted_head
+disk = DiskCache()
+nas = Nas(GitTree(sys.argv[1], node="box", tree="home", hashes=disk), disk=disk)
+answers = {spec: nas.read(spec).text.decode() for spec in sys.argv[2:]}
+print(json.dumps({"counts": counts, "answers": answers}))
+"""
+MAPS = (".@2000", ".@outline", ".@outline=5@300", "pkg@outline", "pkg/deep@300", "pkg-link@120", "notes@outline")
+
+
+def read_maps(home: Path) -> dict:
+    done = subprocess.run([sys.executable, "-P", "-c", MAP_READER, str(home), *MAPS], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_map_after_index_outlines_no_file_and_reads_none_to_rank_it(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """nasfs index leaves each file's map facts and every folder's ranking on
+    disk: a first map in a new process computes no outline and reads no file
+    to rank it, and says what a map made from nothing says."""
+    grow(home, tmp_path / "outside")  # a package, ignored and untracked files, an edit, symlinks
+    *_, maps = summary(nasfs("index", "--repo", str(home), "--jobs", "2"))
+    assert maps >= 6  # ., code, config, data, notes, pkg, pkg/deep, pkg/deep/er
+    warm = read_maps(home)
+    assert warm["counts"] == {"outlined": 0, "heads read": 0}
+    monkeypatch.setenv("NASFS_CACHE_DIR", str(tmp_path / "cold"))
+    cold = read_maps(home)
+    assert cold["counts"]["outlined"] > 0 and cold["counts"]["heads read"] > 0  # the counters do count
+    assert warm["answers"] == cold["answers"]
 
 
 def test_a_terminal_gets_a_progress_bar_to_the_last_file(tree: tuple[Path, int]) -> None:

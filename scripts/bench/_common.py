@@ -200,23 +200,28 @@ def workdir(prefix: str, keep: bool = False) -> Path:
     return path
 
 
-def git(*args: str, cwd: Path, quiet: bool = True) -> str:
+def git(*args: str, cwd: Path, quiet: bool = True, date: str | None = None) -> str:
+    """``date``: the author and committer date (ISO 8601), so that the same
+    tree gives the same commit id in every run."""
     env = dict(os.environ, **GIT_ENV)
+    if date is not None:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
     done = subprocess.run(["git", "-c", "gc.auto=0", "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false", *args],
                           cwd=cwd, env=env, capture_output=True, check=True)
     return done.stdout.decode()
 
 
-def make_repo(path: Path, message: str = "bench tree") -> str:
-    """``path`` as a git repository with everything in one commit; its id."""
+def make_repo(path: Path, message: str = "bench tree", date: str | None = None) -> str:
+    """``path`` as a git repository with everything in one commit; its id.
+    With ``date`` the commit id depends on the files alone (see :func:`git`)."""
     git("init", "-q", "-b", "main", cwd=path)
-    commit_all(path, message)
+    commit_all(path, message, date)
     return git("rev-parse", "HEAD", cwd=path).strip()
 
 
-def commit_all(path: Path, message: str) -> str:
+def commit_all(path: Path, message: str, date: str | None = None) -> str:
     git("add", "-A", cwd=path)
-    git("commit", "-q", "--no-verify", "-m", message, cwd=path)
+    git("commit", "-q", "--no-verify", "-m", message, cwd=path, date=date)
     return git("rev-parse", "HEAD", cwd=path).strip()
 
 

@@ -107,7 +107,7 @@ def main() -> None:
                 env = C.child_env(NASFS_CACHE_DIR=str(work / f"cache-{n}"), **extra)
                 wall, cpu, workers, out = run([str(C.PY), "-P", "-m", "nasfs", "index", "--jobs", str(j), str(tree)], env=env)
                 cases.setdefault((side, j), []).append((wall, cpu, workers))
-                summaries.setdefault(side, set()).add(out.strip().rsplit(" in ", 1)[0])
+                summaries.setdefault(side, set()).add(out.strip().split(")", 1)[0] + ")")  # files, tokens, skipped
                 print(f"  {side} --jobs {j}: {wall:.2f} s wall, {cpu:.2f} s CPU; {out.strip()}", flush=True)
     ctags_wall = C.median([w for w, _ in ctags_runs])
     ctags_cpu = min(c for _, c in ctags_runs)
