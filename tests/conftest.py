@@ -55,6 +55,22 @@ def nas(home: Path):
     return Nas(GitTree(home, node="box", tree="home"))
 
 
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 4 MiB tmpfs holding a git work tree (a full disk; a filesystem without ZERO_RANGE)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], check=True)
+    try:
+        git(disk, "init", "-q", "-b", "main")
+        (disk / "a.md").write_text("# A\n")
+        git(disk, "add", "-A")
+        git(disk, "commit", "-q", "-m", "a")
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _no_stale_mounts(tmp_path_factory: pytest.TempPathFactory):
     from .mounts import clear_stale_mounts
