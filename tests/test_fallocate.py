@@ -16,6 +16,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import pytest
+
+from .conftest import git
 from .mounts import Mount, stats
 
 MiB = 1 << 20
@@ -56,16 +59,30 @@ def data_extents(path: Path) -> list[tuple[int, int]]:
         os.close(fd)
 
 
-def test_each_mode_does_what_it_does_to_a_native_file(mounted: Mount, home: Path, tmp_path: Path) -> None:
+@pytest.fixture(params=["passthrough", "daemon"])
+def either_mount(request: pytest.FixtureRequest, home: Path, tmp_path: Path):
+    """(mount, its source): ``home`` itself, whose opens pass through to the
+    kernel, or ``home`` through overlayfs, whose files the daemon serves (the
+    kernel takes no backing file there), with the mount's own page cache."""
+    source = home if request.param == "passthrough" else request.getfixturevalue("overlay_source")
+    m = Mount(source, tmp_path / "mnt")
+    try:
+        assert stats(m.mountpoint)["fallocate"] == "yes"
+        yield m, source
+        assert (stats(m.mountpoint)["passthrough"] == "yes") == (request.param == "passthrough")
+    finally:
+        assert m.stop() == 0
+
+
+def test_each_mode_does_what_it_does_to_a_native_file(either_mount: tuple[Mount, Path], tmp_path: Path) -> None:
     """Each step on a file through the mount and on a native file beside it
     (the same ext4): both succeed, and then hold the same bytes, size,
     allocated blocks and holes; the next stat through the mount has the new
     size and blocks (no stale cached attributes), also through a descriptor
-    held open across the steps."""
-    mnt = mounted.mountpoint
-    assert stats(mnt)["fallocate"] == "yes"
+    held open across the steps, which reads the new bytes."""
+    mounted, home = either_mount
     seed = os.urandom(MiB)
-    through, native, source = mnt / "f.bin", tmp_path / "native.bin", home / "f.bin"
+    through, native, source = mounted.mountpoint / "f.bin", tmp_path / "native.bin", home / "f.bin"
     through.write_bytes(seed)
     native.write_bytes(seed)
     with open(through, "rb") as held:
@@ -78,7 +95,7 @@ def test_each_mode_does_what_it_does_to_a_native_file(mounted: Mount, home: Path
             assert (seen.st_size, seen.st_blocks) == (want.st_size, want.st_blocks), what
             assert (seen.st_size, seen.st_blocks) == (os.stat(source).st_size, os.stat(source).st_blocks), what
             assert os.fstat(held.fileno()).st_size == want.st_size, what
-            assert through.read_bytes() == native.read_bytes(), what
+            assert through.read_bytes() == os.pread(held.fileno(), 4 * MiB, 0) == native.read_bytes(), what
             assert data_extents(source) == data_extents(native), what
             if "-n" in flags:
                 assert seen.st_size == before.st_size and seen.st_blocks > before.st_blocks, what
@@ -119,11 +136,11 @@ def test_the_source_filesystems_errno_comes_back(small_disk: Path, tmp_path: Pat
         assert m.stop() == 0
 
 
-def fallocate_fd(fd: int) -> int:
+def fallocate_fd(fd: int, mode: int = 0, offset: int = 0, length: int = 4096) -> int:
     """errno of fallocate(2) on an open descriptor (0: done)."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.fallocate64.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
-    return 0 if libc.fallocate64(fd, 0, 0, 4096) == 0 else ctypes.get_errno()
+    return 0 if libc.fallocate64(fd, mode, offset, length) == 0 else ctypes.get_errno()
 
 
 def test_views_history_and_side_files_refuse_as_read_only_files(mounted: Mount, home: Path, tmp_path: Path) -> None:
@@ -173,3 +190,24 @@ def test_a_non_root_callers_fallocate_clears_set_id_bits(home: Path) -> None:
     finally:
         assert m.stop() == 0
         shutil.rmtree(base)
+
+
+def test_autocommit_commits_what_fallocate_changed(home: Path, tmp_path: Path) -> None:
+    """With --autocommit a close commits what was changed since the last
+    flush: a hole punched after an earlier close of a dup'd descriptor (whose
+    flush committed and cleared the mark) is committed at the last close."""
+    m = Mount(home, tmp_path / "mnt", "--autocommit")
+    try:
+        path = m.mountpoint / "notes" / "customer-acme.md"
+        fd = os.open(path, os.O_RDWR)
+        try:
+            os.close(os.dup(fd))  # a flush: nothing changed yet
+            before = git(home, "rev-parse", "HEAD").strip()
+            assert fallocate_fd(fd, 0x03, 0, 4096) == 0  # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+        finally:
+            os.close(fd)
+        assert git(home, "log", "-1", "--format=%P %s").split() == [before, "nasfs:", "update", "notes/customer-acme.md"]
+        assert git(home, "status", "--porcelain") == ""
+        assert git(home, "show", "HEAD:notes/customer-acme.md").startswith("\0" * 100)
+    finally:
+        assert m.stop() == 0
