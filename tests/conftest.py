@@ -55,6 +55,39 @@ def nas(home: Path):
     return Nas(GitTree(home, node="box", tree="home"))
 
 
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 4 MiB tmpfs holding a git work tree (a full disk; a filesystem without ZERO_RANGE)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], check=True)
+    try:
+        git(disk, "init", "-q", "-b", "main")
+        (disk / "a.md").write_text("# A\n")
+        git(disk, "add", "-A")
+        git(disk, "commit", "-q", "-m", "a")
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+@pytest.fixture
+def overlay_source(home: Path, tmp_path: Path):
+    """``home`` seen through overlayfs (as in a container), a stacked
+    filesystem that the kernel does not take backing files from."""
+    layers = {name: tmp_path / name for name in ("upper", "work", "merged")}
+    for folder in layers.values():
+        folder.mkdir()
+    options = f"lowerdir={home},upperdir={layers['upper']},workdir={layers['work']}"
+    done = subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(layers["merged"])],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, f"overlayfs did not mount: {done.stderr}"
+    try:
+        yield layers["merged"]
+    finally:
+        subprocess.run(["umount", "-l", str(layers["merged"])], capture_output=True)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _no_stale_mounts(tmp_path_factory: pytest.TempPathFactory):
     from .mounts import clear_stale_mounts

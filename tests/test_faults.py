@@ -105,22 +105,6 @@ def test_a_file_replaced_beside_the_mount_while_open(mounted: Mount, home: Path)
     assert (mnt / "r.txt").read_text() == "new\n"
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path):
-    """A 4 MiB tmpfs holding a git work tree."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], check=True)
-    try:
-        git(disk, "init", "-q", "-b", "main")
-        (disk / "a.md").write_text("# A\n")
-        git(disk, "add", "-A")
-        git(disk, "commit", "-q", "-m", "a")
-        yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
-
-
 def test_a_full_disk_is_enospc_and_nothing_half_written_is_reported_done(small_disk: Path, tmp_path: Path) -> None:
     m = Mount(small_disk, tmp_path / "mnt")
     try:

@@ -487,6 +487,12 @@ def test_pip_install_of_the_wheel_alone_gives_a_working_nasfs(home: Path, tmp_pa
         # the wheel brings stock pyfuse3: listings are not cached by the kernel, and still right
         stats = (mnt / ".nas" / "stats").read_text()
         assert "kernel_cached_listings=no" in stats and "passthrough=no (stock pyfuse3)" in stats
+        # nor fallocate: the kernel answers EOPNOTSUPP, as before the patch (tests/test_fallocate.py)
+        assert "fallocate=no (stock pyfuse3)" in stats
+        (mnt / "grown.bin").write_bytes(b"x" * 100)
+        refused = subprocess.run(["fallocate", "-l", "8192", str(mnt / "grown.bin")], capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 1 and "Operation not supported" in refused.stderr, refused.stderr
+        assert (home / "grown.bin").stat().st_size == 100
         assert sorted(os.listdir(mnt / "notes")) == sorted(os.listdir(home / "notes"))
         (home / "notes" / "later.md").write_text("# Later\n")
         assert "later.md" in os.listdir(mnt / "notes")

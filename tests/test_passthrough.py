@@ -11,7 +11,6 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
 
 from .conftest import git
 from .mounts import Mount, stats
@@ -85,23 +84,6 @@ def test_autocommit_commits_a_write_the_daemon_never_saw(home: Path, tmp_path: P
         assert git(home, "status", "--porcelain") == ""
     finally:
         assert m.stop() == 0
-
-
-@pytest.fixture
-def overlay_source(home: Path, tmp_path: Path):
-    """``home`` seen through overlayfs (as in a container), a stacked
-    filesystem that the kernel does not take backing files from."""
-    layers = {name: tmp_path / name for name in ("upper", "work", "merged")}
-    for folder in layers.values():
-        folder.mkdir()
-    options = f"lowerdir={home},upperdir={layers['upper']},workdir={layers['work']}"
-    done = subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(layers["merged"])],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, f"overlayfs did not mount: {done.stderr}"
-    try:
-        yield layers["merged"]
-    finally:
-        subprocess.run(["umount", "-l", str(layers["merged"])], capture_output=True)
 
 
 def test_a_source_the_kernel_will_not_back_is_served_by_the_daemon(overlay_source: Path, tmp_path: Path) -> None:

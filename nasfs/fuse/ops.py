@@ -31,6 +31,7 @@ T = TypeVar("T")
 # The binding patched by scripts/pyfuse3-patches/ lets opendir ask the kernel to
 # cache a listing (FOPEN_CACHE_DIR) and keep it across opens; stock pyfuse3 does not.
 CACHED_LISTINGS = hasattr(pyfuse3.FileInfo(), "cache_readdir")
+FALLOCATE = hasattr(pyfuse3.Operations, "fallocate")  # the patched binding sends fallocate(2) on; stock pyfuse3 does not
 NAME_MAX = 255
 VIRTUAL_FH_BASE = 1 << 40  # file handles above this hold bytes, below are real fds
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_TRUNC | os.O_APPEND
@@ -111,7 +112,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
                 f"watched_folders={w.folders}\nsource_events={w.events}\n"
                 f"kernel_cached_listings={'yes' if CACHED_LISTINGS else 'no (stock pyfuse3)'}\nreal_listings={self.real_listings}\n"
                 f"view_lookups_remembered={self.views.hits}\n"
-                f"passthrough={self.passthrough_state()}\nreal_reads={self.real_reads}\n")
+                f"passthrough={self.passthrough_state()}\nreal_reads={self.real_reads}\n"
+                f"fallocate={'yes' if FALLOCATE else 'no (stock pyfuse3)'}\n")
 
     def init(self) -> None:
         """At the kernel's INIT (the binding has negotiated passthrough)."""
@@ -302,6 +304,17 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
             raise FUSEError(errno.EROFS)
         self._written.add(fh)
         return self.real_write(fh, off, buf)
+
+    @fuse_op
+    async def fallocate(self, fh: int, mode: int, offset: int, length: int) -> None:
+        """Called only by the binding patched by scripts/pyfuse3-patches/ (stock
+        pyfuse3 has no fallocate: the kernel answers EOPNOTSUPP). Views and
+        side files open only read-only, whose fallocate the kernel refuses
+        itself (EBADF, as for a native read-only descriptor); so would this."""
+        if fh >= VIRTUAL_FH_BASE:
+            raise FUSEError(errno.EBADF)
+        self._written.add(fh)
+        self.real_fallocate(fh, mode, offset, length)
 
     @fuse_op
     async def flush(self, fh: int) -> None:

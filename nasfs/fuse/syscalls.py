@@ -4,7 +4,8 @@ File handles (``name_to_handle_at``/``open_by_handle_at``) name a source
 inode for as long as it exists, across renames and unlinks, without holding
 a descriptor open: the pass-through keeps one per inode instead of a path.
 The ``AT_EMPTY_PATH`` calls act on an ``O_PATH`` descriptor itself, which is
-how a symlink or an unlinked file is changed without a name.
+how a symlink or an unlinked file is changed without a name. ``fallocate``
+takes every mode (``os.posix_fallocate`` only the plain one).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import ctypes
 import os
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_libc.fallocate64.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]  # off64_t on every architecture
 
 AT_EMPTY_PATH = 0x1000
 AT_SYMLINK_NOFOLLOW = 0x100
@@ -68,3 +70,10 @@ def rename2(old_dir: int, old: bytes, new_dir: int, new: bytes, flags: int) -> N
     """renameat2, so RENAME_NOREPLACE and RENAME_EXCHANGE are the kernel's own."""
     if _libc.renameat2(old_dir, old, new_dir, new, ctypes.c_uint(flags)) < 0:
         raise _fail("renameat2")
+
+
+def fallocate(fd: int, mode: int, offset: int, length: int) -> None:
+    """fallocate(2) with its ``FALLOC_FL_*`` mode: the filesystem's own errno
+    (EOPNOTSUPP for a mode it lacks) comes back as an OSError."""
+    if _libc.fallocate64(fd, mode, offset, length) < 0:
+        raise _fail("fallocate")
