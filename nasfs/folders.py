@@ -38,8 +38,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-import pygit2
-
 from . import __version__
 from .cache import LRU
 
@@ -106,20 +104,12 @@ class _Rules:
     @staticmethod
     def excludes(nas: Nas) -> str:
         """The stamps of the index and the exclude files outside the tree."""
-        repo = nas.tree.repo
-        files = [Path(repo.path) / "index", Path(repo.path) / "info" / "exclude"]
-        try:
-            files.append(Path(os.path.expanduser(repo.config["core.excludesFile"])))
-        except (KeyError, ValueError):
-            pass
-        return "|".join(_stamp(p) for p in files)
+        return "|".join(_stamp(p) for p in nas.tree.rule_files())
 
     def __init__(self, nas: Nas, folder: str) -> None:
         self.nas = nas
-        repo = nas.tree.repo
         self.base = self.excludes(nas)
-        self.index = repo.index
-        self.index.read(False)  # reloaded only when the index file changed
+        self.served = nas.tree.served_entries()  # the index read once per walk
         self.key = "fmap-dirs:" + hashlib.blake2b(f"{__version__}\0{self.base}\0{folder}".encode("utf-8", "surrogateescape"),
                                                   digest_size=16).hexdigest()
         raw = nas.disk.get(self.key) if nas.disk is not None else None
@@ -141,10 +131,7 @@ class _Rules:
             if kept is not None and kept[0] == state:
                 found = (frozenset(kept[1]), frozenset(kept[2]))
             else:
-                repo = self.nas.tree.repo
-                prefix = rel + "/" if rel else ""
-                found = (frozenset(n for n in files if prefix + n in self.index or not repo.path_is_ignored(prefix + n)),
-                         frozenset(n for n in dirs if not repo.path_is_ignored(prefix + n + "/")))
+                found = self.served.of_folder(rel, files, dirs)
                 self.changed = True
             _DECIDED.put((self.base, rel, state), found)
         self.used[rel] = (state, *found)
@@ -178,9 +165,8 @@ def worktree_state(nas: Nas) -> str:
     its stat). libgit2 compares each tracked file's stat with the index in C,
     so this costs a fraction of a walk; a map cached under it is valid while
     the digest is the same (and HEAD, which the caller adds)."""
-    repo = nas.tree.repo
     parts = [_Rules.excludes(nas)]
-    for path, flags in sorted(repo.status(untracked_files="all").items()):
+    for path, flags in sorted(nas.tree.status_paths().items()):
         try:
             st = os.lstat(nas.tree.root / path)
             seen = f"{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_size}"
@@ -271,22 +257,11 @@ def sub_listing(listing: Listing, folder: str) -> Listing:
 
 def walk_commit(nas: Nas, commit: str, path: str) -> Listing:
     """The blobs under a folder in ``commit`` (links and submodules skipped)."""
-    repo = nas.tree.repo
-    folder, sub = nas.tree.folder_at(commit, path)
-    items: list[Item] = []
-    stack: list[tuple[str, pygit2.Tree]] = [(folder, sub)]
-    while stack:
-        rel, t = stack.pop()
-        for e in t:
-            if e.name is None or not _nameable(e.name):
-                continue
-            path = f"{rel}/{e.name}" if rel else e.name
-            if e.filemode == pygit2.GIT_FILEMODE_TREE:
-                stack.append((path, repo[e.id]))
-            elif e.filemode in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
-                items.append(Item(path, repo.odb.read_header(e.id)[1], (), str(e.id)))
+    found = nas.tree.files_at(commit, path, _nameable)
+    items = [Item(where, size, (), blob_id) for where, size, blob_id in found.files]
     items.sort(key=lambda i: i.path)
-    return Listing(folder, tuple(items), hashlib.blake2b(f"{folder}\ntree {sub.id}".encode(), digest_size=16).hexdigest(), True)
+    signature = hashlib.blake2b(f"{found.folder}\ntree {found.tree_id}".encode(), digest_size=16).hexdigest()
+    return Listing(found.folder, tuple(items), signature, True)
 
 
 def stem(path: str) -> str:
@@ -393,7 +368,7 @@ class Ranker:
 def _head(nas: Nas, item: Item, at: str | None) -> bytes:
     """The first WORDS_BYTES of a file (empty when it cannot be read now)."""
     if at is not None:
-        return nas.tree.repo[item.oid].data[:WORDS_BYTES]
+        return nas.tree.blob_head(item.oid, WORDS_BYTES)
     try:
         with open(nas.tree.root / item.path, "rb") as fh:
             return fh.read(WORDS_BYTES)

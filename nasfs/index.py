@@ -23,8 +23,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-import pygit2
-
 from .folders import SETTLED_NS, Known, Ranker, known_of, names_in, sub_listing, subfolders, walk_worktree
 from .repo import GitTree
 
@@ -74,13 +72,8 @@ class Tally:
 
 def tree_files(tree: GitTree) -> list[str]:
     """Regular files of the work tree that git does not ignore, sorted."""
-    repo = tree.repo
-    names = {entry.path for entry in repo.index}
-    for path, flags in repo.status(untracked_files="all").items():
-        if flags & pygit2.GIT_STATUS_WT_NEW and not flags & pygit2.GIT_STATUS_IGNORED:
-            names.add(path)
     files = []
-    for name in names:
+    for name in tree.work_paths():
         if name.split("/")[0] == ".git":
             continue
         try:

@@ -74,8 +74,8 @@ class Virtual:
         self._waiting = trio.CapacityLimiter(64)  # threads that only wait for a worker's answer
         # versioned content by inode: what a lookup made, for the getattr and open that follow
         self._files: LRU[int, tuple[bytes, Response | None]] = LRU(8192, lambda made: len(made[0]), FILES_BYTES)
-        self._git_stat = os.stat(nas.tree.repo.path)
-        self.views = ViewMemo(str(nas.tree.root), nas.tree.repo.path)  # lookups of unchanged views, on the loop
+        self._git_stat = os.stat(nas.tree.git_dir)
+        self.views = ViewMemo(str(nas.tree.root), str(nas.tree.git_dir))  # lookups of unchanged views, on the loop
         self.faults = False
         self.fault_armed = False
         self.started = time.time()
@@ -126,7 +126,7 @@ class Virtual:
         """``.git``'s owner and mode, which history and side files follow;
         the last known ones while ``.git`` is gone (``.nas/`` must still answer)."""
         try:
-            self._git_stat = os.stat(self.nas.tree.repo.path)
+            self._git_stat = os.stat(self.nas.tree.git_dir)
         except OSError:
             pass
         return self._git_stat

@@ -1,5 +1,6 @@
 """Git through pygit2 (never the git command): revisions, blobs, paths,
-snapshots. The rest of nasfs reaches git through :class:`GitTree`.
+snapshots. The rest of nasfs reaches git through :class:`GitTree`; this
+package is the only one that imports pygit2 (tests/test_layout.py holds to it).
 
 Content is served from two places: the working tree (the real files, which
 may differ from any commit) and commits (``--at REV``, ``.at/<rev>/``). Every
@@ -13,8 +14,11 @@ branch, index and working tree are never touched.
 concern over :mod:`.served` (the repository held open, and reopened when made
 anew): :mod:`.revisions`, :mod:`.commit_paths` (paths at a commit as views
 read them), :mod:`.commit_trees` (trees at a commit as ``.at/`` shows them),
+:mod:`.commit_files` (a folder's files at a commit as folder maps read them),
 :mod:`.working` (working files with a commit holding their bytes),
 :mod:`.hashes` (their blob ids, with git's racy-clean re-check),
+:mod:`.work_status` (the work tree as git's index, ignore rules and status
+see it),
 :mod:`.snapshots`, :mod:`.autocommit`, :mod:`.writing` (what those two
 share) and :mod:`.changes`. Beside them: :mod:`.content` (what a view is made
 of), :mod:`.one_version` (a file read as one version under writers) and

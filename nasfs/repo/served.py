@@ -75,7 +75,7 @@ class ServedTree:
         if Path(workdir).resolve() != self.root:
             raise BadPath(f"{workdir} is a folder inside the git repository {self.root}; "
                           f"serve the repository's top folder, or make {workdir} a repository of its own")
-        self.git_dir = Path(repo.path)
+        self.git_dir = Path(repo.path)  # the repository's folder (.git): stat it, open a handle of your own on it
         self._head_file = str(self.git_dir / "HEAD")
         self.node = node or socket.gethostname().split(".")[0]
         self.tree = tree or self.root.name
