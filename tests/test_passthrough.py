@@ -1,7 +1,8 @@
 """FUSE passthrough of real files (the pyfuse3 and libfuse 3.17 that
-scripts/setup builds): an open of a real file hands the kernel the source
-file itself, so its reads, writes and maps never reach the daemon and are
-exactly the disk's. Real mounts, real programs. (Stock pyfuse3 on Debian 12's
+scripts/setup builds): an open of a large, just-changed or written real file
+hands the kernel the source file itself, so its reads, writes and maps never
+reach the daemon and are exactly the disk's; a small settled file is read
+from the page cache. Real mounts, real programs. (Stock pyfuse3 on Debian 12's
 libfuse, without passthrough: tests/test_install.py's wheel test.)"""
 
 from __future__ import annotations
@@ -127,10 +128,11 @@ def test_a_file_just_written_maps_shared_and_follows_its_source(mounted: Mount, 
 
 
 def test_every_open_of_a_file_shares_its_backing_file(mounted: Mount) -> None:
-    """The kernel fails (EIO) an open of an inode in passthrough that is not
-    itself passthrough, and a passthrough open while a plain one is live: so
-    writers' opens are handed to the kernel too. Readers and writers of one
-    file, held open together, see each other's bytes at once."""
+    """Writers' opens are passed through, and every open of a file held open
+    takes the mode of the opens there (the kernel fails, EIO, an open of an
+    inode in passthrough that is not itself passthrough, and the reverse).
+    Readers and writers of one file, held open together, see each other's
+    bytes at once, and no read reaches the daemon."""
     path = mounted.mountpoint / "shared.txt"
     path.write_bytes(b"one\n")
     with open(path, "rb") as reader:

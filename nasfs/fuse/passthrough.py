@@ -9,9 +9,11 @@ for a local disk (libfuse 3.14 asks the filesystem to, with handle_killpriv;
 from 3.17 the kernel does it, with a SETATTR of the mode).
 
 With the binding patched by scripts/pyfuse3-patches/ (libfuse 3.17) and a
-kernel that grants FUSE passthrough, every open of a real regular file hands
-the kernel the source file itself: its reads, writes and mmaps go to the
-source in the kernel, never through the daemon.
+kernel that grants FUSE passthrough, an open of a large, just-changed or
+written real regular file hands the kernel the source file itself: its
+reads, writes and mmaps go to the source in the kernel, never through the
+daemon. Small settled files stay in the page cache, whose warm reads cost
+no request at all (``PassThrough.opened``).
 """
 
 from __future__ import annotations
@@ -262,7 +264,8 @@ class PassThrough:
         writer = flags & os.O_ACCMODE != os.O_RDONLY
         hot = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < HOT_NS
         seen = (st.st_mtime_ns, st.st_size)
-        keep = not hot and self._opened_at.get(ino) == seen  # unchanged since last open: keep the page cache
+        keep = not hot and self._opened_at.get(ino) == seen  # unchanged since the last open: keep the page cache
+        # (a passed-through open drops it: the binding clears keep_cache; tried, with a change no watch saw)
         self._opened_at[ino] = seen
         info = pyfuse3.FileInfo(fh=fd, keep_cache=keep, direct_io=hot and not writer)
         wanted = PASSTHROUGH and stat.S_ISREG(st.st_mode) and passed_through(st.st_size, hot, writer)
