@@ -228,6 +228,8 @@ class PassThrough:
 
     # -- open files ----------------------------------------------------------------
     def real_open(self, ino: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
+        """Open a real file for the kernel: passed through, or served from
+        the page cache, as ``opened`` decides."""
         fd = os.open(_proc(self.real.fd(ino)), flags & ~(os.O_CREAT | os.O_EXCL | os.O_NOCTTY | os.O_NOFOLLOW))
         return self.opened(fd, ino, flags, ctx)
 

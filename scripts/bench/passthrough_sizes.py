@@ -71,7 +71,7 @@ def parse_size(text: str) -> int:
 
 
 def label(size: int) -> str:
-    return f"{size // MiB} MiB" if size >= MiB else f"{size >> 10} KiB"
+    return f"{size // MiB} MiB" if size % MiB == 0 else f"{size >> 10} KiB" if size % 1024 == 0 else f"{size} B"
 
 
 def fill(folder: Path, size: int, count: int) -> None:
