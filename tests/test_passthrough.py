@@ -1,7 +1,8 @@
 """FUSE passthrough of real files (the pyfuse3 and libfuse 3.17 that
-scripts/setup builds): an open of a real file hands the kernel the source
-file itself, so its reads, writes and maps never reach the daemon and are
-exactly the disk's. Real mounts, real programs. (Stock pyfuse3 on Debian 12's
+scripts/setup builds): an open of a large, just-changed or written real file
+hands the kernel the source file itself, so its reads, writes and maps never
+reach the daemon and are exactly the disk's; a small settled file is read
+from the page cache. Real mounts, real programs. (Stock pyfuse3 on Debian 12's
 libfuse, without passthrough: tests/test_install.py's wheel test.)"""
 
 from __future__ import annotations
@@ -9,25 +10,103 @@ from __future__ import annotations
 import mmap
 import os
 import subprocess
+import time
 from pathlib import Path
 
+
+from nasfs.fuse.passthrough import HOT_NS, PASS_FROM
 
 from .conftest import git
 from .mounts import Mount, stats
 
 
-def test_real_files_are_read_by_the_kernel_not_the_daemon(mounted: Mount, home: Path) -> None:
-    """Reads and maps of real files, small and large, return the source's
-    bytes and not one READ reaches the daemon."""
+def settle(*paths: Path) -> None:
+    """Wait until none of ``paths`` changed in the last HOT_NS: a settled
+    file's open takes the size rule, not the hot one."""
+    last = max(max(p.stat().st_mtime_ns, p.stat().st_ctime_ns) for p in paths)
+    time.sleep(max(0.0, (last + HOT_NS - time.time_ns()) / 1e9) + 0.1)
+
+
+@pytest.fixture
+def settled(home: Path) -> Path:
+    """``home`` with small.txt (a page) and big.bin (twice PASS_FROM), both
+    settled."""
+    (home / "small.txt").write_bytes(b"a small settled file\n" * 100)
+    (home / "big.bin").write_bytes(os.urandom(2 * PASS_FROM))
+    settle(home / "small.txt", home / "big.bin")
+    return home
+
+
+def test_a_large_file_is_read_by_the_kernel_not_the_daemon(settled: Path, tmp_path: Path) -> None:
+    """Reads and maps of a large settled file return the source's bytes and
+    not one READ reaches the daemon."""
+    m = Mount(settled, tmp_path / "mnt")
+    try:
+        mnt = m.mountpoint
+        assert stats(mnt)["passthrough"] == "yes"
+        assert (mnt / "big.bin").read_bytes() == (settled / "big.bin").read_bytes()
+        with open(mnt / "big.bin", "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            assert mapped[-4096:] == (settled / "big.bin").read_bytes()[-4096:]
+        assert subprocess.run(["cmp", str(mnt / "big.bin"), str(settled / "big.bin")]).returncode == 0
+        assert stats(mnt)["real_reads"] == "0"
+    finally:
+        assert m.stop() == 0
+
+
+def test_a_small_settled_file_read_again_is_the_page_caches(settled: Path, tmp_path: Path) -> None:
+    """A small settled file is served from the page cache: read again
+    (unchanged) and stat'ed, as grep does with every file, it sends the
+    daemon nothing. A passed-through read would have the kernel drop the
+    file's atime, and the stat would ask the daemon (a GETATTR per file
+    for a grep -r over many)."""
+    m = Mount(settled, tmp_path / "mnt")
+    try:
+        path = m.mountpoint / "small.txt"
+        for _ in range(2):  # the first open fills the page cache, the second keeps it
+            assert path.read_bytes() == (settled / "small.txt").read_bytes()
+            os.stat(path)
+        before = stats(m.mountpoint)
+        for _ in range(3):
+            assert path.read_bytes() == (settled / "small.txt").read_bytes()
+            assert os.stat(path).st_size == 2100
+        after = stats(m.mountpoint)
+        for counter in ("real_lookups_and_getattrs", "real_reads"):
+            assert after[counter] == before[counter], counter
+        assert int(before["real_reads"]) > 0  # read through the daemon once: not passed through
+    finally:
+        assert m.stop() == 0
+
+
+def test_a_file_held_open_keeps_its_opens_mode(mounted: Mount, home: Path) -> None:
+    """The kernel fails (EIO) an open passed through beside one served from
+    the page cache, and the reverse. So an open of a file held open takes
+    the mode of the opens already there, even when the file has grown past
+    PASS_FROM, or changed, since: small settled files held by a reader and a
+    writer, grown through the writer; held by a reader and changed beside
+    the mount; and held by a writer (passed through) then opened to read."""
     mnt = mounted.mountpoint
-    assert stats(mnt)["passthrough"] == "yes"
-    (home / "big.bin").write_bytes(os.urandom(3 << 20))
-    assert (mnt / "big.bin").read_bytes() == (home / "big.bin").read_bytes()
-    assert (mnt / "README.txt").read_bytes() == (home / "README.txt").read_bytes()
-    with open(mnt / "big.bin", "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
-        assert m[-4096:] == (home / "big.bin").read_bytes()[-4096:]
-    assert subprocess.run(["cmp", str(mnt / "big.bin"), str(home / "big.bin")]).returncode == 0
-    assert stats(mnt)["real_reads"] == "0"
+    for name in ("grown.txt", "changed.txt", "written.txt"):
+        (home / name).write_bytes(b"small and settled\n")
+    settle(*(home / name for name in ("grown.txt", "changed.txt", "written.txt")))
+    grown = b"grown past the threshold\n" * (PASS_FROM // 25 + 1)
+    with open(mnt / "grown.txt", "rb") as reader, open(mnt / "grown.txt", "r+b") as writer:
+        writer.write(grown)
+        writer.flush()
+        with open(mnt / "grown.txt", "rb") as third:  # large and just changed: on its own it would be passed through
+            assert third.read() == grown
+        assert os.pread(reader.fileno(), len(grown) + 1, 0) == grown
+    assert (home / "grown.txt").read_bytes() == grown
+    with open(mnt / "changed.txt", "rb") as reader:
+        assert reader.read() == b"small and settled\n"
+        (home / "changed.txt").write_bytes(b"changed beside the mount\n")
+        with open(mnt / "changed.txt", "rb") as second:  # just changed: on its own it would be passed through
+            assert second.read() == b"changed beside the mount\n"
+    with open(mnt / "written.txt", "r+b") as writer:
+        with open(mnt / "written.txt", "rb") as reader:  # small and settled: on its own, the page cache
+            assert reader.read() == b"small and settled\n"
+            writer.write(b"SMALL")
+            writer.flush()
+            assert os.pread(reader.fileno(), 100, 0) == b"SMALL and settled\n"
 
 
 def test_a_file_just_written_maps_shared_and_follows_its_source(mounted: Mount, home: Path) -> None:
@@ -48,10 +127,11 @@ def test_a_file_just_written_maps_shared_and_follows_its_source(mounted: Mount, 
 
 
 def test_every_open_of_a_file_shares_its_backing_file(mounted: Mount) -> None:
-    """The kernel fails (EIO) an open of an inode in passthrough that is not
-    itself passthrough, and a passthrough open while a plain one is live: so
-    writers' opens are handed to the kernel too. Readers and writers of one
-    file, held open together, see each other's bytes at once."""
+    """Writers' opens are passed through, and every open of a file held open
+    takes the mode of the opens there (the kernel fails, EIO, an open of an
+    inode in passthrough that is not itself passthrough, and the reverse).
+    Readers and writers of one file, held open together, see each other's
+    bytes at once, and no read reaches the daemon."""
     path = mounted.mountpoint / "shared.txt"
     path.write_bytes(b"one\n")
     with open(path, "rb") as reader:

@@ -384,9 +384,9 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     @fuse_op
     async def create(self, parent_inode: int, name: bytes, mode: int, flags: int, ctx: pyfuse3.RequestContext) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         await self.check_new_name(parent_inode, name)
-        fd, attrs = self.real_create(parent_inode, name, mode, flags, ctx)
-        self._written.add(fd)
-        return self.backed(pyfuse3.FileInfo(fh=fd), os.fstat(fd)), attrs
+        info, attrs = self.real_create(parent_inode, name, mode, flags, ctx)
+        self._written.add(info.fh)
+        return info, attrs
 
     @fuse_op
     async def mkdir(self, parent_inode: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:

@@ -9,9 +9,11 @@ for a local disk (libfuse 3.14 asks the filesystem to, with handle_killpriv;
 from 3.17 the kernel does it, with a SETATTR of the mode).
 
 With the binding patched by scripts/pyfuse3-patches/ (libfuse 3.17) and a
-kernel that grants FUSE passthrough, every open of a real regular file hands
-the kernel the source file itself: its reads, writes and mmaps go to the
-source in the kernel, never through the daemon.
+kernel that grants FUSE passthrough, an open of a large, just-changed or
+written real regular file hands the kernel the source file itself: its
+reads, writes and mmaps go to the source in the kernel, never through the
+daemon. Small settled files stay in the page cache, whose warm reads cost
+no request at all (``PassThrough.opened``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .watch import Watcher
 
 SETID = stat.S_ISUID | stat.S_ISGID
 HOT_NS = 2_000_000_000  # a file changed this recently may be mid-rewrite (git's racy window is the same 2 s)
+PASS_FROM = 1 << 20  # a settled file this large is passed through, a smaller one read from the page cache (measured: docs/performance.md §4)
 PASSTHROUGH = hasattr(pyfuse3, "passthrough_enabled")  # the patched binding: FileInfo.backing_fd
 _STAT_FIELDS = ("st_mode", "st_nlink", "st_uid", "st_gid", "st_rdev", "st_size", "st_atime_ns",
                 "st_mtime_ns", "st_ctime_ns", "st_blksize", "st_blocks")
@@ -37,6 +40,12 @@ _STAT_FIELDS = ("st_mode", "st_nlink", "st_uid", "st_gid", "st_rdev", "st_size",
 
 def _proc(fd: int) -> str:
     return f"/proc/self/fd/{fd}"
+
+
+def passed_through(size: int, hot: bool, writer: bool) -> bool:
+    """Whether a regular file's open, with no other open of it held, is
+    passed through (PassThrough.opened says why)."""
+    return hot or writer or size >= PASS_FROM
 
 
 def killed_privileges(mode: int) -> int:
@@ -59,6 +68,7 @@ class PassThrough:
         self._ino_fds: dict[int, set[int]] = {}
         self._unprivileged: set[int] = set()  # fds opened by a non-root caller
         self._opened_at: dict[int, tuple[int, int]] = {}  # inode -> (mtime, size) at last open
+        self._passed: dict[int, bool] = {}  # inode -> whether its opens are passed through, while it has any
         self.passthrough_granted = False  # set at the kernel's INIT (ops.init)
 
     def passthrough_state(self) -> str:
@@ -139,7 +149,7 @@ class PassThrough:
         st = os.fstat(fd)
         return self.real_attrs(self.learn_entry(parent, name, fd, st), st)
 
-    def real_create(self, parent: int, name: bytes, mode: int, flags: int, ctx: pyfuse3.RequestContext) -> tuple[int, pyfuse3.EntryAttributes]:
+    def real_create(self, parent: int, name: bytes, mode: int, flags: int, ctx: pyfuse3.RequestContext) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         dir_fd = self.real.fd(parent)
         fd = os.open(name, flags | os.O_CREAT | os.O_NOFOLLOW, stat.S_IMODE(mode) & ~ctx.umask, dir_fd=dir_fd)
         try:
@@ -147,8 +157,7 @@ class PassThrough:
         except BaseException:
             os.close(fd)
             raise
-        self.track_fd(fd, attrs.st_ino, ctx)
-        return fd, attrs
+        return self.opened(fd, attrs.st_ino, flags, ctx), attrs
 
     def real_mkdir(self, parent: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
         dir_fd = self.real.fd(parent)
@@ -219,41 +228,64 @@ class PassThrough:
 
     # -- open files ----------------------------------------------------------------
     def real_open(self, ino: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
-        """A regular file's open asks for passthrough (``backing_fd``): the
-        kernel then reads the source file itself, exactly as a native read,
-        so neither the page-cache rule below nor the watcher's page
-        invalidations matter to its reads. Every open of one inode must ask (the kernel fails an
-        open of an inode in passthrough that does not: EIO), so writers' do
-        too. What follows is for opens served by the daemon (stock pyfuse3,
-        or passthrough not granted): a file changed in the last ``HOT_NS``
-        is read around the page cache (``direct_io``) by read-only opens:
-        while it is being rewritten a page-cache read can come back short
-        (the file was just truncated) as an invalidation bumps the kernel's
-        attribute version, and the kernel then serves the page's zero fill up
-        to the size it still believes (torn reads of NULs). A direct read
-        returns what the file holds, as a native read would. Writers' opens
-        keep the page cache (mmap, fsx)."""
+        """Open a real file for the kernel: passed through, or served from
+        the page cache, as ``opened`` decides."""
         fd = os.open(_proc(self.real.fd(ino)), flags & ~(os.O_CREAT | os.O_EXCL | os.O_NOCTTY | os.O_NOFOLLOW))
-        self.track_fd(fd, ino, ctx)
-        st = os.fstat(fd)
-        hot = flags & os.O_ACCMODE == os.O_RDONLY and time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < HOT_NS
-        seen = (st.st_mtime_ns, st.st_size)
-        keep = not hot and self._opened_at.get(ino) == seen  # unchanged since last open: keep the page cache
-        self._opened_at[ino] = seen
-        return self.backed(pyfuse3.FileInfo(fh=fd, keep_cache=keep, direct_io=hot), st)
+        return self.opened(fd, ino, flags, ctx)
 
-    def backed(self, info: pyfuse3.FileInfo, st: os.stat_result) -> pyfuse3.FileInfo:
-        """``info`` asking the binding to hand its fd to the kernel, when the
-        binding can and the file is a regular one (the kernel backs no other)."""
-        if PASSTHROUGH and stat.S_ISREG(st.st_mode):
-            info.backing_fd = info.fh
+    def opened(self, fd: int, ino: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
+        """How the kernel is to serve a new open ``fd`` of ``ino``.
+
+        With passthrough (the patched binding, granted by the kernel), an
+        open of an inode the daemon holds no other open of is passed through
+        (``backing_fd``: the kernel reads, writes and maps the source file
+        itself) when the file is large (``PASS_FROM``), changed in the last
+        ``HOT_NS``, or opened for writing; any other is served from the
+        page cache. A passed-through read costs the next ``stat`` of the
+        file a GETATTR (the kernel drops a FUSE inode's atime after each),
+        which a warm page-cache read does not, while a large file reads far
+        faster passed through, cold and warm (docs/performance.md §4). An
+        open of an inode that has opens takes their mode: the kernel fails
+        (EIO) an open that is not passed through beside one that is, and the
+        reverse, so a file that grows or changes while held never gets a
+        mixed open. The daemon drops an inode's mode at its last RELEASE,
+        which the kernel sends after it dropped its own: a count that is
+        stale only makes an open follow the old mode, which is always allowed.
+
+        Opens not passed through (page-cache mode, stock pyfuse3, or the
+        kernel refused a backing file): a file changed in the last
+        ``HOT_NS`` is read around the page cache (``direct_io``) by
+        read-only opens: while it is being rewritten a page-cache read can
+        come back short (the file was just truncated) as an invalidation
+        bumps the kernel's attribute version, and the kernel then serves the
+        page's zero fill up to the size it still believes (torn reads of
+        NULs). A direct read returns what the file holds, as a native read
+        would. Writers' opens keep the page cache (mmap, fsx), which is kept
+        across opens while size and mtime are unchanged."""
+        st = os.fstat(fd)
+        writer = flags & os.O_ACCMODE != os.O_RDONLY
+        hot = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < HOT_NS
+        seen = (st.st_mtime_ns, st.st_size)
+        keep = not hot and self._opened_at.get(ino) == seen  # unchanged since the last open: keep the page cache
+        # (a passed-through open drops it: the binding clears keep_cache; tried, with a change no watch saw)
+        self._opened_at[ino] = seen
+        info = pyfuse3.FileInfo(fh=fd, keep_cache=keep, direct_io=hot and not writer)
+        wanted = PASSTHROUGH and stat.S_ISREG(st.st_mode) and passed_through(st.st_size, hot, writer)
+        if self.track_fd(fd, ino, ctx, wanted):
+            info.backing_fd = fd
         return info
 
-    def track_fd(self, fd: int, ino: int, ctx: pyfuse3.RequestContext) -> None:
+    def track_fd(self, fd: int, ino: int, ctx: pyfuse3.RequestContext, passed: bool) -> bool:
+        """Count ``fd`` as an open of ``ino``; whether it is passed through:
+        as the inode's other opens are, else ``passed``."""
         self._fd_ino[fd] = ino
-        self._ino_fds.setdefault(ino, set()).add(fd)
+        fds = self._ino_fds.setdefault(ino, set())
+        if not fds:
+            self._passed[ino] = passed
+        fds.add(fd)
         if ctx.uid != 0:
             self._unprivileged.add(fd)
+        return self._passed[ino]
 
     def kill_privileges(self, fh: int) -> None:
         """Before a change of content through ``fh``: a non-root opener's
@@ -285,6 +317,7 @@ class PassThrough:
             fds.discard(fh)
             if not fds:
                 self._ino_fds.pop(ino, None)
+                self._passed.pop(ino, None)
         os.close(fh)
         return ino
 

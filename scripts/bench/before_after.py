@@ -6,9 +6,11 @@
 On a shared machine two separate benchmark runs meet different loads; here
 both daemons serve the same generated tree (tree/ with --files small files,
 committed) at the same time, with warm-up off (``--no-warm``), and every
-command runs on each in turn, native first: ``rg -c LITERAL tree`` (no match),
-``find tree -name '*.py'``, ``git status --porcelain``, and --views opens of
-a small file's ``@outline``. It prints the median wall time of --runs runs per
+command runs on each in turn, native first: ``rg -c LITERAL tree`` and
+``grep -r LITERAL tree`` (no match), ``find tree -name '*.py'``,
+``git status --porcelain``, --views opens of a small file's ``@outline``,
+and a sequential read of big.bin (--big-mib MiB, git-ignored) in 1 MiB
+reads, warm and cold (``echo 3 > /proc/sys/vm/drop_caches`` before each, untimed). It prints the median wall time of --runs runs per
 side, each against native, and the daemon's CPU per run (user + system, all
 threads), which load disturbs less. Then the repeated view of issue 9, as
 tools.py measures it: --repeat open+read of ``long.py@outline`` (--lines
@@ -30,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as C  # noqa: E402
-from mount import open_read  # noqa: E402  (tools.py's open+read)
+from mount import open_read, seq_read  # noqa: E402  (tools.py's open+read and sequential read)
 
 
 def main() -> None:
@@ -41,6 +43,7 @@ def main() -> None:
     ap.add_argument("--views", type=int, default=100, help="repeated opens of a small file's @outline")
     ap.add_argument("--lines", type=int, default=5000, help="lines of long.py")
     ap.add_argument("--repeat", type=int, default=400, help="open+read of long.py@outline per side (cat runs: a quarter)")
+    ap.add_argument("--big-mib", type=int, default=256, help="size of big.bin (MiB), read warm and cold")
     args = ap.parse_args()
     if not (args.before / "nasfs" / "__init__.py").is_file():
         sys.exit(f"{args.before}: no nasfs/ package there (export a commit of this repository there first)")
@@ -51,6 +54,10 @@ def main() -> None:
     src.mkdir()
     C.gen_tree(src / "tree", args.files)
     (src / "long.py").write_text(C.long_python(args.lines))
+    (src / ".gitignore").write_text("big.bin\n")
+    with open(src / "big.bin", "wb") as fh:
+        for _ in range(args.big_mib):
+            fh.write(os.urandom(1 << 20))
     C.make_repo(src, "before/after bench")
     small = sorted((src / "tree").rglob("*.md"))[0].relative_to(src)
     sides = {}
@@ -71,12 +78,18 @@ def main() -> None:
             with open(base / small, "rb") as fh:
                 fh.read()
 
-    work_items = [("rg -c LITERAL tree", lambda base: C.run_timed([rg, "-c", "qzxv_nasfs_never_7261", "tree"], cwd=base)),
-                  ("find tree -name '*.py'", lambda base: C.run_timed(["find", "tree", "-name", "*.py"], cwd=base)),
-                  ("git status --porcelain", lambda base: C.run_timed(["git", "status", "--porcelain"], cwd=base, env=git_env)),
-                  (f"{args.views} opens of {small}@outline (native: of the file)", None)]
+    def nothing() -> None:
+        pass
+
+    work_items = [("rg -c LITERAL tree", lambda base: C.run_timed([rg, "-c", "qzxv_nasfs_never_7261", "tree"], cwd=base), nothing),
+                  ("grep -r LITERAL tree", lambda base: C.run_timed(["grep", "-r", "qzxv_nasfs_never_7261", "tree"], cwd=base), nothing),
+                  ("find tree -name '*.py'", lambda base: C.run_timed(["find", "tree", "-name", "*.py"], cwd=base), nothing),
+                  ("git status --porcelain", lambda base: C.run_timed(["git", "status", "--porcelain"], cwd=base, env=git_env), nothing),
+                  (f"{args.views} opens of {small}@outline (native: of the file)", None, nothing),
+                  (f"read big.bin ({args.big_mib} MiB), warm", lambda base: seq_read(base / "big.bin"), nothing),
+                  (f"read big.bin ({args.big_mib} MiB), cold", lambda base: seq_read(base / "big.bin"), C.drop_caches)]
     rows = []
-    for label, fn in work_items:
+    for label, fn, prepare in work_items:
         def once(base: Path, native: bool = False) -> None:
             if fn is not None:
                 fn(base)
@@ -91,8 +104,10 @@ def main() -> None:
         cpu: dict[str, list[float]] = {s: [] for s in sides}
         ld = f"{os.getloadavg()[0]:.2f}"
         for _ in range(args.runs):
+            prepare()
             wall["native"].append(C.timed(lambda: once(src, True)))
             for side, m in sides.items():
+                prepare()
                 c0 = C.cpu_seconds(m.pid)
                 wall[side].append(C.timed(lambda: once(m.mountpoint)))
                 cpu[side].append(C.cpu_seconds(m.pid) - c0)
