@@ -13,6 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 
 from nasfs.fuse.passthrough import HOT_NS, PASS_FROM
 
