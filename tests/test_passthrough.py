@@ -9,6 +9,7 @@ from __future__ import annotations
 import mmap
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,40 @@ def test_autocommit_commits_a_write_the_daemon_never_saw(home: Path, tmp_path: P
         with open(m.mountpoint / "README.txt", "r+b") as fh:
             fh.write(b"Changed")
         assert git(home, "log", "-1", "--format=%P %s").split() == [before, "nasfs:", "update", "README.txt"]
+        assert git(home, "status", "--porcelain") == ""
+    finally:
+        assert m.stop() == 0
+
+
+def committed(home: Path, rel: str) -> bytes:
+    return subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=home, capture_output=True, check=True).stdout
+
+
+def test_autocommit_commits_what_is_written_after_an_earlier_close(home: Path, tmp_path: Path) -> None:
+    """A shell's ``> file`` opens the file, dup2()s it onto stdout and closes
+    the first descriptor: that close flushes before anything is written. The
+    writes that follow pass through the kernel unseen, so the last close of
+    the file must commit again; so must the release of a map written after
+    its file was closed."""
+    m = Mount(home, tmp_path / "mnt", "--autocommit")
+    mnt = m.mountpoint
+    try:
+        subprocess.run(["bash", "-c", f"echo hello > {mnt}/notes/new.txt; echo world > {mnt}/README.txt"],
+                       check=True, timeout=60)
+        subprocess.run(["sh", "-c", f"{{ /bin/echo a; echo b; }} > {mnt}/code/more.txt"], check=True, timeout=60)
+        assert committed(home, "notes/new.txt") == b"hello\n"
+        assert committed(home, "README.txt") == b"world\n"
+        assert committed(home, "code/more.txt") == b"a\nb\n"
+        assert git(home, "status", "--porcelain") == ""
+
+        with open(mnt / "README.txt", "r+b") as fh:
+            shared = mmap.mmap(fh.fileno(), 0)
+        shared[:5] = b"WORLD"  # the file is closed; the map still writes to it
+        shared.close()  # the last reference: the kernel releases the open file
+        deadline = time.monotonic() + 30  # release is not waited for by munmap
+        while committed(home, "README.txt") != b"WORLD\n" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert committed(home, "README.txt") == b"WORLD\n"
         assert git(home, "status", "--porcelain") == ""
     finally:
         assert m.stop() == 0

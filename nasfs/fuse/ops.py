@@ -94,6 +94,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         self._bytes: dict[int, bytes] = {}  # virtual file handles -> the bytes served
         self._next_fh = VIRTUAL_FH_BASE
         self._written: set[int] = set()  # fds written through the mount
+        self._unseen: set[int] = set()  # writers' fds in passthrough: the kernel writes, the daemon never sees it
         self._dirs: dict[int, RealListing | list[tuple[bytes, pyfuse3.EntryAttributes]]] = {}
         self._next_dh = 1
         self.real_asks = 0  # lookups of real names (or of nothing) and getattrs of real nodes: what the kernel did not cache
@@ -270,7 +271,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         if not virtual(inode):
             info = self.real_open(inode, flags, ctx)
             if PASSTHROUGH and info.backing_fd >= 0 and flags & os.O_ACCMODE != os.O_RDONLY:
-                self._written.add(info.fh)  # its writes may pass through the kernel unseen: autocommit at close
+                self._unseen.add(info.fh)  # its writes may pass through the kernel unseen: autocommit at every close
             return info
         if flags & WRITE_FLAGS:
             raise FUSEError(errno.EROFS)
@@ -307,10 +308,13 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     async def flush(self, fh: int) -> None:
         """close() waits for flush (not for release): autocommit here, so a
         program that closed a file finds its commit. Without autocommit there
-        is nothing to do, and ENOSYS tells the kernel to send no more flushes."""
+        is nothing to do, and ENOSYS tells the kernel to send no more flushes.
+        A passthrough writer's fd is committed at each close (of each of its
+        dups): the writes after an earlier close are never seen here (a
+        shell's ``> file`` closes its first descriptor before writing)."""
         if not self.autocommit:
             raise FUSEError(errno.ENOSYS)
-        if fh in self._written:
+        if fh in self._written or fh in self._unseen:
             self._written.discard(fh)
             ino = self._fd_ino.get(fh)
             if ino is not None:
@@ -325,8 +329,9 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     async def release(self, fh: int) -> None:
         if self._bytes.pop(fh, None) is not None:
             return
-        written = fh in self._written  # written after the last flush (mmap, dup'd fds)
+        written = fh in self._written or fh in self._unseen  # written after the last flush (mmap, dup'd fds)
         self._written.discard(fh)
+        self._unseen.discard(fh)
         path = self.committed_path(self._fd_ino[fh]) if written and fh in self._fd_ino else None
         self.real_release(fh)
         if written:
@@ -373,7 +378,10 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         await self.check_new_name(parent_inode, name)
         fd, attrs = self.real_create(parent_inode, name, mode, flags, ctx)
         self._written.add(fd)
-        return self.backed(pyfuse3.FileInfo(fh=fd), os.fstat(fd)), attrs
+        info = self.backed(pyfuse3.FileInfo(fh=fd), os.fstat(fd))
+        if PASSTHROUGH and info.backing_fd >= 0:
+            self._unseen.add(fd)
+        return info, attrs
 
     @fuse_op
     async def mkdir(self, parent_inode: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
