@@ -205,3 +205,36 @@ def test_names_changed_beside_the_mount_show_in_the_next_listing_within_the_boun
     (folder / "same-mtime.md").write_text("# Same mtime\n")
     os.utime(folder, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert within(BOUND, lambda: "same-mtime.md" in listed("notes")), "a new name in a folder with its old mtime did not show"
+
+
+def test_a_slow_view_holds_up_no_change_beside_the_mount_in_another_folder(slow_mount: Mount, home: Path) -> None:
+    """While notes/huge.md@outline is being computed (its worker stopped), the
+    kernel makes a name's invalidation in notes/ wait for that lookup; a name
+    made, removed or changed beside the mount in another folder still shows
+    through the mount within BOUND."""
+    mnt = slow_mount.mountpoint
+    assert not (mnt / "code" / "later.py").exists()  # the kernel now holds that it is nothing, for long
+    assert (mnt / "README.txt").exists()
+    slow = subprocess.Popen(["cat", str(mnt / "notes" / "huge.md@outline")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while not workers:
+            assert time.monotonic() < deadline and slow.poll() is None, "huge.md@outline went to no worker"
+            workers = spawned_workers(slow_mount.proc.pid)
+            time.sleep(0.02)
+        for pid in workers:
+            os.kill(pid, signal.SIGSTOP)
+        events = int(stats(mnt)["source_events"])
+        (home / "notes" / "beside.md").write_text("# Beside\n")  # its invalidation waits for the view
+        assert within(60, lambda: int(stats(mnt)["source_events"]) > events), "the watcher did not see notes/beside.md"
+        (home / "code" / "later.py").write_text("x = 1\n")  # seen after it, in a later batch
+        os.rename(home / "README.txt", home / "README.old")
+        assert within(BOUND, lambda: (mnt / "code" / "later.py").exists()), "a new file in code/ did not show"
+        assert within(BOUND, lambda: not (mnt / "README.txt").exists()), "a file renamed away beside the mount stayed"
+        assert slow.poll() is None, "huge.md@outline finished although its worker was stopped"
+    finally:
+        for pid in workers:
+            os.kill(pid, signal.SIGCONT)
+        slow.communicate(timeout=300)
+    assert within(BOUND, lambda: (mnt / "notes" / "beside.md").exists())
