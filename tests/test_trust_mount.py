@@ -321,3 +321,37 @@ def test_a_header_pointer_to_an_odd_name_verifies_as_printed(mounted: Mount, hom
     done = subprocess.run([sys.executable, "-P", "-m", "nasfs", "verify", "--repo", str(home), "--node", "box",
                            "--tree", "home", pointer], capture_output=True, text=True)
     assert done.returncode == 0, (pointer, done.stderr)
+
+
+DIROPS = Path(__file__).with_name("dirops_stress.py")
+
+
+def test_names_made_and_renamed_in_one_folder_while_slow_views_are_made_there(mounted: Mount, home: Path) -> None:
+    """Parallel lookups (libfuse 3.17): four processes make, rename, look up,
+    read and remove names in notes/ while views of a 3 MB file there are made
+    again and again (it grows beside the mount). Nothing hangs, no name is
+    wrong: every read is what was written, under the source's inode, and the
+    folder lists through the mount exactly what the source holds."""
+    mnt = mounted.mountpoint
+    with open(home / "notes" / "big.md", "w") as fh:
+        fh.write("# Big\n\n")
+        for i in range(3000):
+            fh.write(f"## Part {i}\n\n" + "Words of a long part. " * 40 + "\n\n")
+    spec = {"mountpoint": str(mnt), "source": str(home), "folder": "notes", "big": "big.md", "workers": 4, "seconds": 8}
+    child = subprocess.Popen([sys.executable, str(DIROPS), json.dumps(spec)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = child.communicate(timeout=spec["seconds"] + 120)
+    except subprocess.TimeoutExpired:
+        abort_connection(mnt)
+        child.kill()
+        child.communicate()
+        pytest.fail("the mount hung under names made in one folder beside slow views (connection aborted)")
+    assert child.returncode == 0, err
+    found = json.loads(out)
+    assert all(r["ops"] > 0 for r in found["results"]), found["results"]
+    wrong = [w for r in found["results"] for w in r["wrong"]]
+    assert not wrong, wrong[:5]
+    kept = sorted(n for r in found["results"] for n in r["kept"])
+    assert found["mount"] == found["source"] == kept
+    assert mounted.alive()
