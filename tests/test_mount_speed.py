@@ -104,19 +104,37 @@ def within(seconds: float, check) -> bool:
     return True
 
 
+def caches_dropped() -> int:
+    """How often the kernel's dentries and inodes were dropped system-wide
+    (``echo 2 > /proc/sys/vm/drop_caches``, as cold-cache benchmarks do)."""
+    for line in Path("/proc/vmstat").read_text().splitlines():
+        if line.startswith("drop_slab "):
+            return int(line.split()[1])
+    return 0
+
+
 def test_real_entries_stay_cached_past_the_old_timeout(mounted: Mount) -> None:
     """With the source watched, the kernel keeps a real entry and its
     attributes: a stat 1.5 s later (past the 1 s of --attr-timeout) asks the
-    daemon nothing, and neither does a name that is nothing."""
+    daemon nothing, and neither does a name that is nothing. A round during
+    which anything on the machine dropped the kernel's caches (other
+    benchmarks do, every few seconds) proves nothing and is made again."""
     mnt = mounted.mountpoint
-    os.stat(mnt / "README.txt")
-    assert not (mnt / "notes" / ".rgignore").exists()
-    before = stats(mnt)
-    assert float(before["real_entry_timeout"]) > 60
-    time.sleep(1.5)
-    os.stat(mnt / "README.txt")
-    assert not (mnt / "notes" / ".rgignore").exists()
-    assert stats(mnt)["real_lookups_and_getattrs"] == before["real_lookups_and_getattrs"]
+    for _ in range(50):
+        dropped = caches_dropped()
+        os.stat(mnt / "README.txt")
+        assert not (mnt / "notes" / ".rgignore").exists()
+        before = stats(mnt)
+        assert float(before["real_entry_timeout"]) > 60
+        time.sleep(1.5)
+        os.stat(mnt / "README.txt")
+        assert not (mnt / "notes" / ".rgignore").exists()
+        after = stats(mnt)
+        if caches_dropped() == dropped:
+            break
+    else:
+        pytest.fail("the kernel's caches were dropped during each of 50 rounds")
+    assert after["real_lookups_and_getattrs"] == before["real_lookups_and_getattrs"]
 
 
 BOUND = 1.0  # docs/mount.md: a change beside the mount shows through it within 1 s
