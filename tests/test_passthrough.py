@@ -97,12 +97,16 @@ def test_autocommit_commits_what_is_written_after_an_earlier_close(home: Path, t
     the first descriptor: that close flushes before anything is written. The
     writes that follow pass through the kernel unseen, so the last close of
     the file must commit again; so must the release of a map written after
-    its file was closed."""
+    its file was closed. The first close, before any write, commits nothing
+    (no commit of the emptied file before the one of what was written)."""
     m = Mount(home, tmp_path / "mnt", "--autocommit")
     mnt = m.mountpoint
     try:
+        before = git(home, "rev-parse", "HEAD").strip()
         subprocess.run(["bash", "-c", f"echo hello > {mnt}/notes/new.txt; echo world > {mnt}/README.txt"],
                        check=True, timeout=60)
+        assert git(home, "log", "--format=%s", f"{before}..").splitlines() == \
+            ["nasfs: update README.txt", "nasfs: update notes/new.txt"]
         subprocess.run(["sh", "-c", f"{{ /bin/echo a; echo b; }} > {mnt}/code/more.txt"], check=True, timeout=60)
         assert committed(home, "notes/new.txt") == b"hello\n"
         assert committed(home, "README.txt") == b"world\n"
