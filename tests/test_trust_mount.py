@@ -355,3 +355,33 @@ def test_names_made_and_renamed_in_one_folder_while_slow_views_are_made_there(mo
     kept = sorted(n for r in found["results"] for n in r["kept"])
     assert found["mount"] == found["source"] == kept
     assert mounted.alive()
+
+
+SCENARIOS = Path(__file__).with_name("file_scenarios.py")
+
+
+def scenarios_in(folder: Path, mnt: Path) -> dict:
+    child = subprocess.Popen([sys.executable, str(SCENARIOS), str(folder)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = child.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        abort_connection(mnt)
+        child.kill()
+        child.communicate()
+        pytest.fail(f"the scenarios hung in {folder} (connection aborted)")
+    assert child.returncode == 0, err
+    return json.loads(out)
+
+
+def test_open_files_behave_as_on_the_disk(mounted: Mount, home: Path, tmp_path: Path) -> None:
+    """What programs do to open files (tests/file_scenarios.py: truncation
+    of a mapped file and its SIGBUS, O_TRUNC under a reader, unlinked and
+    replaced files still open, O_DIRECT, copy_file_range, sendfile, splice,
+    two appenders, ETXTBSY, a map written and grown) has exactly the outcome
+    through the mount that it has in a folder of the disk under it."""
+    native = tmp_path / "native"
+    native.mkdir()
+    (home / "scenarios").mkdir()
+    assert scenarios_in(mounted.mountpoint / "scenarios", mounted.mountpoint) == scenarios_in(native, mounted.mountpoint)
+    assert mounted.alive()
