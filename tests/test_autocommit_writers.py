@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import git
-from .mounts import Mount, abort_connection
+from .mounts import Mount, abort_connection, run_on_mount
 
 BIG = "big.txt"
 # two versions over several read() calls of a commit's read, told apart at every offset
@@ -46,19 +46,6 @@ print(closes)
 """
 
 
-def run_child(mnt: Path, code: str, *args: str, seconds: float) -> str:
-    child = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = child.communicate(timeout=seconds + 60)
-    except subprocess.TimeoutExpired:
-        abort_connection(mnt)  # first: a process stuck on the mount cannot even be killed
-        child.kill()
-        child.communicate()
-        pytest.fail("the mount hung under writers (connection aborted)")
-    assert child.returncode == 0, err
-    return out
-
-
 def commits_of(home: Path, rel: str) -> list[bytes]:
     """The file's content in every commit that changed it, newest first."""
     ids = git(home, "log", "--format=%H", "--", rel).split()
@@ -75,7 +62,8 @@ def test_a_commit_at_close_holds_one_version_of_a_file_rewritten_meanwhile(home:
     m = Mount(home, tmp_path / "mnt", "--autocommit")
     try:
         (m.mountpoint / BIG).write_bytes(VERSIONS[1])
-        closes = int(run_child(m.mountpoint, REWRITE_AND_CLOSE, str(m.mountpoint / BIG), "8", seconds=8))
+        closes = int(run_on_mount(m.mountpoint, [sys.executable, "-c", REWRITE_AND_CLOSE, str(m.mountpoint / BIG), "8"],
+                                  8 + 60, "a rewriter and a closer of one file"))
         contents = commits_of(home, BIG)
         assert closes > 0 and len(contents) > 1
         torn = sum(not any(v.startswith(c) for v in VERSIONS) for c in contents)

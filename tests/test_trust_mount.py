@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import git, header
-from .mounts import Mount, abort_connection
+from .mounts import Mount, run_on_mount
 
 STRESS = Path(__file__).with_name("view_stress.py")
 VIEWS = ["outline", "L1-L5", "200", "outline.json"]
@@ -41,16 +41,8 @@ VERSIONS = [doc("alpha", 3), doc("beta", 9), doc("gamma", 1)]
 def stress(mnt: Path, spec: dict, seconds: float = 3.0) -> dict:
     spec = {"mountpoint": str(mnt), "file": "p.md", "views": VIEWS, "versions": VERSIONS,
             "readers": 8, "seconds": seconds, **spec}
-    child = subprocess.Popen([sys.executable, str(STRESS), json.dumps(spec)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = child.communicate(timeout=seconds + 30)
-    except subprocess.TimeoutExpired:
-        abort_connection(mnt)  # first: a process stuck on the mount cannot even be killed
-        child.kill()
-        child.communicate()
-        pytest.fail("the mount hung under concurrent readers and writers (connection aborted)")
-    assert child.returncode == 0, err
+    out = run_on_mount(mnt, [sys.executable, str(STRESS), json.dumps(spec)], seconds + 30,
+                       "concurrent readers and writers")
     return json.loads(out)
 
 
@@ -338,17 +330,8 @@ def test_names_made_and_renamed_in_one_folder_while_slow_views_are_made_there(mo
         for i in range(3000):
             fh.write(f"## Part {i}\n\n" + "Words of a long part. " * 40 + "\n\n")
     spec = {"mountpoint": str(mnt), "source": str(home), "folder": "notes", "big": "big.md", "workers": 4, "seconds": 8}
-    child = subprocess.Popen([sys.executable, str(DIROPS), json.dumps(spec)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = child.communicate(timeout=spec["seconds"] + 120)
-    except subprocess.TimeoutExpired:
-        abort_connection(mnt)
-        child.kill()
-        child.communicate()
-        pytest.fail("the mount hung under names made in one folder beside slow views (connection aborted)")
-    assert child.returncode == 0, err
-    found = json.loads(out)
+    found = json.loads(run_on_mount(mnt, [sys.executable, str(DIROPS), json.dumps(spec)], spec["seconds"] + 120,
+                                    "names made in one folder beside slow views"))
     assert all(r["ops"] > 0 for r in found["results"]), found["results"]
     wrong = [w for r in found["results"] for w in r["wrong"]]
     assert not wrong, wrong[:5]
@@ -361,17 +344,7 @@ SCENARIOS = Path(__file__).with_name("file_scenarios.py")
 
 
 def scenarios_in(folder: Path, mnt: Path) -> dict:
-    child = subprocess.Popen([sys.executable, str(SCENARIOS), str(folder)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = child.communicate(timeout=300)
-    except subprocess.TimeoutExpired:
-        abort_connection(mnt)
-        child.kill()
-        child.communicate()
-        pytest.fail(f"the scenarios hung in {folder} (connection aborted)")
-    assert child.returncode == 0, err
-    return json.loads(out)
+    return json.loads(run_on_mount(mnt, [sys.executable, str(SCENARIOS), str(folder)], 300, f"the scenarios in {folder}"))
 
 
 def test_open_files_behave_as_on_the_disk(mounted: Mount, home: Path, tmp_path: Path) -> None:
