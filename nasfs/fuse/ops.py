@@ -316,6 +316,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     def changed_unseen(self, fh: int, release: bool = False) -> bool:
         """Whether a passthrough writer's file is to be committed now: it
         changed since its fd was opened or last committed (its stat tells:
+        with the multigrain timestamps of Linux 6.13 on, ext4's among them,
         each change after a stat gets a new ctime), or, at release, it was
         never committed (a file created and left empty)."""
         seen = self._unseen.get(fh)
