@@ -67,6 +67,23 @@ def stats(mnt: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in (mnt / ".nas" / "stats").read_text().splitlines())
 
 
+def run_on_mount(mountpoint: Path, args: list[str], timeout: float, what: str) -> str:
+    """Run a child process that works on the mount and return its output; if
+    it is not done within ``timeout`` the mount hung: its connection is
+    aborted (first: a process stuck on it cannot even be killed) and the test
+    fails saying ``what`` hung."""
+    child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        abort_connection(mountpoint)
+        child.kill()
+        child.communicate()
+        raise AssertionError(f"the mount hung: {what} (connection aborted)") from None
+    assert child.returncode == 0, err
+    return out
+
+
 def abort_connection(mountpoint: Path) -> None:
     """Free every process stuck on a hung FUSE mount: abort its connection
     (what only an admin can do by hand), so a hang fails a test, not CI."""

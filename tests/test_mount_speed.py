@@ -104,19 +104,37 @@ def within(seconds: float, check) -> bool:
     return True
 
 
+def caches_dropped() -> int:
+    """How often the kernel's dentries and inodes were dropped system-wide
+    (``echo 2 > /proc/sys/vm/drop_caches``, as cold-cache benchmarks do)."""
+    for line in Path("/proc/vmstat").read_text().splitlines():
+        if line.startswith("drop_slab "):
+            return int(line.split()[1])
+    return 0
+
+
 def test_real_entries_stay_cached_past_the_old_timeout(mounted: Mount) -> None:
     """With the source watched, the kernel keeps a real entry and its
     attributes: a stat 1.5 s later (past the 1 s of --attr-timeout) asks the
-    daemon nothing, and neither does a name that is nothing."""
+    daemon nothing, and neither does a name that is nothing. A round during
+    which anything on the machine dropped the kernel's caches (other
+    benchmarks do, every few seconds) proves nothing and is made again."""
     mnt = mounted.mountpoint
-    os.stat(mnt / "README.txt")
-    assert not (mnt / "notes" / ".rgignore").exists()
-    before = stats(mnt)
-    assert float(before["real_entry_timeout"]) > 60
-    time.sleep(1.5)
-    os.stat(mnt / "README.txt")
-    assert not (mnt / "notes" / ".rgignore").exists()
-    assert stats(mnt)["real_lookups_and_getattrs"] == before["real_lookups_and_getattrs"]
+    for _ in range(50):
+        dropped = caches_dropped()
+        os.stat(mnt / "README.txt")
+        assert not (mnt / "notes" / ".rgignore").exists()
+        before = stats(mnt)
+        assert float(before["real_entry_timeout"]) > 60
+        time.sleep(1.5)
+        os.stat(mnt / "README.txt")
+        assert not (mnt / "notes" / ".rgignore").exists()
+        after = stats(mnt)
+        if caches_dropped() == dropped:
+            break
+    else:
+        pytest.fail("the kernel's caches were dropped during each of 50 rounds")
+    assert after["real_lookups_and_getattrs"] == before["real_lookups_and_getattrs"]
 
 
 BOUND = 1.0  # docs/mount.md: a change beside the mount shows through it within 1 s
@@ -205,3 +223,36 @@ def test_names_changed_beside_the_mount_show_in_the_next_listing_within_the_boun
     (folder / "same-mtime.md").write_text("# Same mtime\n")
     os.utime(folder, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert within(BOUND, lambda: "same-mtime.md" in listed("notes")), "a new name in a folder with its old mtime did not show"
+
+
+def test_a_slow_view_holds_up_no_change_beside_the_mount_in_another_folder(slow_mount: Mount, home: Path) -> None:
+    """While notes/huge.md@outline is being computed (its worker stopped), the
+    kernel makes a name's invalidation in notes/ wait for that lookup; a name
+    made, removed or changed beside the mount in another folder still shows
+    through the mount within BOUND."""
+    mnt = slow_mount.mountpoint
+    assert not (mnt / "code" / "later.py").exists()  # the kernel now holds that it is nothing, for long
+    assert (mnt / "README.txt").exists()
+    slow = subprocess.Popen(["cat", str(mnt / "notes" / "huge.md@outline")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while not workers:
+            assert time.monotonic() < deadline and slow.poll() is None, "huge.md@outline went to no worker"
+            workers = spawned_workers(slow_mount.proc.pid)
+            time.sleep(0.02)
+        for pid in workers:
+            os.kill(pid, signal.SIGSTOP)
+        events = int(stats(mnt)["source_events"])
+        (home / "notes" / "beside.md").write_text("# Beside\n")  # its invalidation waits for the view
+        assert within(60, lambda: int(stats(mnt)["source_events"]) > events), "the watcher did not see notes/beside.md"
+        (home / "code" / "later.py").write_text("x = 1\n")  # seen after it, in a later batch
+        os.rename(home / "README.txt", home / "README.old")
+        assert within(BOUND, lambda: (mnt / "code" / "later.py").exists()), "a new file in code/ did not show"
+        assert within(BOUND, lambda: not (mnt / "README.txt").exists()), "a file renamed away beside the mount stayed"
+        assert slow.poll() is None, "huge.md@outline finished although its worker was stopped"
+    finally:
+        for pid in workers:
+            os.kill(pid, signal.SIGCONT)
+        slow.communicate(timeout=300)
+    assert within(BOUND, lambda: (mnt / "notes" / "beside.md").exists())

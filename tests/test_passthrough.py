@@ -167,6 +167,44 @@ def test_autocommit_commits_a_write_the_daemon_never_saw(home: Path, tmp_path: P
         assert m.stop() == 0
 
 
+def committed(home: Path, rel: str) -> bytes:
+    return subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=home, capture_output=True, check=True).stdout
+
+
+def test_autocommit_commits_what_is_written_after_an_earlier_close(home: Path, tmp_path: Path) -> None:
+    """A shell's ``> file`` opens the file, dup2()s it onto stdout and closes
+    the first descriptor: that close flushes before anything is written. The
+    writes that follow pass through the kernel unseen, so the last close of
+    the file must commit again; so must the release of a map written after
+    its file was closed. The first close, before any write, commits nothing
+    (no commit of the emptied file before the one of what was written)."""
+    m = Mount(home, tmp_path / "mnt", "--autocommit")
+    mnt = m.mountpoint
+    try:
+        before = git(home, "rev-parse", "HEAD").strip()
+        subprocess.run(["bash", "-c", f"echo hello > {mnt}/notes/new.txt; echo world > {mnt}/README.txt"],
+                       check=True, timeout=60)
+        assert git(home, "log", "--format=%s", f"{before}..").splitlines() == \
+            ["nasfs: update README.txt", "nasfs: update notes/new.txt"]
+        subprocess.run(["sh", "-c", f"{{ /bin/echo a; echo b; }} > {mnt}/code/more.txt"], check=True, timeout=60)
+        assert committed(home, "notes/new.txt") == b"hello\n"
+        assert committed(home, "README.txt") == b"world\n"
+        assert committed(home, "code/more.txt") == b"a\nb\n"
+        assert git(home, "status", "--porcelain") == ""
+
+        with open(mnt / "README.txt", "r+b") as fh:
+            shared = mmap.mmap(fh.fileno(), 0)
+        shared[:5] = b"WORLD"  # the file is closed; the map still writes to it
+        shared.close()  # the last reference: the kernel releases the open file
+        deadline = time.monotonic() + 30  # release is not waited for by munmap
+        while committed(home, "README.txt") != b"WORLD\n" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert committed(home, "README.txt") == b"WORLD\n"
+        assert git(home, "status", "--porcelain") == ""
+    finally:
+        assert m.stop() == 0
+
+
 def test_a_source_the_kernel_will_not_back_is_served_by_the_daemon(overlay_source: Path, tmp_path: Path) -> None:
     """The kernel refuses backing files on overlayfs (ELOOP): the first open
     falls back to a plain open, passthrough stays off for the mount, and

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import git, header
-from .mounts import Mount, abort_connection
+from .mounts import Mount, run_on_mount
 
 STRESS = Path(__file__).with_name("view_stress.py")
 VIEWS = ["outline", "L1-L5", "200", "outline.json"]
@@ -41,16 +41,8 @@ VERSIONS = [doc("alpha", 3), doc("beta", 9), doc("gamma", 1)]
 def stress(mnt: Path, spec: dict, seconds: float = 3.0) -> dict:
     spec = {"mountpoint": str(mnt), "file": "p.md", "views": VIEWS, "versions": VERSIONS,
             "readers": 8, "seconds": seconds, **spec}
-    child = subprocess.Popen([sys.executable, str(STRESS), json.dumps(spec)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = child.communicate(timeout=seconds + 30)
-    except subprocess.TimeoutExpired:
-        abort_connection(mnt)  # first: a process stuck on the mount cannot even be killed
-        child.kill()
-        child.communicate()
-        pytest.fail("the mount hung under concurrent readers and writers (connection aborted)")
-    assert child.returncode == 0, err
+    out = run_on_mount(mnt, [sys.executable, str(STRESS), json.dumps(spec)], seconds + 30,
+                       "concurrent readers and writers")
     return json.loads(out)
 
 
@@ -321,3 +313,48 @@ def test_a_header_pointer_to_an_odd_name_verifies_as_printed(mounted: Mount, hom
     done = subprocess.run([sys.executable, "-P", "-m", "nasfs", "verify", "--repo", str(home), "--node", "box",
                            "--tree", "home", pointer], capture_output=True, text=True)
     assert done.returncode == 0, (pointer, done.stderr)
+
+
+DIROPS = Path(__file__).with_name("dirops_stress.py")
+
+
+def test_names_made_and_renamed_in_one_folder_while_slow_views_are_made_there(mounted: Mount, home: Path) -> None:
+    """Parallel lookups (libfuse 3.17): four processes make, rename, look up,
+    read and remove names in notes/ while views of a 3 MB file there are made
+    again and again (it grows beside the mount). Nothing hangs, no name is
+    wrong: every read is what was written, under the source's inode, and the
+    folder lists through the mount exactly what the source holds."""
+    mnt = mounted.mountpoint
+    with open(home / "notes" / "big.md", "w") as fh:
+        fh.write("# Big\n\n")
+        for i in range(3000):
+            fh.write(f"## Part {i}\n\n" + "Words of a long part. " * 40 + "\n\n")
+    spec = {"mountpoint": str(mnt), "source": str(home), "folder": "notes", "big": "big.md", "workers": 4, "seconds": 8}
+    found = json.loads(run_on_mount(mnt, [sys.executable, str(DIROPS), json.dumps(spec)], spec["seconds"] + 120,
+                                    "names made in one folder beside slow views"))
+    assert all(r["ops"] > 0 for r in found["results"]), found["results"]
+    wrong = [w for r in found["results"] for w in r["wrong"]]
+    assert not wrong, wrong[:5]
+    kept = sorted(n for r in found["results"] for n in r["kept"])
+    assert found["mount"] == found["source"] == kept
+    assert mounted.alive()
+
+
+SCENARIOS = Path(__file__).with_name("file_scenarios.py")
+
+
+def scenarios_in(folder: Path, mnt: Path) -> dict:
+    return json.loads(run_on_mount(mnt, [sys.executable, str(SCENARIOS), str(folder)], 300, f"the scenarios in {folder}"))
+
+
+def test_open_files_behave_as_on_the_disk(mounted: Mount, home: Path, tmp_path: Path) -> None:
+    """What programs do to open files (tests/file_scenarios.py: truncation
+    of a mapped file and its SIGBUS, O_TRUNC under a reader, unlinked and
+    replaced files still open, O_DIRECT, copy_file_range, sendfile, splice,
+    two appenders, ETXTBSY, a map written and grown) has exactly the outcome
+    through the mount that it has in a folder of the disk under it."""
+    native = tmp_path / "native"
+    native.mkdir()
+    (home / "scenarios").mkdir()
+    assert scenarios_in(mounted.mountpoint / "scenarios", mounted.mountpoint) == scenarios_in(native, mounted.mountpoint)
+    assert mounted.alive()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -143,3 +144,47 @@ def test_a_remembered_name_gives_way_to_a_real_file_and_a_symlink(mounted: Mount
     got = cat(mnt / "README.txt@outline")
     assert header(got)["pointer"].startswith(f"nas://box/home/{ACME}@")
     assert got == fresh(home, "README.txt@outline")
+
+
+def verify(home: Path, shown: bytes) -> str:
+    """The commit a view's pointer names, once ``nasfs verify`` (a process of
+    its own) has checked the pointer against the repository."""
+    pointer = header(shown)["pointer"]
+    done = subprocess.run([sys.executable, "-P", "-m", "nasfs", "verify", "--repo", str(home), "--node", "box",
+                           "--tree", "home", pointer], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return pointer.split("@")[-1].split("#")[0]
+
+
+def test_a_remembered_view_follows_branch_switches_and_a_commit_of_its_file(mounted: Mount, home: Path) -> None:
+    """``git checkout`` beside the mount, to a branch where the file differs
+    (git writes it anew) and to one where it is the same (only HEAD moves);
+    then the file changed (its view names a snapshot) and committed as it is
+    (only HEAD moves, to a commit holding those bytes): each next read is what
+    a fresh core makes of the tree, and its pointer verifies."""
+    mnt = mounted.mountpoint
+    git(home, "checkout", "-q", "-b", "side")
+    rewrite_in_place(home / ACME, b"## Renewal", b"## Rebuild")
+    git(home, "commit", "-q", "-am", "side")
+    git(home, "checkout", "-q", "-b", "same")
+    (home / "later.txt").write_text("only on same\n")
+    git(home, "add", "later.txt")
+    git(home, "commit", "-q", "-m", "same")
+    git(home, "checkout", "-q", "main")
+
+    for branch, shows in (("side", b"## Rebuild"), ("same", b"## Rebuild"), ("main", b"## Renewal")):
+        settle(home / ACME)
+        remember(mnt, VIEW)
+        git(home, "checkout", "-q", branch)
+        after = cat(mnt / VIEW)
+        assert shows in after and after == fresh(home, VIEW), f"after checkout of {branch}"
+        assert git(home, "rev-parse", "HEAD").startswith(verify(home, after))
+
+    with open(home / ACME, "a") as fh:
+        fh.write("\n## Pricing\n\nGold tier.\n")
+    settle(home / ACME)
+    snapshot = verify(home, remember(mnt, VIEW))
+    assert not git(home, "rev-parse", "HEAD").startswith(snapshot)
+    git(home, "commit", "-q", "-am", "pricing")
+    after = cat(mnt / VIEW)
+    assert after == fresh(home, VIEW) and git(home, "rev-parse", "HEAD").startswith(verify(home, after))

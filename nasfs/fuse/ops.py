@@ -19,6 +19,7 @@ import pyfuse3
 from pyfuse3 import FUSEError
 
 from ..errors import NasError
+from ..repo.one_version import stat_key
 from ..service import Nas
 from .nodes import Node
 from .passthrough import PASSTHROUGH, PassThrough
@@ -95,6 +96,9 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         self._bytes: dict[int, bytes] = {}  # virtual file handles -> the bytes served
         self._next_fh = VIRTUAL_FH_BASE
         self._written: set[int] = set()  # fds written through the mount
+        # autocommit of passthrough writers' fds, whose writes the daemon never sees:
+        # fd -> the file's stat when opened or last committed, and whether it was committed since opening
+        self._unseen: dict[int, tuple[tuple[int, int, int, int], bool]] = {}
         self._dirs: dict[int, RealListing | list[tuple[bytes, pyfuse3.EntryAttributes]]] = {}
         self._next_dh = 1
         self.real_asks = 0  # lookups of real names (or of nothing) and getattrs of real nodes: what the kernel did not cache
@@ -272,7 +276,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         if not virtual(inode):
             info = self.real_open(inode, flags, ctx)
             if PASSTHROUGH and info.backing_fd >= 0 and flags & os.O_ACCMODE != os.O_RDONLY:
-                self._written.add(info.fh)  # its writes may pass through the kernel unseen: autocommit at close
+                self.unseen(info.fh)
             return info
         if flags & WRITE_FLAGS:
             raise FUSEError(errno.EROFS)
@@ -305,6 +309,27 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         self._written.add(fh)
         return self.real_write(fh, off, buf)
 
+    def unseen(self, fh: int) -> None:
+        """With autocommit, follow a passthrough writer's fd: its writes go to
+        the source in the kernel and never reach ``write``."""
+        if self.autocommit:
+            self._unseen[fh] = (stat_key(os.fstat(fh)), False)
+
+    def changed_unseen(self, fh: int, release: bool = False) -> bool:
+        """Whether a passthrough writer's file is to be committed now: it
+        changed since its fd was opened or last committed (its stat tells:
+        with the multigrain timestamps of Linux 6.13 on, ext4's among them,
+        each change after a stat gets a new ctime), or, at release, it was
+        never committed (a file created and left empty)."""
+        seen = self._unseen.get(fh)
+        if seen is None:
+            return False
+        now = stat_key(os.fstat(fh))
+        if now == seen[0] and (seen[1] or not release):
+            return False
+        self._unseen[fh] = (now, True)
+        return True
+
     @fuse_op
     async def fallocate(self, fh: int, mode: int, offset: int, length: int) -> None:
         """Called only by the binding patched by scripts/pyfuse3-patches/ (stock
@@ -320,10 +345,14 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     async def flush(self, fh: int) -> None:
         """close() waits for flush (not for release): autocommit here, so a
         program that closed a file finds its commit. Without autocommit there
-        is nothing to do, and ENOSYS tells the kernel to send no more flushes."""
+        is nothing to do, and ENOSYS tells the kernel to send no more flushes.
+        A passthrough writer's fd is committed at each close (of each of its
+        dups) that finds its file changed: the writes after an earlier close
+        are never seen here (a shell's ``> file`` closes its first descriptor
+        before it writes, which commits nothing, as nothing changed yet)."""
         if not self.autocommit:
             raise FUSEError(errno.ENOSYS)
-        if fh in self._written:
+        if fh in self._written or self.changed_unseen(fh):
             self._written.discard(fh)
             ino = self._fd_ino.get(fh)
             if ino is not None:
@@ -338,8 +367,9 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     async def release(self, fh: int) -> None:
         if self._bytes.pop(fh, None) is not None:
             return
-        written = fh in self._written  # written after the last flush (mmap, dup'd fds)
+        written = fh in self._written or self.changed_unseen(fh, release=True)  # after the last flush (mmap, dup'd fds)
         self._written.discard(fh)
+        self._unseen.pop(fh, None)
         path = self.committed_path(self._fd_ino[fh]) if written and fh in self._fd_ino else None
         self.real_release(fh)
         if written:
@@ -385,7 +415,10 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     async def create(self, parent_inode: int, name: bytes, mode: int, flags: int, ctx: pyfuse3.RequestContext) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         await self.check_new_name(parent_inode, name)
         info, attrs = self.real_create(parent_inode, name, mode, flags, ctx)
-        self._written.add(info.fh)
+        if PASSTHROUGH and info.backing_fd >= 0:
+            self.unseen(info.fh)
+        else:
+            self._written.add(info.fh)  # a new file: committed at close even if nothing is written
         return info, attrs
 
     @fuse_op

@@ -16,9 +16,11 @@ Invalidations are sent only from this module's own threads, never from a
 request handler (libfuse deadlocks on that), and every one is sent twice:
 at once, and again REPEAT seconds later, which covers a reply with the old
 state that was on its way while the change happened (the kernel cannot drop
-an entry it does not hold yet). Entries go through their own thread because
-the kernel makes an entry invalidation wait for a lookup under way in its
-folder (which may be a slow view); attributes and data never wait for it.
+an entry it does not hold yet). Entries go through threads of their own, one
+per folder with names waiting, because the kernel makes an entry
+invalidation wait for a lookup under way in its folder (which may be a slow
+view): that holds up the names of that folder only, not those of others
+(one thread for all of them did), nor attributes and data.
 
 The bound: a change beside the mount shows through it once its event is
 handled, within REPEAT plus the kernel's delivery, under 1 s (tested), except
@@ -35,7 +37,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import queue
 import threading
 import time
 from collections.abc import Iterable
@@ -75,7 +76,8 @@ class Watcher:
         self._name_of: dict[int, tuple[int, bytes]] = {}  # inode -> its last (folder, name), to forget it
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._entries: queue.SimpleQueue[tuple[int, bytes] | None] = queue.SimpleQueue()
+        self._pending: dict[int, set[bytes]] = {}  # folder -> names to drop, sent by that folder's own thread
+        self._senders: set[threading.Thread] = set()
         self.events = 0
         try:
             self._inotify: INotify | None = INotify()
@@ -135,16 +137,16 @@ class Watcher:
         """Start handling events (after pyfuse3.init: invalidations need the session)."""
         if self._inotify is None:
             return
-        for target, name in ((self._run, "nasfs-watch"), (self._run_entries, "nasfs-watch-entries")):
-            th = threading.Thread(target=target, name=name, daemon=True)
-            th.start()
-            self._threads.append(th)
+        th = threading.Thread(target=self._run, name="nasfs-watch", daemon=True)
+        th.start()
+        self._threads.append(th)
 
     def stop(self) -> None:
-        """Stop both threads (before pyfuse3.close: no invalidation after it)."""
+        """Stop the threads (before pyfuse3.close: no invalidation after it)."""
         self._stop.set()
-        self._entries.put(None)
-        for th in self._threads:
+        with self._lock:
+            senders = list(self._senders)
+        for th in self._threads + senders:
             th.join(timeout=10)
         if self._inotify is not None:
             self._inotify.close()
@@ -206,19 +208,33 @@ class Watcher:
             _inval_inode(ino, attr_only=False)
         for ino in changes.attrs - changes.data:
             _inval_inode(ino, attr_only=True)
-        for entry in changes.entries:
-            self._entries.put(entry)
+        for folder, name in changes.entries:
+            with self._lock:
+                names = self._pending.get(folder)
+                if names is not None:  # its folder's thread is running: it sends this one too
+                    names.add(name)
+                    continue
+                self._pending[folder] = {name}
+                th = threading.Thread(target=self._send_entries, args=(folder,), name=f"nasfs-watch-{folder}", daemon=True)
+                self._senders.add(th)
+                th.start()  # under the lock: stop() joins only started threads
 
-    def _run_entries(self) -> None:
-        while True:
-            entry = self._entries.get()
-            if entry is None or self._stop.is_set():
-                return
+    def _send_entries(self, folder: int) -> None:
+        """Drop the folder's waiting names, until none is left."""
+        while not self._stop.is_set():
+            with self._lock:
+                names = self._pending[folder]
+                if not names:
+                    del self._pending[folder]
+                    break
+                name = names.pop()
             try:
-                pyfuse3.invalidate_entry(entry[0], entry[1])
+                pyfuse3.invalidate_entry(folder, name)
             except OSError as exc:
                 if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF):
-                    log.warning("invalidating entry %r in %d: %s", entry[1], entry[0], exc)
+                    log.warning("invalidating entry %r in %d: %s", name, folder, exc)
+        with self._lock:
+            self._senders.discard(threading.current_thread())
 
 
 def _inval_inode(ino: int, attr_only: bool) -> None:

@@ -7,6 +7,7 @@ import os
 
 import pygit2
 
+from .one_version import blob_of_one_version
 from .paths import clean_path, tree_get
 from .revisions import Revisions
 from .served import serving
@@ -20,7 +21,9 @@ class Autocommit(Revisions, Writing):
     def commit_worktree_path(self, path: str, who: str) -> str | None:
         """Commit the working-tree state of one path (changed, added or removed)
         onto HEAD's branch, and stage the same in the index so ``git status``
-        stays clean for it. Returns the new commit, or None when nothing changed.
+        stays clean for it. Returns the new commit, or None when nothing
+        changed (or the file changed during each read of it: no commit is
+        better than a torn one).
         """
         rel = clean_path(path)
         real = self.root / rel
@@ -31,8 +34,9 @@ class Autocommit(Revisions, Writing):
             index = self.repo.index
             index.read()
             if real.is_file() and not real.is_symlink():
-                with open(real, "rb") as fh:
-                    blob = self.repo.create_blob_fromiobase(fh)
+                blob = blob_of_one_version(self.repo, real)  # another writer may be rewriting it
+                if blob is None:
+                    return None
                 mode = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if os.access(real, os.X_OK) else pygit2.GIT_FILEMODE_BLOB
                 if committed is not None and committed.id == blob and committed.filemode == mode:
                     return None

@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+import pygit2
+
 from ..errors import NotServable
 
 READ_TRIES = 20
@@ -36,3 +38,19 @@ def read_one_version(real: Path) -> tuple[os.stat_result, bytes]:
             return after, data
         time.sleep(0.001 * attempt)
     raise NotServable(f"{real.name!r} changed during each of {READ_TRIES} reads of it", "read it again once it is written")
+
+
+def blob_of_one_version(repo: pygit2.Repository, real: Path) -> pygit2.Oid | None:
+    """The blob of a file's bytes as one version (as ``read_one_version``,
+    streamed, so a file of any size), for a commit; None when it changed
+    during each of READ_TRIES reads (its writer's next close commits it)."""
+    for attempt in range(READ_TRIES):
+        with open(real, "rb") as fh:
+            before = os.fstat(fh.fileno())
+            blob = repo.create_blob_fromiobase(fh)
+            read = fh.tell()
+            after = os.fstat(fh.fileno())
+        if read == before.st_size and stat_key(before) == stat_key(after):
+            return blob
+        time.sleep(0.001 * attempt)
+    return None

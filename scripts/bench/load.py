@@ -40,10 +40,18 @@ fusectl mounted there when empty), which frees every stuck process, and the
 run fails. The daemon's VmRSS/VmHWM (/proc/PID/status) and the load average
 are sampled every second.
 
+Every pointer the answers hand out (headers, envelopes' evidence with its
+sha256, search hits) is checked after the load against the repository as the
+load left it: it must verify (``nasfs verify``'s check), and one made from a
+version of a writer's file must name a commit holding exactly that version.
+Since every answer read under load must be one of the setup's, that covers
+every pointer handed out.
+
 Prints: reads, errors, torn views per view kind with p50/p99 latency, the
-writers' cycles, daemon memory (start, max, end) and the load average, as
-tables. Exits 1 on any error, torn view, hang, daemon death, internal error
-(EIO) or traceback in the daemon's log; 0 otherwise. Everything started is
+writers' cycles, daemon memory (start, max, end), the load average and the
+pointers checked. Exits 1 on any error, torn view, hang, daemon death,
+internal error (EIO), traceback in the daemon's log or pointer that fails; 0
+otherwise. Everything started is
 ended and the mount removed at the end, also on error or Ctrl-C.
 """
 
@@ -74,6 +82,7 @@ KINDS = ["outline", "lines", "budget", "section", "json", "plain", "at", "search
 KIND_WEIGHTS = {"outline": 3, "lines": 3, "budget": 3, "section": 2, "json": 3, "plain": 3, "at": 2, "search": 1}
 HEADER = re.compile(rb"nasfs view=\S+ tokens=\d+ generated=(true|false)( truncated=true)? pointer=\S+( \S+=\S*)*\n")
 ABSENT = "e:ENOENT"
+POINTER = re.compile(rb"nas://[^\s\"'<>()\[\]]+")
 SINGLE_READ = 1 << 20  # larger than any file of the tree: one read() gets all of it
 STOP = threading.Event()  # in a worker: SIGTERM from the parent, stop early and report what was done
 STOPPED: list[float] = []  # when
@@ -196,6 +205,45 @@ def well_formed(data: bytes, form: str) -> str | None:
     if not HEADER.fullmatch(line + nl):
         return f"no header line (starts {data[:80]!r})"
     return None
+
+
+def pointers_of(data: bytes, form: str) -> list[tuple[str, str | None]]:
+    """The pointers an answer hands out, with the sha256 it declares for
+    their lines when it does (a JSON envelope's evidence)."""
+    if form == "json":
+        env = json.loads(data)
+        found = [(e["pointer"], e.get("sha256")) for e in env.get("evidence") or []]
+        return found + [(p.decode(), None) for p in POINTER.findall(env["content"].encode())]
+    return [(p.decode(), None) for p in POINTER.findall(data)] if form == "text" else []
+
+
+def verify_pointers(src: Path, made: dict[tuple[str, str | None], bytes | None], cache: Path) -> tuple[int, int, list[str]]:
+    """Check every pointer handed out, after the load, against the repository
+    as the load left it: it verifies (``nasfs verify``'s check, with the
+    declared sha256), and a pointer made from a known version of a writer's
+    file names a commit holding exactly that version. Returns (verified,
+    holding their version, failures)."""
+    os.environ["NASFS_CACHE_DIR"] = str(cache)
+    sys.path.insert(0, str(C.REPO))
+    from nasfs.pointers import parse_pointer
+    from nasfs.repo import GitTree
+    from nasfs.service import Nas
+
+    nas = Nas(GitTree(src, node="box", tree="t"))
+    verified, holding, failures = 0, 0, []
+    for (pointer, sha), version in sorted(made.items(), key=lambda kv: kv[0][0]):
+        answer = nas.check(pointer, sha)
+        if answer["verified"]:
+            verified += 1
+        else:
+            failures.append(f"{pointer}: {answer['detail']}")
+        if version is not None:
+            p = parse_pointer(pointer, "box", "t")
+            if nas.tree.raw_at(p.commit, p.path) == version:
+                holding += 1
+            else:
+                failures.append(f"{pointer}: its commit does not hold the version of {p.path} it was made from")
+    return verified, holding, failures
 
 
 def mb(kb: int) -> str:
@@ -473,6 +521,7 @@ def main() -> int:
     # -- every version's answer, one at a time ------------------------------------------------
     t = time.perf_counter()
     targets: list[dict] = []
+    made: dict[tuple[str, str | None], bytes | None] = {}  # pointers handed out -> the writer's version they were made from
     for kind, views in WRITER_VIEWS.items():
         rel = WRITERS[kind][0]
         specs = [rel + v for v in views]
@@ -486,6 +535,9 @@ def main() -> int:
                 if content and got.startswith("e:"):  # every view is chosen to exist in every version
                     failures.append(f"setup: {s} for a version of {rel}: {got[2:]}")
                 expected[s].add(got)
+                if data is not None and not well_formed(data, form_of(s)):
+                    for pointer in pointers_of(data, form_of(s)):
+                        made[pointer] = content.encode() if content and f"/t/{rel}@" in pointer[0] else None
         write_state(mnt / rel, None if kind == "create" else states(kind)[0])  # where each writer starts
         targets += [{"path": s, "kind": kind_of(s), "form": form_of(s), "expected": sorted(expected[s]), "writer": kind} for s in specs]
     statics = [rel + v for rel, views in STATIC.items() for v in views]
@@ -502,6 +554,8 @@ def main() -> int:
                 failures.append(f"setup: {s}: {a[2:]}")
             elif bad := well_formed(data, form_of(s)):
                 failures.append(f"setup: {s} is not well-formed: {bad}")
+            else:
+                made.update(dict.fromkeys(pointers_of(data, form_of(s))))
         if len(got) != 1:
             failures.append(f"setup: {s} answered differently twice in a row")
         targets.append({"path": s, "kind": kind_of(s), "form": form_of(s), "expected": sorted(got), "writer": None})
@@ -604,6 +658,7 @@ def main() -> int:
     m.stop()
     log_text = m.log.read_text(errors="replace")
     tracebacks = log_text.count("Traceback")
+    verified, holding, bad_pointers = verify_pointers(src, made, work / "verify-cache")
 
     # -- tables -------------------------------------------------------------------------------------
     counts: dict[str, Counter[str]] = defaultdict(Counter)
@@ -649,6 +704,11 @@ def main() -> int:
     C.table(["load average (1 min, every second)", "start", "max", "end"], [["", loads[0], max(loads), loads[-1]]])
     print(f"daemon: internal_errors={internal if internal is not None else 'unknown'}, tracebacks in its log: {tracebacks}; "
           f"samples: {len(rss)}")
+    print(f"pointers handed out (every answer read under load is one of the setup's): {len(made)}; verified after the load: "
+          f"{verified}; made from a writer's version: {sum(v is not None for v in made.values())}, naming a commit that "
+          f"holds that version: {holding}")
+    for bad in bad_pointers[:3]:
+        print(f"pointer failure: {bad}")
     for key in ("torn", "errors"):
         for ex in examples[key][:2]:
             print(f"example of {key}: {ex['path']}: {ex['got']} ({ex['expected']} expected answers)"
@@ -667,6 +727,8 @@ def main() -> int:
         failures.append(f"{internal} internal errors (EIO) in the daemon")
     if tracebacks:
         failures.append(f"{tracebacks} tracebacks in the daemon's log")
+    if bad_pointers:
+        failures.append(f"{len(bad_pointers)} pointer failures")
     print()
     print("verdict: " + ("PASS: no error, no torn view, no hang" if not failures else "FAIL: " + "; ".join(failures)))
     return 1 if failures else 0
