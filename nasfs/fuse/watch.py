@@ -16,11 +16,13 @@ Invalidations are sent only from this module's own threads, never from a
 request handler (libfuse deadlocks on that), and every one is sent twice:
 at once, and again REPEAT seconds later, which covers a reply with the old
 state that was on its way while the change happened (the kernel cannot drop
-an entry it does not hold yet). Entries go through threads of their own, one
-per folder with names waiting, because the kernel makes an entry
-invalidation wait for a lookup under way in its folder (which may be a slow
-view): that holds up the names of that folder only, not those of others
-(one thread for all of them did), nor attributes and data.
+an entry it does not hold yet). Entries go through threads of their own, a
+folder at a time, because the kernel makes an entry invalidation wait for a
+lookup under way in its folder (which may be a slow view): that holds up the
+names of that folder only, not those of others (one thread for all of them
+did), nor attributes and data. At most SENDERS such threads run at once (a
+checkout, or an overflowed queue, names thousands of folders at a time);
+a folder waits for a free one.
 
 The bound: a change beside the mount shows through it once its event is
 handled, within REPEAT plus the kernel's delivery, under 1 s (tested), except
@@ -39,6 +41,7 @@ import logging
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable
 
 import pyfuse3
@@ -47,6 +50,7 @@ from inotify_simple import INotify, flags
 log = logging.getLogger("nasfs.fuse")
 LONG = 3600.0
 REPEAT = 0.25
+SENDERS = 8  # threads sending entry invalidations at once; each serves one folder at a time
 MASK = (flags.MODIFY | flags.ATTRIB | flags.CLOSE_WRITE | flags.CREATE | flags.DELETE | flags.MOVED_FROM
         | flags.MOVED_TO | flags.ONLYDIR)
 ENTRY_EVENTS = flags.CREATE | flags.DELETE | flags.MOVED_FROM | flags.MOVED_TO
@@ -76,7 +80,8 @@ class Watcher:
         self._name_of: dict[int, tuple[int, bytes]] = {}  # inode -> its last (folder, name), to forget it
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._pending: dict[int, set[bytes]] = {}  # folder -> names to drop, sent by that folder's own thread
+        self._pending: dict[int, set[bytes]] = {}  # folder -> names to drop (waiting, or being sent)
+        self._waiting: deque[int] = deque()  # folders with names that no sender has taken yet
         self._senders: set[threading.Thread] = set()
         self.events = 0
         try:
@@ -208,33 +213,40 @@ class Watcher:
             _inval_inode(ino, attr_only=False)
         for ino in changes.attrs - changes.data:
             _inval_inode(ino, attr_only=True)
-        for folder, name in changes.entries:
-            with self._lock:
+        with self._lock:
+            for folder, name in changes.entries:
                 names = self._pending.get(folder)
-                if names is not None:  # its folder's thread is running: it sends this one too
+                if names is not None:  # waiting, or its sender sends this one too
                     names.add(name)
                     continue
                 self._pending[folder] = {name}
-                th = threading.Thread(target=self._send_entries, args=(folder,), name=f"nasfs-watch-{folder}", daemon=True)
+                self._waiting.append(folder)
+            for _ in range(min(SENDERS - len(self._senders), len(self._waiting))):  # a sender per waiting folder
+                th = threading.Thread(target=self._send_entries, name="nasfs-watch-entries", daemon=True)
                 self._senders.add(th)
                 th.start()  # under the lock: stop() joins only started threads
 
-    def _send_entries(self, folder: int) -> None:
-        """Drop the folder's waiting names, until none is left."""
-        while not self._stop.is_set():
+    def _send_entries(self) -> None:
+        """Take a waiting folder and drop its names until none is left, then
+        the next one; end when no folder waits. Whether to end is decided
+        under the lock that queues folders, so none is left without a sender."""
+        folder: int | None = None
+        while True:
             with self._lock:
-                names = self._pending[folder]
-                if not names:
+                if folder is not None and not self._pending[folder]:
                     del self._pending[folder]
-                    break
-                name = names.pop()
+                    folder = None
+                if self._stop.is_set() or (folder is None and not self._waiting):
+                    self._senders.discard(threading.current_thread())
+                    return
+                if folder is None:
+                    folder = self._waiting.popleft()
+                name = self._pending[folder].pop()
             try:
                 pyfuse3.invalidate_entry(folder, name)
             except OSError as exc:
                 if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF):
                     log.warning("invalidating entry %r in %d: %s", name, folder, exc)
-        with self._lock:
-            self._senders.discard(threading.current_thread())
 
 
 def _inval_inode(ino: int, attr_only: bool) -> None:
