@@ -1,7 +1,8 @@
 """Autocommit (``--autocommit``) against writers that do not wait for it:
-another process rewriting the file while a close commits it, and a writer
-killed with SIGKILL. A commit must hold bytes the file held at one moment,
-never the start of one version joined to the end of the next. Real mounts,
+another process rewriting the file while a close commits it, a writer
+killed with SIGKILL, and an unmount while their releases are on their way.
+A commit must hold bytes the file held at one moment, never the start of
+one version joined to the end of the next. Real mounts,
 real processes; the writers run in a child process with a deadline, so a
 hung mount fails the test (its FUSE connection aborted) instead of hanging it."""
 
