@@ -119,6 +119,14 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     try:
         trio.run(_serve, ops)
         clean = True
+    except* ConnectionAbortedError:
+        if mount_at(mountpoint) is not None:
+            log.error("the FUSE connection of %s was aborted (/sys/fs/fuse/connections/N/abort)", mountpoint)
+            raise
+        # unmounted while requests were still on their way (the kernel then ends the
+        # connection as aborted, ECONNABORTED, not ENODEV): the end of a mount like any other
+        log.info("the kernel ended the connection at the unmount, with requests of it still in flight")
+        clean = True
     finally:
         if warmer is not None:
             _stop(warmer)
