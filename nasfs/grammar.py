@@ -1,7 +1,8 @@
 """The one parser of the view grammar (contract §2), used by every door.
 
 ``P@outline``, ``P@outline=41`` (from the 41st top-level entry: the next page),
-``P@L12-L18``, ``P@L12``, ``P@section=NAME``, ``P@since=REV``, ``P@summary``, ``P@400``; any of them followed by ``@N`` (a budget) and then
+``P@L12-L18``, ``P@L12``, ``P@section=NAME``, ``P@section=NAME@outline`` (the
+section's whole outline: the follow-up a fitted outline names where it hides a level), ``P@since=REV``, ``P@summary``, ``P@400``; any of them followed by ``@N`` (a budget) and then
 ``.json`` (the envelope). ``NAME`` and ``REV`` may use ``%XX`` escapes
 (``%2F`` for ``/``, ``%40`` for ``@``) since file names cannot hold ``/``.
 """
@@ -18,10 +19,12 @@ from .errors import BadPath, BadView, NotFound, check_text
 
 MAX_BUDGET = 10**15
 VALID_FORMS = (
-    "@outline, @outline=K (from top-level entry K; of a folder, from its K-th file), @L12-L18, @L12, @section=NAME, @since=REV, "
+    "@outline, @outline=K (from top-level entry K; of a folder, from its K-th file), @L12-L18, @L12, @section=NAME, "
+    "@section=NAME@outline (the section's whole outline), @since=REV, "
     "@summary, @N (a token budget), any of these followed by @N, then optionally .json"
 )
 
+_INSIDE = "@outline"  # section=NAME@outline: the section's whole outline
 _LINES = re.compile(r"L(\d+)(?:-L(\d+))?")
 _PAGE = re.compile(r"outline=(\d+)")
 _BUDGET = re.compile(r"\d+")
@@ -29,8 +32,9 @@ _BUDGET = re.compile(r"\d+")
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """A parsed view. ``kind`` is one of raw, outline, lines, section, since,
-    summary, best; ``best`` is ``P@N`` (the richest view within N tokens).
+    """A parsed view. ``kind`` is one of raw, outline, lines, section, inside,
+    since, summary, best; ``best`` is ``P@N`` (the richest view within N tokens);
+    ``inside`` is ``P@section=NAME@outline``, the whole outline of a section.
     ``start`` is a line range's first line, or the top-level entry an outline
     starts at (``outline=41``; 0 for the whole outline)."""
 
@@ -48,6 +52,7 @@ class View:
             "summary": "summary",
             "lines": f"L{self.start}-L{self.end}",
             "section": f"section={self.arg}",
+            "inside": f"section={self.arg}@outline",
             "since": f"since={self.arg}",
             "best": "",
             "raw": "",
@@ -114,6 +119,11 @@ def parse_view(text: str) -> View:
             raise BadView(f"line range L{start}-L{end} ends before it starts; did you mean "
                           f"@L{end}-L{start}{_suffix(budget, as_json)}?", "@L12-L18 with 12 <= 18")
         return View("lines", start, end, budget=budget, json=as_json)
+    if text.startswith("section=") and text.endswith(_INSIDE):
+        arg = unquote(text[len("section="): -len(_INSIDE)])
+        if not arg:
+            raise BadView("@section=NAME@outline needs a NAME", VALID_FORMS)
+        return View("inside", arg=arg, budget=budget, json=as_json)
     for kind in ("section", "since"):
         prefix = kind + "="
         if text.startswith(prefix):

@@ -76,7 +76,7 @@ class Refusal:
 
 
 SUMMARY_ALTERNATIVES = "@outline, @N, @section=NAME, @L12-L18"
-VIEW_FORMAT = 4  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
+VIEW_FORMAT = 5  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
 
 
 class Nas:
@@ -270,6 +270,11 @@ class Nas:
             entry, served = a.section(view.arg)
             rungs = [lambda: served, *_outline_rungs(a, a.section_outline(entry), entry), lambda: a.skeleton(entry)]
             return rungs, Served("none", b"", served.evidence, truncated=True, keys=served.keys)
+        if view.kind == "inside":
+            entry, served = a.section(view.arg)
+            rungs = _outline_rungs(a, a.section_outline(entry, whole=True), entry)
+            return [_outline_or_section(rungs[0], served, declared), *rungs[1:], lambda: a.skeleton(entry)], \
+                Served("none", b"", served.evidence, truncated=True, keys=served.keys)
         if view.kind == "outline" and view.start:
             total = a.outline.top_count
             if view.start > total:
@@ -375,6 +380,17 @@ def _outline_or_file(a: Analysis, outline: Rung, declared: Callable[[Served], Re
         full = a.full()
         if full is not None and full_tokens is not None and served is not None and declared(served).tokens >= full_tokens:
             return full
+        return served
+    return make
+
+
+def _outline_or_section(outline: Rung, section: Served, declared: Callable[[Served], Response]) -> Rung:
+    """A section's whole outline, or the section's text when that costs no
+    more: a follow-up read never costs more than the lines it outlines."""
+    def make() -> Served | None:
+        served = outline()
+        if served is not None and declared(served).tokens >= declared(section).tokens:
+            return section
         return served
     return make
 

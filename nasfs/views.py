@@ -125,8 +125,7 @@ class Analysis:
             evidence = self.evidence(scope.start, scope.end)
         else:
             evidence = self.whole_evidence()
-        shown = outline if depth is None else outline.to_depth(depth)
-        return Served("outline", shown.render().encode(), evidence, keys=tuple(keys))
+        return Served("outline", outline.marked(depth).render().encode(), evidence, keys=tuple(keys))
 
     def skeleton(self, scope: Entry | None) -> Served:
         """One line: kind, lines, bytes and top-level entries."""
@@ -163,20 +162,22 @@ class Analysis:
         body = self.lines_bytes(entry.start, entry.end)
         return entry, Served("section", body, self.evidence(entry.start, entry.end, body), keys=(("section", ".".join(entry.path)),))
 
-    def section_outline(self, entry: Entry) -> Outline:
+    def section_outline(self, entry: Entry, whole: bool = False) -> Outline:
         """The part of the outline inside a section, re-based to depth 0: the
         entry and those after it that are deeper (document order carries the
-        nesting), all of its levels, the elements folded at or above it listed."""
+        nesting), all of its levels, the elements folded at or above it listed
+        (``whole``: every element, so nothing under the section is hidden)."""
         entries = self.outline.addressable
         first = next(i for i, e in enumerate(entries) if e is entry)
         last = first + 1
         while last < len(entries) and entries[last].depth > entry.depth:
             last += 1
         inner = tuple(
-            Entry(e.label, e.start, e.end, e.depth - entry.depth, e.path, e.fold - entry.depth if e.fold > entry.depth else -1)
+            Entry(e.label, e.start, e.end, e.depth - entry.depth, e.path,
+                  e.fold - entry.depth if e.fold > entry.depth and not whole else -1)
             for e in entries[first:last]
         )
-        return replace(self.outline, entries=tuple(e for e in inner if e.fold < 0), notes=(), shown=None, sections=None)
+        return replace(self.outline, entries=tuple(e for e in inner if e.fold < 0), notes=(), shown=None, sections=None, scoped=True)
 
 
 _DUP = re.compile(r"(.*)~([1-9]\d*)")  # ~0 is no index: a name, refused if absent

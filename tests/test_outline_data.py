@@ -67,14 +67,27 @@ def test_json_key_tree() -> None:
 
 
 def test_json_long_array_shows_first_five_containers() -> None:
-    data = json.dumps({"items": [{"i": i} for i in range(120)], "nums": list(range(50))}, indent=1).encode()
+    data = json.dumps({"items": [[i] for i in range(120)], "nums": list(range(50))}, indent=1).encode()
     outline = outline_data(data, "json")
     items = outline.entries[0]
     assert items.label == "items[120] (first 5 shown)"
     elements = [e for e in outline.entries if e.depth == 1]
     assert [e.path for e in elements] == [("items", str(i)) for i in range(5)]
-    assert (elements[0].start, elements[0].end) == (3, 5)  # "{", "i": 0, "}" with indent=1
+    assert (elements[0].start, elements[0].end) == (3, 5)  # "[", 0, "]" with indent=1
     assert outline.entries[-1].label == "nums[50]"  # scalar elements are never entries
+    # the folded elements are named on the array's line: one read lists them all
+    assert outline.marked(None).render().splitlines()[1].endswith("items[120] (first 5 shown) @section=items@outline")
+
+
+def test_json_array_of_records_lists_every_record_and_counts_keys() -> None:
+    records = [{"id": i, "name": f"n{i}"} | ({"tags": ["a"]} if i % 10 == 0 else {}) for i in range(37)]
+    data = json.dumps({"items": records}, indent=1).encode()
+    outline = outline_data(data, "json")
+    assert outline.entries[0].label == "items[37]"
+    assert [e.path for e in outline.entries if e.depth == 1] == [("items", str(i)) for i in range(37)]
+    assert outline.notes == ("root: {1}", "items: 37 records; keys: id, name, tags (4)")
+    top = outline_data(json.dumps(records[:3]).encode(), "json")
+    assert top.notes == ("root: [3]", "3 records; keys: id, name, tags (1)")
 
 
 def test_json_top_level_array_and_escaped_keys() -> None:
@@ -236,7 +249,7 @@ def test_yaml_scalar_types_aliases_and_keys() -> None:
 def test_yaml_multi_document_stream() -> None:
     data = b"a: 1\n---\nb:\n  c: true\n--- !Ref\nx\n"
     outline = outline_data(data, "yaml")
-    assert outline.notes == ("documents: 3",)
+    assert outline.notes == ("3 documents (numbered from 1), 2 of them mappings; keys: a (1), b (1)",)
     assert rows(outline) == [
         ("--- document 1: {1}", ("1",), 1, 1, 0),
         ("a", ("1", "a"), 1, 1, 1),
@@ -300,7 +313,7 @@ hue = "yellow"
 def test_toml_tables_arrays_of_tables_and_dotted_keys() -> None:
     outline = outline_data(TOML_DOC, "toml")
     assert outline.kind == "toml"
-    assert outline.notes == ("root: {5}",)
+    assert outline.notes == ("root: {5}", "fruits: 2 records; keys: name, when (1), color (1)")
     assert rows(outline) == [
         ("title", ("title",), 1, 1, 0),
         ("owner{2}", ("owner",), 2, 3, 0),

@@ -19,7 +19,7 @@ from .model import Entry, Outline, fitted
 __all__ = ["Entry", "Outline", "family_for", "is_binary", "outline_bytes", "outline_large"]
 
 _MARKDOWN = (".md", ".markdown", ".mdx", ".mkd")
-_DATA = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml"}
+_DATA = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml"}
 _TABLE = {".csv": ",", ".tsv": "\t"}
 
 
@@ -61,7 +61,7 @@ def outline_bytes(path: str, data: bytes, lines: LineIndex | None = None) -> Out
         from .markdown import outline_markdown
 
         return outline_markdown(data)
-    if family in ("json", "yaml", "toml"):
+    if family in ("json", "jsonl", "yaml", "toml"):
         from .data import outline_data
 
         return fitted(outline_data(data, family), len(data))

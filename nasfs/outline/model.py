@@ -7,6 +7,7 @@ An outline is a flat list of entries in document order; nesting is carried by
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from urllib.parse import quote
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,8 @@ class Outline:
     levels below are read as sections (``@section=NAME@N``).
     ``sections``: every addressable entry in document order when ``entries``
     (what is listed) leaves some out (folded array elements), else None.
+    ``scoped``: the outline of one section (its follow-ups name entries by
+    their qualified names, since other sections' names are not in it).
     """
 
     kind: str
@@ -76,6 +79,7 @@ class Outline:
     partial: bool = False
     shown: int | None = None
     sections: tuple[Entry, ...] | None = None
+    scoped: bool = False
 
     @property
     def addressable(self) -> tuple[Entry, ...]:
@@ -88,11 +92,52 @@ class Outline:
 
     def served(self) -> Outline:
         """The outline as ``@outline`` lists it: down to ``shown``."""
-        return self if self.shown is None else self.to_depth(self.shown)
+        return self.to_depth(self.shown)
 
-    def to_depth(self, depth: int) -> Outline:
-        """The same outline with every entry deeper than ``depth`` dropped."""
-        return replace(self, entries=tuple(e for e in self.entries if e.depth <= depth))
+    def to_depth(self, depth: int | None) -> Outline:
+        """The same outline with every entry deeper than ``depth`` dropped (None: none)."""
+        return self if depth is None else replace(self, entries=tuple(e for e in self.entries if e.depth <= depth))
+
+    def marked(self, depth: int | None) -> Outline:
+        """The outline as it is read: to ``depth``, and, in a key tree, each
+        entry under which something is not listed (a level cut, folded array
+        elements) naming on its line the follow-up read that lists it all:
+        ``5-40 spec{9} @section=spec@outline``."""
+        shown = self.to_depth(depth)
+        if self.runs and (len(shown.entries) < len(self.entries) or self.sections is not None):
+            return replace(shown, entries=self._marked(shown.entries))
+        return shown
+
+    def _marked(self, kept: tuple[Entry, ...]) -> tuple[Entry, ...]:
+        """``kept`` with the follow-up named on each entry that is the innermost
+        listed ancestor of an entry not listed."""
+        listed = {id(e) for e in kept}
+        hides: set[int] = set()
+        open_: list[Entry] = []  # listed ancestors of the current entry, innermost last
+        for e in self.addressable:
+            while open_ and open_[-1].depth >= e.depth:
+                open_.pop()
+            if id(e) in listed:
+                open_.append(e)
+            elif open_:
+                hides.add(id(open_[-1]))
+        if not hides:
+            return kept
+        seen: dict[str, int] = {}
+        names: dict[int, str] = {}
+        qualified = {".".join(e.path) for e in self.addressable}
+        first: dict[str, int] = {}
+        for e in self.addressable:  # the name section lookup resolves to e, shortest first
+            first.setdefault(e.name, id(e))
+            name = ".".join(e.path)
+            seen[name] = seen.get(name, 0) + 1
+            if id(e) not in hides:
+                continue
+            if not self.scoped and first[e.name] == id(e) and (e.name == name or e.name not in qualified):
+                names[id(e)] = e.name  # its own name (sections' rule 2) when that is unambiguous
+            else:
+                names[id(e)] = name if seen[name] == 1 else f"{name}~{seen[name]}"
+        return tuple(replace(e, label=f"{e.label} {follow_up(names[id(e)])}") if id(e) in hides else e for e in kept)
 
     @property
     def page_depth(self) -> int:
@@ -156,22 +201,34 @@ class Outline:
         return "".join(line + "\n" for line in lines)
 
 
+def follow_up(name: str) -> str:
+    """The view that lists all of section ``name``, escaped as the grammar reads it."""
+    return f"@section={quote(name, safe=_NAME_SAFE)}@outline"
+
+
+_NAME_SAFE = "._-~+:,;!$()*=[]{}'"  # kept as written in a follow-up; '%', '@', '/', spaces and the rest are %XX
+
+
 def fitted(outline: Outline, size: int) -> Outline:
-    """``outline`` with ``shown`` set to its deepest level whose text stays
-    within ``SHARE`` of the file's ``size`` bytes, or ``FLOOR`` bytes (in a
-    small file a level read as a section costs a header more than it saves).
+    """``outline`` with ``shown`` set to its deepest level whose text (without
+    the follow-ups it names) stays within ``SHARE`` of the file's ``size``
+    bytes, or ``FLOOR`` bytes (in a small file a level read as a section costs
+    a header more than it saves), or whose text with them costs no more than
+    the level above it (keys in braces can take less room than the follow-ups
+    they replace).
 
     Never above the page level: the levels above it hold one entry each.
     """
     limit = max(FLOOR, int(size * SHARE))
     level = outline.page_depth
-    for depth in range(level, outline.max_depth + 1):
-        entries = tuple(e for e in outline.entries if e.depth <= depth)
-        if sum(len(e.label) + 1 for e in entries) > limit:  # a lower bound of the text's size: no render needed
+    cost = len(outline.marked(level).render().encode())
+    for depth in range(level + 1, outline.max_depth + 1):
+        if sum(len(e.label) + 1 for e in outline.entries if e.depth <= depth) > max(limit, cost):  # a lower bound
             break
-        if len(replace(outline, entries=entries).render().encode()) > limit:
+        deeper = len(outline.marked(depth).render().encode())
+        if deeper > cost and len(outline.to_depth(depth).render().encode()) > limit:
             break
-        level = depth
+        level, cost = depth, deeper
     return outline if level >= outline.max_depth else replace(outline, shown=level)
 
 

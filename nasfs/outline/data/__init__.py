@@ -1,4 +1,4 @@
-"""Key-tree outlines of JSON, YAML and TOML.
+"""Key-tree outlines of JSON, JSON Lines, YAML and TOML.
 
 JSON and TOML are parsed with tree-sitter (:mod:`.json_keys`,
 :mod:`.toml_tables`), which gives a byte span for every key; YAML is read as
@@ -26,7 +26,7 @@ from nasfs.outline.data.yaml_events import ByteOffsets, Yaml, yaml_documents
 from nasfs.outline.model import Outline
 from nasfs.outline.text import outline_text
 
-FORMATS = ("json", "yaml", "toml")
+FORMATS = ("json", "jsonl", "yaml", "toml")
 
 
 def outline_data(data: bytes, fmt: str, max_depth: int = MAX_DEPTH) -> Outline:
@@ -48,6 +48,8 @@ def outline_data(data: bytes, fmt: str, max_depth: int = MAX_DEPTH) -> Outline:
         if len(documents) > 1:
             return emitter.outline_documents(fmt, documents)
         return emitter.outline(fmt, documents[0] if documents else None)
+    if fmt == "jsonl":
+        return _outline_lines(data, body, text, lines, max_depth)
     root = get_parser(fmt).parse(body).root_node
     if fmt == "toml":
         if root.has_error:
@@ -67,6 +69,22 @@ def outline_data(data: bytes, fmt: str, max_depth: int = MAX_DEPTH) -> Outline:
         if root.has_error or len(values) != 1:
             return _fallback(data, fmt, _tree_error(root, lines))
     return Emitter(Json(body), lines, max_depth).outline(fmt, values[0])
+
+
+def _outline_lines(data: bytes, body: bytes, text: str, lines: LineIndex, max_depth: int) -> Outline:
+    """JSON Lines: tree-sitter-json reads a file of several values as one tree,
+    each record a top-level value; a line that is no JSON is named."""
+    root = get_parser("json").parse(body).root_node
+    if root.has_error:
+        for number, line in enumerate(text.split("\n"), 1):
+            try:
+                if line.strip():
+                    json.loads(line)
+            except ValueError as err:
+                return _fallback(data, "jsonl", f"line {number} is not JSON: {getattr(err, 'msg', err)}")
+        return _fallback(data, "jsonl", _tree_error(root, lines))
+    values = [c for c in root.named_children if c.type != "comment"]
+    return Emitter(Json(body), lines, max_depth).outline_records("jsonl", values)
 
 
 # A JSON string (kept) or number, as Python's json reads them.

@@ -19,6 +19,7 @@ from nasfs.outline.text import cut_label
 
 ARRAY_ELEMENTS = 5  # container elements of an array listed as children (the others are folded sections)
 MAX_DEPTH = 32  # levels of entries; deeper keys are counted on the last
+RECORD_KEYS = 12  # keys a note of records names (the others are counted)
 
 # name, first byte, end byte (exclusive), value handle (interpreted by a Format)
 Member = tuple[str, int, int, Any]
@@ -59,7 +60,10 @@ class Emitter:
 
     Every key is an entry down to ``max_depth`` (deeper ones are counted); of
     an array's container elements the first ``ARRAY_ELEMENTS`` are listed and
-    the rest are entries too, folded (sections, not outline lines).
+    the rest are entries too, folded (sections, not outline lines), except in
+    an array of records (objects alone), which lists them all. A file's
+    records (a top-level array of objects, JSON Lines, a YAML stream, a TOML
+    array of tables) are counted in a note with the keys they hold.
     """
 
     def __init__(self, fmt: Format, lines: LineIndex, max_depth: int) -> None:
@@ -71,7 +75,15 @@ class Emitter:
     def outline(self, kind: str, root: Any) -> Outline:
         text, members, listed = self.shape(root, -1)
         self.emit(members, listed, (), 0, -1)
-        return self.done(kind, f"root: {text}")
+        notes = [f"root: {text}"]
+        container = self.fmt.describe(root)[0]
+        if container == "array":
+            notes += self.records("records", "", self.fmt.items(root))
+        elif container == "object":  # a top-level array of records: a TOML [[table]], "items": [{...}, ...]
+            for name, _, _, value in members:
+                if self.fmt.describe(value)[0] == "array":
+                    notes += [f"{display(name)}: {n}" for n in self.records("records", "", self.fmt.items(value))]
+        return self.done(kind, notes)
 
     def outline_documents(self, kind: str, documents: list[Any]) -> Outline:
         """A YAML stream of several documents: one top-level entry per document."""
@@ -80,12 +92,41 @@ class Emitter:
             path = (str(number),)
             self.add(f"--- document {number}: {text}", *self.fmt.span(document), 0, path, -1)
             self.emit(members, listed, path, 1, -1)
-        return self.done(kind, f"documents: {len(documents)}")
+        return self.done(kind, self.records("documents", " (numbered from 1)", documents, every=True))
 
-    def done(self, kind: str, note: str) -> Outline:
+    def outline_records(self, kind: str, records: list[Any]) -> Outline:
+        """JSON Lines: one top-level entry per record, named by its index from 0."""
+        for index, record in enumerate(records):
+            text, members, listed = self.shape(record, 0)
+            path = (str(index),)
+            self.add(label(str(index), text), *self.fmt.span(record), 0, path, -1)
+            self.emit(members, listed, path, 1, -1)
+        return self.done(kind, self.records("records", " (numbered from 0)", records, every=True))
+
+    def records(self, what: str, numbered: str, values: list[Any], every: bool = False) -> list[str]:
+        """``37 records; keys: id, name, tags (12)``: how many ``values`` there
+        are and the keys their objects use, each with the count of records
+        holding it when not all do; nothing unless they are records, objects
+        alone (``every``: always)."""
+        objects = [v for v in values if self.fmt.describe(v)[0] == "object"]
+        if not every and (len(objects) < 2 or len(objects) != len(values)):
+            return []
+        counted = f"{len(values)} {what}{numbered}"
+        if not objects:
+            return [counted]
+        counts: dict[str, int] = {}
+        for value in objects:
+            for name in dict.fromkeys(m[0] for m in self.fmt.keys(value)):
+                counts[name] = counts.get(name, 0) + 1
+        names = [display(n) if c == len(objects) else f"{display(n)} ({c})" for n, c in counts.items()]
+        more = f", +{len(names) - RECORD_KEYS} more" if len(names) > RECORD_KEYS else ""
+        some = "" if len(objects) == len(values) else f", {len(objects)} of them mappings"
+        return [f"{counted}{some}; keys: {', '.join(names[:RECORD_KEYS])}{more}"]
+
+    def done(self, kind: str, notes: list[str]) -> Outline:
         everything = tuple(self.entries)
         listed = tuple(e for e in everything if e.fold < 0)
-        return Outline(kind, listed, (note,), runs=True, sections=None if len(listed) == len(everything) else everything)
+        return Outline(kind, listed, tuple(notes), runs=True, sections=None if len(listed) == len(everything) else everything)
 
     def emit(self, members: list[Member], listed: int, path: tuple[str, ...], depth: int, fold: int) -> None:
         """Entries for ``members`` at ``depth``, the first ``listed`` of them listed, and their subtrees.
@@ -122,7 +163,8 @@ class Emitter:
         text += f"{{{size}}}" if container == "object" else f"[{size}]"
         if members and depth >= self.max_depth:
             return f"{text} (+{self.hidden(members)} deeper)", [], 0
-        listed = len(members) if container == "object" else min(len(members), ARRAY_ELEMENTS)
+        records = container == "array" and all(self.fmt.describe(m[3])[0] == "object" for m in members)
+        listed = len(members) if container == "object" or records else min(len(members), ARRAY_ELEMENTS)
         if listed < len(members):
             text += f" (first {ARRAY_ELEMENTS} shown)"
         return text, members, listed
