@@ -13,7 +13,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import __version__
 from . import tokens as tok
@@ -374,14 +374,21 @@ def _outline_rungs(a: Analysis, outline: Outline, scope: Entry | None, entries: 
 def _outline_or_file(a: Analysis, outline: Rung, declared: Callable[[Served], Response], full_tokens: int | None) -> Rung:
     """The outline, or the whole file when the outline's answer costs as many
     tokens as the file (``full_tokens``, its content's count) or more (a
-    reader then needs no second read)."""
+    reader then needs no second read), declared ``asked=outline``. A table's
+    outline states what its file does not (its record count): it stays the
+    answer while it costs less than the file's whole answer, header included."""
     def make() -> Served | None:
         served = outline()
         full = a.full()
-        if full is not None and full_tokens is not None and served is not None and declared(served).tokens >= full_tokens:
-            return full
-        return served
+        if full is None or full_tokens is None or served is None:
+            return served
+        full = replace(full, keys=(("asked", "outline"),))
+        limit = declared(full).tokens if a.outline.kind in TABLES else full_tokens
+        return full if declared(served).tokens >= limit else served
     return make
+
+
+TABLES = ("csv", "tsv")
 
 
 def _outline_or_section(outline: Rung, section: Served, declared: Callable[[Served], Response]) -> Rung:

@@ -29,10 +29,11 @@ def entries(text: bytes) -> list[tuple[int, int, str]]:
 
 def test_outline_of_a_small_file_is_the_file_declared(nas: Nas, home: Path) -> None:
     (home / "five.txt").write_text("one line\ntwo lines\n\nthree\nfour\n")
-    for path in ("data/shipments.csv", "five.txt"):
+    (home / "two.csv").write_text("a,b\n1,2\n")
+    for path in ("two.csv", "five.txt"):
         r = nas.read(f"{path}@outline")
         keys = header(r.text)
-        assert keys["view"] == "full", r.text[:200]
+        assert (keys["view"], keys["asked"]) == ("full", "outline"), r.text[:200]
         assert r.served.body == (home / path).read_bytes()
         assert int(keys["tokens"]) == tokens.count(r.text)
     big = nas.read("notes/customer-acme.md@outline")  # an outline cheaper than its file stays the outline
@@ -41,9 +42,20 @@ def test_outline_of_a_small_file_is_the_file_declared(nas: Nas, home: Path) -> N
 
 def test_every_outline_costs_less_than_its_file_or_is_the_file(nas: Nas) -> None:
     for path in ("notes/customer-acme.md", "notes/meeting-2026-11-12.md", "code/billing.py", "code/client.ts",
-                 "config/agent.json", "config/deploy.yaml", "data/shipments.csv", "README.txt"):
+                 "config/agent.json", "config/deploy.yaml", "README.txt"):
         r = nas.read(f"{path}@outline")
         assert r.view == "full" or r.tokens < r.full_tokens, (path, r.tokens, r.full_tokens)
+
+
+def test_a_small_tables_outline_keeps_its_header_and_record_count(nas: Nas, home: Path) -> None:
+    """A table's outline says what its file does not (how many records): it is
+    served while it costs less than the file's whole answer, header included,
+    even where ``@N`` serves the file (the richest view that fits)."""
+    r = nas.read("data/shipments.csv@outline")
+    assert r.view == "outline", r.text[:200]
+    assert b"\nheader: id, customer, weight_kg, destination, note\nrecords: 4\n" in r.text
+    whole = nas.read("data/shipments.csv@1000")
+    assert whole.view == "full" and r.tokens < whole.tokens
 
 
 def test_entry_ranges_are_pointers_relative_to_the_header(nas: Nas, home: Path) -> None:
