@@ -22,7 +22,7 @@ class Entry:
     depth of the array element past the first few shown that the entry lies
     in (the element itself or an ancestor): such an entry is a section but no
     outline line, except in the outline of a section at or under that element;
-    -1 for an entry that is listed.
+    -1 for an entry that is listed. ``follow``: set by :meth:`Outline.marked`.
     """
 
     label: str
@@ -31,6 +31,8 @@ class Entry:
     depth: int = 0
     path: tuple[str, ...] = ()
     fold: int = -1
+    follow: str = ""  # the read that lists what is not listed under it (``@section=NAME@outline``), at the line's end
+    hides: bool = False  # something under it is not listed (its own lines show it, or ``follow`` lists it)
 
     @property
     def name(self) -> str:
@@ -45,7 +47,7 @@ class Entry:
         """``27-31 ### Escalation``: the lines first (the header's pointer with
         ``#L27-L31``), then the depth as indentation, then the label."""
         pad = "  " * self.depth if indent else ""
-        return f"{self.span} {pad}{self.label}"
+        return f"{self.span} {pad}{self.label}{' ' + self.follow if self.follow else ''}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,13 +133,14 @@ class Outline:
             first.setdefault(e.name, id(e))
             name = ".".join(e.path)
             seen[name] = seen.get(name, 0) + 1
-            if id(e) not in hides:
+            if id(e) not in hides or e.end - e.start + 1 <= FOLLOW_LINES:  # a few lines: reading them is the follow-up
                 continue
             if not self.scoped and first[e.name] == id(e) and (e.name == name or e.name not in qualified):
                 names[id(e)] = e.name  # its own name (sections' rule 2) when that is unambiguous
             else:
                 names[id(e)] = name if seen[name] == 1 else f"{name}~{seen[name]}"
-        return tuple(replace(e, label=f"{e.label} {follow_up(names[id(e)])}") if id(e) in hides else e for e in kept)
+        return tuple(replace(e, follow=follow_up(names[id(e)]) if id(e) in names else "", hides=True) if id(e) in hides else e
+                     for e in kept)
 
     @property
     def page_depth(self) -> int:
@@ -174,7 +177,7 @@ class Outline:
             lines += [e.render(self.indent) for e in self.entries]
             return "".join(line + "\n" for line in lines)
         entries = self.entries
-        one_line = [e.start == e.end and (i + 1 == len(entries) or entries[i + 1].depth <= e.depth)
+        one_line = [e.start == e.end and not e.hides and (i + 1 == len(entries) or entries[i + 1].depth <= e.depth)
                     for i, e in enumerate(entries)]
         run: list[Entry] = []  # one-line leaves of one parent in a row
         i = 0
@@ -190,7 +193,7 @@ class Outline:
             inner = i + 1  # the entries below e: shown on its line when all are one-line leaves, few
             while inner < len(entries) and entries[inner].depth > e.depth:
                 inner += 1
-            if inner - i - 1 <= RUN and all(one_line[i + 1 : inner]):
+            if inner - i - 1 <= RUN and all(one_line[i + 1 : inner]) and not e.hides:
                 lines.append(_with_keys(e, entries[i + 1 : inner], self.indent))
                 i = inner
                 continue
@@ -235,6 +238,7 @@ def fitted(outline: Outline, size: int) -> Outline:
 SHARE = 0.04  # of the file's bytes an outline may take before its deepest levels are left to sections
 FLOOR = 600  # bytes an outline may always take
 
+FOLLOW_LINES = 4  # an entry of this many lines or fewer names no follow-up: its lines cost less than a follow-up's header
 RUN = 8  # leaves on one line: reading the line's range for one of them stays cheap
 
 

@@ -32,6 +32,7 @@ import argparse
 import ast
 import hashlib
 import html
+import json
 import random
 import re
 import shutil
@@ -48,8 +49,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 FAMILIES = {".md": "markdown", ".markdown": "markdown", ".py": "python", ".json": "json", ".yaml": "yaml",
-            ".yml": "yaml", ".csv": "csv", ".txt": "text"}
+            ".yml": "yaml", ".csv": "csv", ".txt": "text", ".toml": "toml", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 TASK_FAMILIES = ("markdown", "python", "json", "yaml")
+# --named (issue 21): keys of every data family; a YAML file of several documents is a stream
+NAMED_FAMILIES = ("markdown", "python", "json", "yaml", "yaml-stream", "toml", "jsonl")
+KEY_FAMILIES = ("json", "yaml", "yaml-stream", "toml", "jsonl")
 KEYS_BAND = (1000, 5000)  # full-file tokens of a "keys file"
 MAX_BYTES = 256 << 10
 # Every header's pointer names the corpus commit (12 hex digits, 4 to 12 tokens
@@ -145,7 +149,9 @@ def data_targets(text: str) -> list[tuple[tuple[str, ...], int, int]]:
             line -= 1
         return line
 
-    stack = [((), yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))]
+    documents = list(yaml.compose_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    # several documents: each named by its number from 1, as "--- document 3" reads
+    stack = [((), documents[0])] if len(documents) == 1 else [((str(n),), d) for n, d in enumerate(documents, 1)]
     while stack:
         path, node = stack.pop()
         if isinstance(node, yaml.MappingNode):
@@ -159,13 +165,85 @@ def data_targets(text: str) -> list[tuple[tuple[str, ...], int, int]]:
     return found
 
 
+def jsonl_targets(text: str) -> list[tuple[tuple[str, ...], int, int]]:
+    """Every key of every record of JSON Lines (Python's json), records named by
+    their index from 0; a record's keys are on its line."""
+    found = []
+    index = 0
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        stack = [((str(index),), json.loads(line))]
+        index += 1
+        while stack:
+            path, value = stack.pop()
+            items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+            for key, inner in items:
+                if isinstance(value, dict):
+                    found.append((path + (str(key),), number, number))
+                if isinstance(inner, (dict, list)):
+                    stack.append((path + (str(key),), inner))
+    return found
+
+
+TOML_HEADER = re.compile(r"\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?")
+TOML_KEY = re.compile(r"\s*([A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')\s*=")
+
+
+def toml_targets(text: str) -> list[tuple[tuple[str, ...], int, int]]:
+    """``key = value`` keys under ``[table]`` and ``[[array]]`` headers, read
+    by line (stdlib tomllib has no positions) and kept only where tomllib finds
+    the same path; a key runs to the line before the next key, header or blank."""
+    import tomllib
+
+    data = tomllib.loads(text)
+    lines = text.split("\n")
+    found, prefix, counts = [], (), {}
+    starts = []  # (line, path) of each key, in order
+    for number, line in enumerate(lines, 1):
+        header = TOML_HEADER.fullmatch(line)
+        if header and not line.lstrip().startswith(("#",)):
+            parts = tuple(p.strip().strip('"').strip("'") for p in header.group(2).split("."))
+            if header.group(1) == "[[":
+                counts[parts] = counts.get(parts, -1) + 1
+                prefix = parts + (str(counts[parts]),)
+            else:
+                prefix = parts
+            starts.append((number, None))
+            continue
+        key = TOML_KEY.match(line)
+        if key:
+            starts.append((number, prefix + (key.group(1).strip('"').strip("'"),)))
+
+    def has(path: tuple[str, ...]) -> bool:
+        node = data
+        for part in path:
+            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            elif isinstance(node, dict) and part in node:
+                node = node[part]
+            else:
+                return False
+        return True
+
+    for i, (number, path) in enumerate(starts):
+        if path is None or not has(path):
+            continue
+        end = starts[i + 1][0] - 1 if i + 1 < len(starts) else len(lines)
+        while end > number and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+            end -= 1
+        found.append((path, number, end))
+    return found
+
+
 def targets(family: str, text: str) -> list[tuple[tuple[str, ...], int, int]]:
     """A file's targets; a name several share (overloads, repeated headings) only by its first,
     since the agent looks it up by name."""
     try:
-        parse = {"markdown": markdown_targets, "python": python_targets}.get(family, data_targets)
+        parse = {"markdown": markdown_targets, "python": python_targets, "toml": toml_targets,
+                 "jsonl": jsonl_targets}.get(family, data_targets)
         found = parse(text)
-    except (SyntaxError, ValueError, yaml.YAMLError, RecursionError):
+    except (SyntaxError, ValueError, yaml.YAMLError, RecursionError):  # tomllib's error is a ValueError
         return []
     first: dict[tuple[str, ...], tuple[tuple[str, ...], int, int]] = {}
     for target in sorted(found, key=lambda t: t[1]):
@@ -182,8 +260,17 @@ CONTAINER_WITH_KEYS = re.compile(r"(.+?)(?:\{\d+\}|\[\d+\]): (.*)|(.+?)\{(?!\d+\
 DATA_NAME = re.compile(r"(.+?)(?:\{\d+\}|\[\d+\]|: .*)?(?: \(.*\))?")
 
 
+FOLLOW = re.compile(r" (@section=\S+?@outline)")  # the follow-up a data outline names where it hides a level
+DOCUMENT = re.compile(r"--- document (\d+): (.*)")
+
+
 def outline_entries(body: str, family: str) -> list[tuple[tuple[str, ...], int, int]]:
     """(qualified name, first, last) of each outline line, as its text shows them."""
+    return [row[:3] for row in outline_rows(body, family)]
+
+
+def outline_rows(body: str, family: str) -> list[tuple[tuple[str, ...], int, int, str | None]]:
+    """(qualified name, first, last, follow-up named on the entry or None) of each outline entry."""
     rows = []
     for line in body.split("\n"):
         m = OLD.fullmatch(line)
@@ -204,21 +291,34 @@ def outline_entries(body: str, family: str) -> list[tuple[tuple[str, ...], int, 
             depth, name = len(pad) // 2, found.group(1) if found else label.strip()
         else:  # one-line keys share a line: "9-11 description, type", "8-12 level{3}: description, type"
             depth = len(pad) // 2
-            parent = CONTAINER_WITH_KEYS.fullmatch(label.strip())
+            label = label.strip()
+            doc = DOCUMENT.fullmatch(FOLLOW.sub("", label))  # "--- document 3: {2}": document 3
+            if doc:
+                follow = FOLLOW.search(label)
+                shape = doc.group(2)
+                rows.append((depth, doc.group(1), first, last, follow.group(1) if follow else None))
+                inner = CONTAINER_WITH_KEYS.fullmatch("x" + shape) if shape[:1] in "{[" else None
+                for part in (inner.group(2) or inner.group(4)).split(", ") if inner else ():
+                    found = DATA_NAME.fullmatch(part)
+                    rows.append((depth + 1, found.group(1) if found else part, first, last, None))
+                continue
+            parent = CONTAINER_WITH_KEYS.fullmatch(label) if not FOLLOW.search(label) else None
             if parent:  # "model{2}: provider, context_tokens" (before) or "model{provider, context_tokens}"
-                rows.append((depth, parent.group(1) or parent.group(3), first, last))
+                rows.append((depth, parent.group(1) or parent.group(3), first, last, None))
                 depth, label = depth + 1, parent.group(2) or parent.group(4)
-            for part in label.strip().split(", "):
+            for part in label.split(", "):
+                follow = FOLLOW.search(part)
+                part = FOLLOW.sub("", part)
                 found = DATA_NAME.fullmatch(part)
-                rows.append((depth, found.group(1) if found else part, first, last))
+                rows.append((depth, found.group(1) if found else part, first, last, follow.group(1) if follow else None))
             continue
-        rows.append((depth, name, first, last))
+        rows.append((depth, name, first, last, None))
     out, stack = [], []
-    for depth, name, first, last in rows:
+    for depth, name, first, last, follow in rows:
         while stack and stack[-1][0] >= depth:
             stack.pop()
         stack.append((depth, name))
-        out.append((tuple(n for _, n in stack), first, last))
+        out.append((tuple(n for _, n in stack), first, last, follow))
     return out
 
 
@@ -375,20 +475,148 @@ def run_task(nas, task: Task, full: int, budget: int | None) -> Outcome:  # noqa
     return outcome(first <= task.start and task.end <= last, how if exact else "ancestor", outline)
 
 
+FOLLOW_MIN = 120  # tokens: an ancestor's lines worth less than a follow-up's header and outline are read instead
+
+
+def find_named(text: bytes, parse: str, target: tuple[str, ...], prefix: tuple[str, ...] = ()) -> tuple[tuple[int, int] | None, tuple | None]:
+    """The target's lines in an outline answer, else (path, first, last, follow-up) of its deepest listed ancestor."""
+    body = text.decode("utf-8", "replace").split("\n", 1)[1]
+    best = None
+    for path, first, last, follow in outline_rows(body, parse):
+        path = prefix + path
+        if len(path) == len(target) and all(map(same_name, path, target)):
+            return (first, last), None
+        if len(path) < len(target) and all(map(same_name, path, target)) and (best is None or len(path) > len(best[0])):
+            best = (path, first, last, follow)
+    return None, best
+
+
+def reachable(nas, task: Task) -> bool:  # noqa: ANN001
+    """Whether the target is reached by name whatever it costs: the outline
+    names it; or its deepest listed ancestor names a follow-up whose answer
+    names it (or is the section's text); or that ancestor names none and spans
+    at most ``FOLLOW_LINES`` lines, which are then the read (the rule nasfs names
+    follow-ups by)."""
+    from nasfs.outline.model import FOLLOW_LINES
+
+    parse = task.family if task.family in ("markdown", "python") else "data"
+    r = nas.read(f"{task.path}@outline")
+    if r.view == "full":
+        return True
+    exact, seen = find_named(r.text, parse, task.target)
+    if exact is not None:
+        return True
+    if seen is None:
+        return False
+    if not seen[3]:
+        return seen[2] - seen[1] < FOLLOW_LINES and seen[1] <= task.start and task.end <= seen[2]
+    r = nas.read(f"{task.path}{seen[3]}")
+    if r.view == "section":
+        first, last = map(int, LINES.search(header_keys(r.text)["pointer"]).groups())
+        return first <= task.start and task.end <= last
+    return find_named(r.text, parse, task.target, seen[0][:-1])[0] is not None
+
+
+def run_named(nas, task: Task, full: int) -> Outcome:  # noqa: ANN001
+    """The issue-21 agent: read ``P@outline`` and find the target by its
+    qualified name. Not there: take its deepest listed ancestor; when that
+    entry names a follow-up (``@section=NAME@outline``) and its lines are
+    worth more than ``FOLLOW_MIN`` tokens (their share of ``full_tokens``), read
+    the follow-up once and look again (a section's text, served when cheaper
+    than its outline, holds the target: done). Then read the lines found, the
+    ancestor's if the name was not found; the whole file when nothing was.
+    ``how`` is where the name was found: outline, follow-up, ancestor, file
+    (or full: ``@outline`` served the file)."""
+    read = Reader(nas, task.path)
+    parse = task.family if task.family in ("markdown", "python") else "data"
+
+    def outcome(ok: bool, how: str) -> Outcome:
+        return Outcome(task, read.cost, full, ok, read.reads, how, read.cost, headers=read.headers)
+
+    def search(text: bytes, prefix: tuple[str, ...]) -> tuple[tuple[int, int] | None, tuple | None]:
+        return find_named(text, parse, task.target, prefix)
+
+    r = read("@outline")
+    keys = header_keys(r.text)
+    if keys["view"] == "full":
+        return outcome(True, "full")
+    total_lines = int(LINES.search(keys["pointer"]).group(2))
+    exact, seen = search(r.text, ())
+    how = "outline"
+    if exact is None and seen is not None and seen[3] and full * (seen[2] - seen[1] + 1) / total_lines > FOLLOW_MIN:
+        r = read(seen[3])
+        keys = header_keys(r.text)
+        if keys["view"] == "section":  # cheaper than its outline: the section's text holds the target
+            first, last = map(int, LINES.search(keys["pointer"]).groups())
+            return outcome(first <= task.start and task.end <= last, "follow-up")
+        exact, deeper = search(r.text, seen[0][:-1])
+        how = "follow-up"
+        seen = deeper if deeper is not None and len(deeper[0]) > len(seen[0]) else seen
+    if exact is None and seen is None:
+        read("")
+        return outcome(False, "file")
+    first, last = exact or seen[1:3]
+    read(f"@L{first}-L{last}")
+    return outcome(first <= task.start and task.end <= last, how if exact else "ancestor")
+
+
+def named_report(nas, tree: Path, files: dict[str, list[str]], fulls: dict[str, int], count: int, seed: int,  # noqa: ANN001
+                 min_tokens: int) -> None:
+    """The issue-21 workload: tasks over every family, the agent of :func:`run_named`."""
+    streams = [p for p in files.get("yaml", []) if _documents(tree / p) > 1]
+    files = dict(files, yaml=[p for p in files.get("yaml", []) if p not in streams], **{"yaml-stream": streams})
+    tasks = pick_tasks(tree, files, fulls, count, seed, NAMED_FAMILIES)
+    outcomes = [run_named(nas, t, fulls[t.path]) for t in tasks]
+    for o in outcomes:
+        o.floor = nas.read(f"{o.task.path}@L{o.task.start}-L{o.task.end}").tokens
+    reach = {id(o): reachable(nas, o.task) for o in outcomes}
+    groups = {f: [o for o in outcomes if o.task.family == f] for f in NAMED_FAMILIES}
+    groups["keys (every data family)"] = [o for o in outcomes if o.task.family in KEY_FAMILIES]
+    groups["overall"] = outcomes
+    rows = []
+    for name, group in groups.items():
+        if not group:
+            continue
+        cost, full = sum(o.cost for o in group), sum(o.full for o in group)
+        rows.append([name, len(group), pct(sum(o.how in ("outline", "full") for o in group), len(group)),
+                     pct(sum(reach[id(o)] for o in group), len(group)), pct(sum(o.ok for o in group), len(group)),
+                     sum(o.how == "follow-up" or (o.reads > 2 and o.how == "ancestor") for o in group),
+                     cost, full, pct(cost, full), pct(sum(o.floor for o in group), full),
+                     f"{statistics.median(o.cost / o.full for o in group):.3f}",
+                     f"{max(o.cost / o.full for o in group):.3f}", sum(o.cost > o.full for o in group)])
+    C.table(["tasks", "n", "named in outline", "reachable (outline + 1 named read)", "lines reached", "follow-up reads",
+             "tokens", "whole-file tokens", "cost/whole", "target lines alone", "median task", "worst task",
+             "tasks > whole file"], rows,
+            f"{len(tasks)} look-up tasks by name (P@outline, at most one named follow-up, then P@La-Lb), seed {seed}"
+            f"{f', files of {min_tokens}+ tokens' if min_tokens else ''}:")
+    for o in [o for o in outcomes if not o.ok or not reach[id(o)]][:12]:
+        print(f"  not reachable or not reached: {o.task.path} {'.'.join(o.task.target)} L{o.task.start}-L{o.task.end} "
+              f"({o.how}, {o.cost}/{o.full} tokens)")
+
+
+def _documents(path: Path) -> int:
+    try:
+        return sum(1 for _ in yaml.compose_all(path.read_text("utf-8", "replace"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except yaml.YAMLError:
+        return 0
+
+
 # --- the run ------------------------------------------------------------------------------------
 
 def family_of(path: str) -> str:
     return FAMILIES.get(Path(path).suffix.lower(), "")
 
 
-def pick_tasks(tree: Path, files: dict[str, list[str]], fulls: dict[str, int], count: int, seed: int) -> list[Task]:
-    """``count`` tasks spread over the four task families; for JSON and YAML half
+def pick_tasks(tree: Path, files: dict[str, list[str]], fulls: dict[str, int], count: int, seed: int,
+               families: tuple[str, ...] = TASK_FAMILIES) -> list[Task]:
+    """``count`` tasks spread over the task families; for JSON and YAML half
     of them in keys files when there are any. One random target of a random file a task."""
     rng = random.Random(seed)
-    per_family = {f: count // len(TASK_FAMILIES) + (i < count % len(TASK_FAMILIES)) for i, f in enumerate(TASK_FAMILIES)}
+    per_family = {f: count // len(families) + (i < count % len(families)) for i, f in enumerate(families)}
     tasks: list[Task] = []
     for family, wanted in per_family.items():
-        pool = {p: targets(family, (tree / p).read_text("utf-8", "replace")) for p in files.get(family, [])}
+        parse = "yaml" if family == "yaml-stream" else family
+        pool = {p: targets(parse, (tree / p).read_text("utf-8", "replace")) for p in files.get(family, [])}
         pool = {p: t for p, t in pool.items() if t}
         groups = [sorted(pool)]
         if family in ("json", "yaml"):
@@ -419,7 +647,7 @@ def make_corpus(src: Path, out: Path, per_family: int = 60) -> None:
             chosen.setdefault(fam, []).append(p)
     for fam, paths in chosen.items():
         paths.sort(key=lambda p: hashlib.sha1(p.relative_to(src).as_posix().encode()).hexdigest())
-        if fam in ("json", "yaml"):
+        if fam in ("json", "yaml", "toml", "jsonl"):
             band = [p for p in paths if 4000 <= p.stat().st_size <= 20000][: per_family // 2]
             paths = band + [p for p in paths if p not in band][: per_family - len(band)]
         for p in paths[:per_family]:
@@ -439,6 +667,10 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=150)
     ap.add_argument("--seed", type=int, default=10)
     ap.add_argument("--budget", type=int, default=None, help="read P@N instead of P@outline (pages followed)")
+    ap.add_argument("--named", action="store_true",
+                    help="issue 21's workload: find by name in P@outline, at most one named follow-up, every data family")
+    ap.add_argument("--min-tokens", type=int, default=0,
+                    help="with --named: tasks only in files of at least this many tokens (files worth an outline)")
     ap.add_argument("--make-corpus", nargs=2, metavar=("SRC", "CORPUS"), help="assemble a corpus from checkouts")
     args = ap.parse_args()
     if args.make_corpus:
@@ -483,6 +715,11 @@ def main() -> None:
              "outline > file", "files <= 150 tokens: @outline/file"], rows,
             "@outline of every file against the file (cat P); 'served whole': @outline gave the file itself:")
 
+    if args.named:
+        big = {f: [p for p in v if fulls[p] >= args.min_tokens] for f, v in files.items()}
+        named_report(nas, tree, big, fulls, args.tasks, args.seed, args.min_tokens)
+        C.finish()
+        return
     tasks = pick_tasks(tree, files, fulls, args.tasks, args.seed)
     outcomes = [run_task(nas, t, fulls[t.path], args.budget) for t in tasks]
     for o in outcomes:

@@ -20,6 +20,7 @@ from nasfs.outline.text import cut_label
 ARRAY_ELEMENTS = 5  # container elements of an array listed as children (the others are folded sections)
 MAX_DEPTH = 32  # levels of entries; deeper keys are counted on the last
 RECORD_KEYS = 12  # keys a note of records names (the others are counted)
+RECORD_NOTES = 3  # top-level arrays of records noted (more: the file is keyed data, not a few collections)
 
 # name, first byte, end byte (exclusive), value handle (interpreted by a Format)
 Member = tuple[str, int, int, Any]
@@ -80,9 +81,9 @@ class Emitter:
         if container == "array":
             notes += self.records("records", "", self.fmt.items(root))
         elif container == "object":  # a top-level array of records: a TOML [[table]], "items": [{...}, ...]
-            for name, _, _, value in members:
-                if self.fmt.describe(value)[0] == "array":
-                    notes += [f"{display(name)}: {n}" for n in self.records("records", "", self.fmt.items(value))]
+            found = [f"{display(name)}: {n}" for name, _, _, value in members if self.fmt.describe(value)[0] == "array"
+                     for n in self.records("records", "", self.fmt.items(value))]
+            notes += found if len(found) <= RECORD_NOTES else []
         return self.done(kind, notes)
 
     def outline_documents(self, kind: str, documents: list[Any]) -> Outline:
