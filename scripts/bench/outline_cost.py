@@ -475,7 +475,7 @@ def run_task(nas, task: Task, full: int, budget: int | None) -> Outcome:  # noqa
     return outcome(first <= task.start and task.end <= last, how if exact else "ancestor", outline)
 
 
-FOLLOW_MIN = 120  # tokens: an ancestor's lines worth less than a follow-up's header and outline are read instead
+FOLLOW_MIN = 300  # tokens: an ancestor's lines worth less than a follow-up's header and outline are read instead
 
 
 def find_named(text: bytes, parse: str, target: tuple[str, ...], prefix: tuple[str, ...] = ()) -> tuple[tuple[int, int] | None, tuple | None]:

@@ -119,9 +119,14 @@ class Emitter:
         for value in objects:
             for name in dict.fromkeys(m[0] for m in self.fmt.keys(value)):
                 counts[name] = counts.get(name, 0) + 1
-        names = [display(n) if c == len(objects) else f"{display(n)} ({c})" for n, c in counts.items()]
-        more = f", +{len(names) - RECORD_KEYS} more" if len(names) > RECORD_KEYS else ""
         some = "" if len(objects) == len(values) else f", {len(objects)} of them mappings"
+        distinct = len(counts)
+        if distinct > RECORD_KEYS:  # records of many shapes: only the keys most of them share
+            counts = {n: c for n, c in counts.items() if 2 * c >= len(objects)}
+            if not counts:
+                return [f"{counted}{some}; {distinct} distinct keys, none in half of them"]
+        names = [display(n) if c == len(objects) else f"{display(n)} ({c})" for n, c in counts.items()]
+        more = f", +{distinct - len(names[:RECORD_KEYS])} more" if distinct > len(names[:RECORD_KEYS]) else ""
         return [f"{counted}{some}; keys: {', '.join(names[:RECORD_KEYS])}{more}"]
 
     def done(self, kind: str, notes: list[str]) -> Outline:
