@@ -111,14 +111,23 @@ def blank_c_macros(data: bytes, cpp: bool = False) -> bytes:
 _CS_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|elif|else|endif|region|endregion|pragma|nullable)\b[^\n]*", re.M)
 
 
+# ``#else`` / ``;`` / ``#endif``: the other ending of a member whose ``#if`` branch holds its body.
+_CS_ELSE_END = re.compile(rb"(^[ \t]*#[ \t]*else\b[^\n]*\n\s*);(?=\s*^[ \t]*#[ \t]*endif\b)", re.M)
+
+
 def blank_csharp_directives(data: bytes) -> bytes:
     """Blank C#'s ``#if``/``#else``/``#endif`` lines (and ``#region``), keeping every branch.
 
     The grammar takes a directive for a statement, so one between a signature
     and its body (``class A : B`` / ``#if X`` / ``, C`` / ``#endif`` / ``{``)
     breaks the definition. Both branches are kept: each normally holds whole
-    members, which then all appear.
+    members, which then all appear. An ``#else`` that only ends the member
+    with ``;`` (serilog's ``ILogger``: a default body when the feature is on)
+    is blanked too: after a body, that ``;`` is no member and breaks the rest.
     """
+    if b"#" not in data:
+        return data
+    data = _CS_ELSE_END.sub(lambda m: m.group(1) + b" ", data)
     return _CS_DIRECTIVE.sub(lambda m: b" " * len(m.group()), data)
 
 
