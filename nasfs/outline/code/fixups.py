@@ -137,8 +137,11 @@ _KT_CONSTRUCTOR = re.compile(
     rb"(?=[ \t]*(?:(?:\w+|@\w+(?:\([^()\n]*\))?)[ \t]+)*constructor\b)",  # ``internal actual constructor(``
     re.M,
 )
-# ``@JvmName("x") fun f()`` at the start of a line: read as ``@JvmName`` and an expression.
-_KT_ANNOTATION = re.compile(rb"^@(?:\w+:)?[\w.]+\([^()\n]*\)(?=[ \t]+(?:fun|class|object|val|var|interface)\b)", re.M)
+# ``@JvmName("x") fun f()``, ``@A @B(X) annotation class C`` at the start of a line: read as
+# annotations of an expression. Every annotation before the declaration's modifiers is blanked.
+_KT_ANNOTATION = re.compile(
+    rb"^(?:@(?:\w+:)?[\w.]+(?:\([^()\n]*\))?[ \t]+)*@(?:\w+:)?[\w.]+\([^()\n]*\)(?:[ \t]+@(?:\w+:)?[\w.]+(?:\([^()\n]*\))?)*"
+    rb"(?=[ \t]+(?:[a-z]+[ \t]+)*(?:fun|class|object|val|var|interface|typealias)\b)", re.M)
 
 
 def join_kotlin_headers(data: bytes) -> bytes:

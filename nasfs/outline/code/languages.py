@@ -451,8 +451,14 @@ SPECS: dict[str, Spec] = {
             "enum_entry": _kotlin_enum_entry,
             "type_alias": unnamed_fields(_KOTLIN_NAMES, frozenset(), LEAF),
         },
-        # In function bodies: local functions, and the members of ``return object : T {...}``.
-        containers=frozenset({"source_file", "statements", "jump_expression", "ERROR"}),
+        # In function bodies: local functions, and the members of anonymous objects wherever
+        # an expression holds one: ``return object : T {...}``, ``val x = object : T {...}``,
+        # ``return object : Sink {...}.buffer()``, an argument, a ``try`` or ``when`` branch.
+        containers=frozenset({
+            "source_file", "statements", "jump_expression", "property_declaration", "try_expression",
+            "navigation_expression", "call_expression", "call_suffix", "value_arguments", "value_argument",
+            "when_expression", "when_entry", "control_structure_body", "if_expression", "ERROR",
+        }),
         nested=(rb"fun\s", rb"object\b", rb"class\s"),
     ),
     "swift": Spec(
