@@ -225,7 +225,71 @@ def test_csharp_methods_inside_if_blocks() -> None:
     assert ("ConditionalSink.DisposeAsync", 34, 34) in found
 
 
+# serilog's ILogger.cs: a default body when the feature is on, ``;`` when it is off.
+SERILOG_ELSE = """\
+public interface ILogger
+{
+    ILogger ForContext(IEnumerable<ILogEventEnricher> enrichers)
+#if FEATURE_DEFAULT_INTERFACE
+    {
+        return this;
+    }
+#else
+        ;
+#endif
+
+    ILogger ForContext(Type source)
+#if FEATURE_DEFAULT_INTERFACE
+    {
+        return this;
+    }
+#else
+    ;
+#endif
+
+    void Write(LogEvent logEvent);
+}
+"""
+
+
+def test_csharp_else_branch_that_only_ends_a_member() -> None:
+    """Both branches kept, the ``;`` after a body ended the interface's members
+    (serilog's ILogger.cs: the interface and every ``ForContext`` overload missing)."""
+    assert names(SERILOG_ELSE, "csharp") == [
+        ("ILogger", 1, 22),
+        ("ILogger.ForContext", 3, 7),
+        ("ILogger.ForContext", 12, 16),  # an overload: its own entry
+        ("ILogger.Write", 21, 21),
+    ]
+
+
 # --- Kotlin --------------------------------------------------------------------------
+
+MOSHI = """\
+@JsonQualifier @Retention(RUNTIME) annotation class TestAnnotation1
+
+object Adapters {
+  val BOOLEAN: JsonAdapter<Boolean> =
+    object : JsonAdapter<Boolean>() {
+      override fun fromJson(reader: JsonReader) = reader.nextBoolean()
+    }
+
+  fun sink(): BufferedSink {
+    try {
+      return object : Sink {
+        override fun write(source: Buffer) {}
+      }.buffer()
+    } finally {}
+  }
+}
+"""
+
+
+def test_kotlin_members_of_anonymous_objects_in_expressions_and_annotated_classes() -> None:
+    found = {name for name, _, _ in names(MOSHI, "kotlin")}
+    assert "TestAnnotation1" in found  # after a line of annotations, one with arguments
+    assert "Adapters.fromJson" in found  # in a property's object value
+    assert "Adapters.sink.write" in found  # return object : Sink {...}.buffer(), in a try
 
 OKIO = """\
 class FileHandle
