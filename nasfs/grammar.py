@@ -124,6 +124,9 @@ def parse_view(text: str) -> View:
         if not arg:
             raise BadView("@section=NAME@outline needs a NAME", VALID_FORMS)
         return View("inside", arg=arg, budget=budget, json=as_json)
+    if text.startswith("section=") and _INSIDE + "@" in text:
+        raise BadView(f"after @{text[: text.index(_INSIDE + '@')]}{_INSIDE} only a budget @N and .json may follow, "
+                      f"not {text[text.index(_INSIDE + '@') + len(_INSIDE):]!r} (an '@' in a name is written %40)", VALID_FORMS)
     for kind in ("section", "since"):
         prefix = kind + "="
         if text.startswith(prefix):

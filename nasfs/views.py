@@ -209,6 +209,13 @@ def find_section(outline: Outline, name: str, path: str) -> Entry:
         if len(hits) >= nth:
             return hits[nth - 1]
     names = sorted({".".join(e.path) for e in addressable})
+    parts = wanted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):  # the entries under the deepest part of the name that exists
+        parent = ".".join(parts[:cut]) + "."
+        under = [n for n in names if n.startswith(parent) and "." not in n[len(parent):]]
+        if under:
+            names = under
+            break
     listed = ", ".join(names[:30]) + (f" (+{len(names) - 30} more)" if len(names) > 30 else "")
     raise NotFound(f"no section {name!r} in {path}", listed or f"none: a {outline.kind} outline has no sections")
 

@@ -33,6 +33,8 @@ READS = [
     (ACME, "since=v1", None),
     ("code/billing.py", "outline", None),
     ("code/billing.py", "section=Invoice.add", None),
+    ("config/agent.json", "section=customers@outline", None),  # the follow-up a cut outline names
+    ("code/billing.py", "section=Invoice@outline", 80),
     (".", None, 300),  # the root's map
     ("notes", "outline", None),  # a folder's map, unbudgeted
 ]
