@@ -213,31 +213,58 @@ _NAME_SAFE = "._-~+:,;!$()*=[]{}'"  # kept as written in a follow-up; '%', '@', 
 
 
 def fitted(outline: Outline, size: int) -> Outline:
-    """``outline`` with ``shown`` set to its deepest level whose text (without
-    the follow-ups it names) stays within ``SHARE`` of the file's ``size``
-    bytes, or ``FLOOR`` bytes (in a small file a level read as a section costs
-    a header more than it saves), or whose text with them costs no more than
-    the level above it (keys in braces can take less room than the follow-ups
-    they replace).
+    """``outline`` with ``shown`` set to the level that makes a look-up cheapest:
+    the outline down to that level (its follow-ups named), plus, for a target
+    in a part it leaves out, the follow-up that lists that part (a header and
+    the part's whole outline, or its text when that is smaller), weighed by
+    the share of the entries the part holds. A whole outline within ``FLOOR``
+    bytes is never cut (in a small file a follow-up costs more than it spares).
 
     Never above the page level: the levels above it hold one entry each.
     """
-    limit = max(FLOOR, int(size * SHARE))
-    level = outline.page_depth
-    cost = len(outline.marked(level).render().encode())
-    for depth in range(level + 1, outline.max_depth + 1):
-        if sum(len(e.label) + 1 for e in outline.entries if e.depth <= depth) > max(limit, cost):  # a lower bound
-            break
-        deeper = len(outline.marked(depth).render().encode())
-        if deeper > cost and len(outline.to_depth(depth).render().encode()) > limit:
-            break
-        level, cost = depth, deeper
-    return outline if level >= outline.max_depth else replace(outline, shown=level)
+    every = outline.addressable
+    if not every or len(outline.render().encode()) <= FLOOR:
+        return outline
+    ends, weights = _subtrees(every)
+    lines = max(e.end for e in every)
+    total = len(every)
+    best_level, best = outline.page_depth, -1.0
+    for depth in range(outline.page_depth, outline.max_depth + 1):
+        if best >= 0 and sum(len(e.label) + 1 for e in outline.entries if e.depth <= depth) >= best:
+            break  # a lower bound of the outline's text: no render needed
+        shown = len(outline.marked(depth).render().encode())
+        if best >= 0 and shown >= best:
+            break  # deeper levels only add to the outline
+        hidden = 0.0
+        for i, e in enumerate(every):
+            if e.depth == depth and ends[i] > i + 1:  # its entries are left to a follow-up
+                text = size * (e.end - e.start + 1) / lines
+                hidden += (ends[i] - i - 1) / total * min(FOLLOW_HEADER + weights[i], text)
+        if best < 0 or shown + hidden < best:
+            best_level, best = depth, shown + hidden
+    return outline if best_level >= outline.max_depth else replace(outline, shown=best_level)
 
 
-SHARE = 0.04  # of the file's bytes an outline may take before its deepest levels are left to sections
-FLOOR = 600  # bytes an outline may always take
+def _subtrees(entries: tuple[Entry, ...]) -> tuple[list[int], list[int]]:
+    """For each entry, the index past its last descendant (document order
+    carries the nesting) and the bytes its subtree's outline lines take."""
+    ends = [len(entries)] * len(entries)
+    sizes = [len(e.label) + len(e.span) + 2 * e.depth + 2 for e in entries]
+    open_: list[int] = []
+    for i, e in enumerate(entries):
+        while open_ and entries[open_[-1]].depth >= e.depth:
+            j = open_.pop()
+            ends[j] = i
+        open_.append(i)
+    prefix = [0]
+    for s in sizes:
+        prefix.append(prefix[-1] + s)
+    weights = [prefix[ends[i]] - prefix[i] for i in range(len(entries))]
+    return ends, weights
 
+
+FLOOR = 600  # bytes of a whole outline that is never cut
+FOLLOW_HEADER = 200  # bytes a follow-up's header costs (about 50 tokens)
 FOLLOW_LINES = 4  # an entry of this many lines or fewer names no follow-up: its lines cost less than a follow-up's header
 RUN = 8  # leaves on one line: reading the line's range for one of them stays cheap
 

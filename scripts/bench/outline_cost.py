@@ -497,7 +497,10 @@ def reachable(nas, task: Task) -> bool:  # noqa: ANN001
     names it (or is the section's text); or that ancestor names none and spans
     at most ``FOLLOW_LINES`` lines, which are then the read (the rule nasfs names
     follow-ups by)."""
-    from nasfs.outline.model import FOLLOW_LINES
+    try:
+        from nasfs.outline.model import FOLLOW_LINES
+    except ImportError:  # an older nasfs names no follow-ups
+        FOLLOW_LINES = 0
 
     parse = task.family if task.family in ("markdown", "python") else "data"
     r = nas.read(f"{task.path}@outline")
