@@ -38,6 +38,7 @@ import re
 import shutil
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -570,16 +571,10 @@ def named_report(nas, tree: Path, files: dict[str, list[str]], fulls: dict[str, 
     files = dict(files, yaml=[p for p in files.get("yaml", []) if p not in streams], **{"yaml-stream": streams})
     tasks = pick_tasks(tree, files, fulls, count, seed, NAMED_FAMILIES)
     outcomes = [run_named(nas, t, fulls[t.path]) for t in tasks]
-    for o in outcomes:
-        o.floor = nas.read(f"{o.task.path}@L{o.task.start}-L{o.task.end}").tokens
     reach = {id(o): reachable(nas, o.task) for o in outcomes}
-    groups = {f: [o for o in outcomes if o.task.family == f] for f in NAMED_FAMILIES}
-    groups["keys (every data family)"] = [o for o in outcomes if o.task.family in KEY_FAMILIES]
-    groups["overall"] = outcomes
     rows = []
-    for name, group in groups.items():
-        if not group:
-            continue
+    for name, group in grouped(nas, outcomes, NAMED_FAMILIES,
+                               {"keys (every data family)": lambda o: o.task.family in KEY_FAMILIES}).items():
         cost, full = sum(o.cost for o in group), sum(o.full for o in group)
         rows.append([name, len(group), pct(sum(o.how in ("outline", "full") for o in group), len(group)),
                      pct(sum(reach[id(o)] for o in group), len(group)), pct(sum(o.ok for o in group), len(group)),
@@ -595,6 +590,18 @@ def named_report(nas, tree: Path, files: dict[str, list[str]], fulls: dict[str, 
     for o in [o for o in outcomes if not o.ok or not reach[id(o)]][:12]:
         print(f"  not reachable or not reached: {o.task.path} {'.'.join(o.task.target)} L{o.task.start}-L{o.task.end} "
               f"({o.how}, {o.cost}/{o.full} tokens)")
+
+
+def grouped(nas, outcomes: list[Outcome], families: tuple[str, ...],  # noqa: ANN001
+            extra: dict[str, Callable[[Outcome], bool]]) -> dict[str, list[Outcome]]:
+    """Each outcome's floor (its target's lines read alone), then the outcomes
+    by family, by each of ``extra``'s tests, and all of them; empty groups left out."""
+    for o in outcomes:
+        o.floor = nas.read(f"{o.task.path}@L{o.task.start}-L{o.task.end}").tokens
+    groups = {f: [o for o in outcomes if o.task.family == f] for f in families}
+    groups.update({name: [o for o in outcomes if test(o)] for name, test in extra.items()})
+    groups["overall"] = outcomes
+    return {name: group for name, group in groups.items() if group}
 
 
 def _documents(path: Path) -> int:
@@ -725,17 +732,11 @@ def main() -> None:
         return
     tasks = pick_tasks(tree, files, fulls, args.tasks, args.seed)
     outcomes = [run_task(nas, t, fulls[t.path], args.budget) for t in tasks]
-    for o in outcomes:
-        o.floor = nas.read(f"{o.task.path}@L{o.task.start}-L{o.task.end}").tokens
-    groups = {f: [o for o in outcomes if o.task.family == f] for f in TASK_FAMILIES}
-    groups["keys files (JSON/YAML, 1-5k tokens)"] = [o for o in outcomes if o.task.family in ("json", "yaml")
-                                                     and KEYS_BAND[0] <= o.full <= KEYS_BAND[1]]
-    groups["tasks in files over 5k tokens"] = [o for o in outcomes if o.full > 5000]
-    groups["overall"] = outcomes
     rows = []
-    for name, group in groups.items():
-        if not group:
-            continue
+    for name, group in grouped(nas, outcomes, TASK_FAMILIES, {
+        "keys files (JSON/YAML, 1-5k tokens)": lambda o: o.task.family in ("json", "yaml") and KEYS_BAND[0] <= o.full <= KEYS_BAND[1],
+        "tasks in files over 5k tokens": lambda o: o.full > 5000,
+    }).items():
         cost, full = sum(o.cost for o in group), sum(o.full for o in group)
         hows = {h: sum(o.how == h for o in group) for h in ("full", "exact", "drill", "ancestor", "missing", "skeleton")}
         rows.append([name, len(group), pct(sum(o.ok for o in group), len(group)), cost, full, pct(cost, full),
