@@ -5,13 +5,15 @@ nasfs: budgeted, checkable reads. A real file stays a plain file; views sit besi
 
   cat notes.md                      the real file, read-write
   cat notes.md@outline              headings / symbols / keys, each line starting with its lines
-                                    (11-20 ## Renewal; of JSON/YAML/TOML, the levels that stay a
-                                    small share of the file, declared depth=K/M; the file itself
-                                    when that is cheaper)
+                                    (11-20 ## Renewal; of JSON/YAML/TOML, the levels that keep a
+                                    look-up cheapest, declared depth=K/M; the file itself when
+                                    that is cheaper)
   cat notes.md@L12-L18              exactly lines 12..18, no header
   cat notes.md@section=Renewal      one section: heading text, Class.method, a.b.0 key path
                                     (Parent.Child for nesting, NAME~2 for the 2nd of duplicates,
                                     slugs like renewal-terms; %2F stands for /, %40 for @)
+  cat app.yaml@section=spec@outline the section's whole outline: the follow-up a data outline
+                                    names where it leaves a level out (5-40 spec{9} @section=spec@outline)
   cat notes.md@since=v1             unified diff from a revision to the current content
   cat notes.md@400                  the richest view within 400 tokens:
                                     full > outline > shallower outlines > a page of entries

@@ -171,7 +171,7 @@ _BUDGET_DOC = "tokens for the whole answer; the view degrades (outline, shallowe
 READ = (
     Field("path", str, True, "a file relative to the tree root; may carry a view: notes/acme.md@outline; "
           "a folder ('' or '.' for the root) gives its map: src with view 2000, or src@2000"),
-    Field("view", str, False, "outline, L12-L18, L12, section=NAME, since=REV, summary, N, each optionally @N"),
+    Field("view", str, False, "outline, L12-L18, L12, section=NAME, section=NAME@outline, since=REV, summary, N, each optionally @N"),
     Field("budget_tokens", int, False, _BUDGET_DOC + f"; with no budget here or as @N, the server's default "
           f"({DEFAULT_READ_BUDGET} unless nasfs serve --default-budget), declared in the envelope's budget_tokens"),
     Field("at", str, False, "read the tree at this revision (commit, branch, tag)"),

@@ -30,7 +30,8 @@ WORKFLOW = """\
 nasfs serves a git-backed tree with budgeted, checkable reads. Spend tokens like this:
 0. Map the tree: nas_read(path=".", budget_tokens=2000), or a folder's path: its files by importance, with top symbols.
 1. Look before reading: nas_read(path, view="outline") or a budget alone, nas_read(path, budget_tokens=300).
-2. Read only what you need: view="section=NAME" (a heading, Class.method, or key.path) or view="L12-L18".
+2. Read only what you need: view="section=NAME" (a heading, Class.method, or key.path) or view="L12-L18";
+   where an outline line ends with @section=NAME@outline, view="section=NAME@outline" lists what it left out.
 3. Cite the evidence pointers each answer carries (nas://node/tree/path@commit#La-Lb); nas_deref shows their bytes.
 4. Find text with nas_search: ranked snippets with pointers, never whole files.
 5. See what changed with view="since=REV" or nas_diff("REV..").
@@ -77,7 +78,7 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
     async def nas_read(
         path: Annotated[str, Field(description="a file relative to the tree root, e.g. notes/acme.md (may carry @view); "
                                                "a folder ('' or '.' for the root) gives its map")],
-        view: Annotated[str | None, Field(description="outline | L12-L18 | section=NAME | since=REV | N (a budget)")] = None,
+        view: Annotated[str | None, Field(description="outline | L12-L18 | section=NAME | section=NAME@outline | since=REV | N (a budget)")] = None,
         budget_tokens: Budget = None,
         at: At = None,
     ) -> CallToolResult:
