@@ -144,3 +144,19 @@ def test_the_follow_up_through_the_mount_with_cat(mounted: Mount, stream: Path) 
     missing = subprocess.run(["cat", str(mnt / "deploy/all.yaml@section=12.nope@outline")], capture_output=True, timeout=60)
     assert missing.returncode != 0 and b"No such file" in missing.stderr
     assert "no section '12.nope'" in (mnt / ".nas" / "errors").read_text().splitlines()[-1]
+
+
+def test_every_named_follow_up_finds_the_entry_it_is_named_on(nas: Nas, home: Path) -> None:
+    """The shortest name is used (an entry's own name), unless another entry
+    would be found by it first: then the qualified name."""
+    deep = {"type": "object", "properties": {f"p{i}": {"type": "string", "enum": ["a", "b"]} for i in range(3)}}
+    doc = {"a": {"properties": deep}, "b": {"properties": deep}, "properties": {"x": deep}}
+    (home / "dup.json").write_text(json.dumps(doc, indent=2) + "\n")
+    outline = outline_data((home / "dup.json").read_bytes(), "json")
+    named = {line.split(" ", 1)[0]: FOLLOW.search(line).group(1) for line in outline.marked(1).render().splitlines()
+             if FOLLOW.search(line)}
+    assert sorted(named.values()) == ["@section=a.properties@outline", "@section=b.properties@outline", "@section=x@outline"]
+    for span, view in named.items():  # each resolves to the entry whose line names it
+        first, _, last = span.partition("-")
+        served = header(nas.read(f"dup.json{view}").text)["pointer"]
+        assert served.endswith(f"#L{first}-L{last or first}"), (view, served)

@@ -68,8 +68,8 @@ class Outline:
     levels below are read as sections (``@section=NAME@N``).
     ``sections``: every addressable entry in document order when ``entries``
     (what is listed) leaves some out (folded array elements), else None.
-    ``scoped``: the outline of one section (its follow-ups name entries by
-    their qualified names, since other sections' names are not in it).
+    ``scoped``: the outline of one section or one page (its follow-ups name
+    entries by their qualified names, since other entries' names are not in it).
     """
 
     kind: str
@@ -169,7 +169,9 @@ class Outline:
                 seen += 1
             if e.depth < level or (max(seen, 1) >= first and (count is None or seen < first + count)):
                 kept.append(e)
-        return replace(self, entries=tuple(kept), notes=self.notes if first == 1 else ())
+        # a page's follow-ups name entries by qualified names: its own names may come first on another page
+        return replace(self, entries=tuple(kept), notes=self.notes if first == 1 else (),
+                       scoped=self.scoped or len(kept) < len(self.entries))
 
     def render(self) -> str:
         lines = list(self.notes)
