@@ -160,3 +160,11 @@ def test_every_named_follow_up_finds_the_entry_it_is_named_on(nas: Nas, home: Pa
         first, _, last = span.partition("-")
         served = header(nas.read(f"dup.json{view}").text)["pointer"]
         assert served.endswith(f"#L{first}-L{last or first}"), (view, served)
+
+
+def test_a_huge_array_of_records_is_folded_and_says_how_to_read_the_rest() -> None:
+    rows = json.dumps([{"id": i, "name": f"n{i}"} for i in range(1500)], indent=1).encode()
+    outline = outline_data(rows, "json")
+    assert outline.notes == ("root: [1500] (first 5 shown)",
+                             "1500 records (the first 5 listed, each read as @section=N); keys: id, name")
+    assert len(outline.entries) == 15 and outline.sections is not None and len(outline.sections) == 4500

@@ -20,6 +20,7 @@ from nasfs.outline.text import cut_label
 ARRAY_ELEMENTS = 5  # container elements of an array listed as children (the others are folded sections)
 MAX_DEPTH = 32  # levels of entries; deeper keys are counted on the last
 RECORD_KEYS = 12  # keys a note of records names (the others are counted)
+LISTED_RECORDS = 1000  # records of an array listed; more are folded like other elements (a line each would be most of the file)
 RECORD_NOTES = 3  # top-level arrays of records noted (more: the file is keyed data, not a few collections)
 
 # name, first byte, end byte (exclusive), value handle (interpreted by a Format)
@@ -62,7 +63,7 @@ class Emitter:
     Every key is an entry down to ``max_depth`` (deeper ones are counted); of
     an array's container elements the first ``ARRAY_ELEMENTS`` are listed and
     the rest are entries too, folded (sections, not outline lines), except in
-    an array of records (objects alone), which lists them all. A file's
+    an array of records (objects alone, at most ``LISTED_RECORDS``), which lists them all. A file's
     records (a top-level array of objects, JSON Lines, a YAML stream, a TOML
     array of tables) are counted in a note with the keys they hold.
     """
@@ -79,7 +80,8 @@ class Emitter:
         notes = [f"root: {text}"]
         container = self.fmt.describe(root)[0]
         if container == "array":
-            notes += self.records("records", "", self.fmt.items(root))
+            folded = f" (the first {ARRAY_ELEMENTS} listed, each read as @section=N)" if listed < len(members) else ""
+            notes += self.records("records", folded, self.fmt.items(root))
         elif container == "object":  # a top-level array of records: a TOML [[table]], "items": [{...}, ...]
             found = [f"{display(name)}: {n}" for name, _, _, value in members if self.fmt.describe(value)[0] == "array"
                      for n in self.records("records", "", self.fmt.items(value))]
@@ -169,7 +171,8 @@ class Emitter:
         text += f"{{{size}}}" if container == "object" else f"[{size}]"
         if members and depth >= self.max_depth:
             return f"{text} (+{self.hidden(members)} deeper)", [], 0
-        records = container == "array" and all(self.fmt.describe(m[3])[0] == "object" for m in members)
+        records = (container == "array" and len(members) <= LISTED_RECORDS
+                   and all(self.fmt.describe(m[3])[0] == "object" for m in members))
         listed = len(members) if container == "object" or records else min(len(members), ARRAY_ELEMENTS)
         if listed < len(members):
             text += f" (first {ARRAY_ELEMENTS} shown)"
