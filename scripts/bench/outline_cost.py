@@ -154,7 +154,8 @@ def outline_rows(body: str, family: str) -> list[tuple[tuple[str, ...], int, int
             if parent:  # "model{2}: provider, context_tokens" (before) or "model{provider, context_tokens}"
                 rows.append((depth, parent.group(1) or parent.group(3), first, last, None))
                 depth, label = depth + 1, parent.group(2) or parent.group(4)
-            for part in label.split(", "):
+            follow = FOLLOW.search(label)  # an entry that names a follow-up is alone on its line
+            for part in [label] if follow and follow.end() == len(label) else label.split(", "):
                 follow = FOLLOW.search(part)
                 part = FOLLOW.sub("", part)
                 found = DATA_NAME.fullmatch(part)
