@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from nasfs import tokens
 from nasfs.outline.data import outline_data
 from nasfs.outline.markdown import outline_markdown
 from nasfs.service import Nas
