@@ -7,8 +7,9 @@ CLI, FUSE, HTTP and MCP doors differ only in how they carry it.
 from __future__ import annotations
 
 import collections
-import os
+import copy
 import hashlib
+import os
 import json
 import threading
 import time
@@ -127,20 +128,38 @@ class Nas:
             self._analyses.put(key, found)
         return found
 
+    def using(self, tokenizer: str | None) -> Nas:
+        """This tree's views counted with another tokenizer setting (a request's
+        own, over HTTP or MCP): the same caches, keyed by the setting."""
+        if tokenizer is None or tokenizer == self.tokenizer:
+            return self
+        other = copy.copy(self)
+        other.tokenizer = tok.check_tokenizer(tokenizer)
+        return other
+
     def full_tokens(self, a: Analysis) -> int | None:
-        """Tokens of the whole file, cached by blob; None for binary or large."""
+        """Tokens of the whole file as a budget counts them; None for binary or large."""
+        counts = self.full_counts(a)
+        return None if counts is None else tok.resolve(self.tokenizer).charge(max(counts))
+
+    def full_counts(self, a: Analysis) -> tuple[int, ...] | None:
+        """Each tokenizer's count of the whole file, cached by blob and
+        tokenizer (so sets that share a tokenizer share its counts)."""
         if a.binary or a.data is None:
             return None
-        key = (self.tokenizer, a.content.blob_id)
-        n = self._full_tokens.get(key)
-        if n is None:
-            disk_key = f"tokens:{key[0]}:{key[1]}"
-            cached = self.disk.get(disk_key) if self.disk else None
-            n = int(cached) if cached is not None else tok.count(a.data, self.tokenizer)
-            if cached is None and self.disk:
-                self.disk.put(disk_key, str(n).encode())
-            self._full_tokens.put(key, n)
-        return n
+        counts = []
+        for name in tok.resolve(self.tokenizer).names:
+            key = (name, a.content.blob_id)
+            n = self._full_tokens.get(key)
+            if n is None:
+                disk_key = f"tokens:{name}:{key[1]}"
+                cached = self.disk.get(disk_key) if self.disk else None
+                n = int(cached) if cached is not None else tok.count(a.data, name)
+                if cached is None and self.disk:
+                    self.disk.put(disk_key, str(n).encode())
+                self._full_tokens.put(key, n)
+            counts.append(n)
+        return tuple(counts)
 
     def cached_tokens(self, real: str, st: os.stat_result) -> int | None:
         """Tokens of a working-tree file if already counted (a listing's column):
@@ -148,12 +167,17 @@ class Nas:
         blob_id = self.tree.cached_blob_id(os.path.realpath(real), st)
         if blob_id is None:
             return None
-        key = (self.tokenizer, blob_id)
-        n = self._full_tokens.get(key)
-        if n is None and self.disk is not None:
-            cached = self.disk.get(f"tokens:{key[0]}:{key[1]}")
-            n = int(cached) if cached is not None else None
-        return n
+        used = tok.resolve(self.tokenizer)
+        counts = []
+        for name in used.names:
+            n = self._full_tokens.get((name, blob_id))
+            if n is None and self.disk is not None:
+                cached = self.disk.get(f"tokens:{name}:{blob_id}")
+                n = int(cached) if cached is not None else None
+            if n is None:
+                return None
+            counts.append(n)
+        return used.charge(max(counts))
 
     # -- reads ---------------------------------------------------------------
     def read(self, spec: str, at: str | None = None, budget: int | None = None, default_budget: int | None = None) -> Response:
@@ -238,14 +262,15 @@ class Nas:
         that fits; exact line ranges and raw reads carry no header."""
         a = self.analysis(content)
         full = self.full_tokens(a)
+        full_counts = self.full_counts(a)
         done: dict[tuple[int, bool], tuple[Served, Response]] = {}  # a rung's answer is declared (counted) once
 
         def declared(served: Served, headed: bool = True) -> Response:
             hit = done.get((id(served), headed))
             if hit is not None and hit[0] is served:
                 return hit[1]
-            body_tokens = full if served.body is a.data and full is not None else None
-            response = declare(served, full, self.tokenizer, view.budget, headed, body_tokens)
+            body_counts = full_counts if served.body is a.data else None
+            response = declare(served, full, self.tokenizer, view.budget, headed, body_counts)
             done[id(served), headed] = (served, response)
             return response
 
@@ -430,6 +455,7 @@ def _response_to_json(r: Response) -> bytes:
         "generated": s.generated, "truncated": s.truncated, "keys": list(s.keys),
         "tokens": r.tokens, "content_tokens": r.content_tokens, "full_tokens": r.full_tokens,
         "tokenizer": r.tokenizer, "budget": r.budget, "headed": r.headed,
+        "counts": r.counts, "content_counts": r.content_counts,
     }).encode()
 
 
@@ -438,7 +464,8 @@ def _response_from_json(raw: bytes, tree: GitTree) -> Response | None:
         d = json.loads(raw)
         evidence = tuple(Evidence(parse_pointer(p, tree.node, tree.tree), h) for p, h in d["evidence"])
         served = Served(d["view"], d["body"].encode("latin-1"), evidence, d["generated"], d["truncated"], tuple(tuple(k) for k in d["keys"]))
-        return Response(served, d["text"].encode("latin-1"), d["tokens"], d["content_tokens"], d["full_tokens"], d["tokenizer"], d["budget"], d["headed"])
+        return Response(served, d["text"].encode("latin-1"), d["tokens"], d["content_tokens"], d["full_tokens"], d["tokenizer"], d["budget"], d["headed"],
+                        tuple(d["counts"]), tuple(d["content_counts"]))
     except (ValueError, KeyError, TypeError, NasError):
         return None
 
