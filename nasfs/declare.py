@@ -103,7 +103,8 @@ def _set_keys(tokenizer: str, counts: tuple[int, ...], as_json: bool = False) ->
         ("counts", dict(zip(used.names, counts)) if as_json else ",".join(f"{n}:{c}" for n, c in zip(used.names, counts)))]
     if used.margin:
         keys.append(("margin", used.margin if as_json else f"{used.margin:.2f}"))
-    keys.append(("estimated", used.estimated))
+    if used.estimated or as_json:  # a header says only what is not exact
+        keys.append(("estimated", used.estimated))
     return keys
 
 

@@ -91,7 +91,7 @@ def spell(tokenizer: str, margin: float | str | None = None) -> str:
     """The canonical spelling of ``--tokenizer`` with an optional ``--margin``;
     refuses what cannot be counted with, saying what can."""
     if margin is not None and margin != "":
-        tokenizer = f"{tokenizer};margin={margin}"
+        tokenizer = f"{tokenizer.partition(';')[0]};margin={margin}"  # replaces the setting's own margin
     return resolve(tokenizer).spelled
 
 
