@@ -70,7 +70,7 @@ class Response:
             "truncated": s.truncated,
             "content": s.body.decode("utf-8", errors="replace"),
             "evidence": [e.as_dict() for e in s.evidence],
-            "tokenizer": self.tokenizer,
+            "tokenizer": self.tokenizer.partition(";")[0],
             "budget_tokens": self.budget,
             "full_tokens": self.full_tokens,
         }
@@ -124,8 +124,9 @@ def header_line(served: Served, tokens: int, full_tokens: int | None, tokenizer:
     pairs.append(("pointer", served.evidence[0].pointer if served.evidence else "none"))
     if full_tokens is not None:
         pairs.append(("full_tokens", full_tokens))
-    if tokenizer != tok.DEFAULT_TOKENIZER:
-        pairs.append(("tokenizer", tokenizer))
+    named = tokenizer.partition(";")[0]  # the margin is declared on its own
+    if named != tok.DEFAULT_TOKENIZER:
+        pairs.append(("tokenizer", named))
     pairs.extend(_set_keys(tokenizer, counts))
     if budget is not None:
         pairs.append(("budget", budget))
