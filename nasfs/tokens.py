@@ -59,8 +59,8 @@ class TokenSet:
 
     @property
     def plain(self) -> bool:
-        """One tokenizer, no margin: declared as before (no counts=)."""
-        return len(self.names) == 1 and not self.margin
+        """One tokenizer named as itself, no margin: declared as before (no counts=)."""
+        return self.spelled == self.names[0]
 
     def charge(self, largest: int) -> int:
         """What a budget is compared with, for a largest count."""
