@@ -52,6 +52,7 @@ class Response:
     headed: bool  # False for exact line ranges and raw reads: bytes only
     counts: tuple[int, ...] = ()
     content_counts: tuple[int, ...] = ()
+    complete: bool = True  # False: a probe stopped counting once past its limit (never served)
 
     @property
     def view(self) -> str:
@@ -141,6 +142,7 @@ def declare(
     budget: int | None,
     headed: bool = True,
     body_counts: tuple[int, ...] | None = None,
+    over: int | None = None,
 ) -> Response:
     """Attach the header and the true token counts to a served view.
 
@@ -148,10 +150,16 @@ def declare(
     count, so they are found together as a fixed point: the counts' own
     digits count). ``body_counts`` may be passed when already known (the
     whole file's, cached by blob) to spare tokenizing the body again.
+    ``over``: a rung being tried against a budget; once one tokenizer's count
+    of the body alone is past it, the others are not counted and the answer
+    is marked incomplete (it only ever loses to the budget).
     """
     used = tok.resolve(tokenizer)
     if body_counts is None:
-        body_counts = used.counts(served.body)
+        body_counts = used.counts(served.body, over)
+        if len(body_counts) < len(used.names):
+            past = used.charge(max(body_counts))
+            return Response(served, served.body, past, past, full_tokens, tokenizer, budget, headed, (), (), False)
     body_tokens = used.charge(max(body_counts))
     if not headed:
         return Response(served, served.body, body_tokens, body_tokens, full_tokens, tokenizer, budget, False, body_counts, body_counts)
@@ -168,3 +176,4 @@ def declare(
         counts = counted
     text = header.encode() + served.body
     return Response(served, text, used.charge(max(counts)), body_tokens, full_tokens, tokenizer, budget, True, counts, body_counts)
+

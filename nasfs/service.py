@@ -270,7 +270,8 @@ class Nas:
             if hit is not None and hit[0] is served:
                 return hit[1]
             body_counts = full_counts if served.body is a.data else None
-            response = declare(served, full, self.tokenizer, view.budget, headed, body_counts)
+            over = view.budget if served.view != "none" else None  # a rung tried against the budget; none is served as it is
+            response = declare(served, full, self.tokenizer, view.budget, headed, body_counts, over)
             done[id(served), headed] = (served, response)
             return response
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+import threading
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from . import vocabularies
@@ -23,6 +26,7 @@ from .errors import BadTokenizer
 DEFAULT_TOKENIZER = "cl100k_base"
 TOKENIZERS = tuple(vocabularies.VOCABULARIES)
 MAX_MARGIN = 4.0
+_pool_lock = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +47,7 @@ PRESETS: dict[str, Preset] = {
     "mistral": Preset(("mistral_tekken",), 0.0, False, "Mistral NeMo, Small 3, Large 2: tekken"),
     "deepseek": Preset(("deepseek_v4",), 0.0, False, "DeepSeek V4: its own tokenizer"),
     "claude": Preset(("cl100k_base", "o200k_base"), 0.75, True, "Claude 3 to Opus 4.7: no offline tokenizer; published ratios"),
-    "gemini": Preset(("cl100k_base", "o200k_base", "llama3", "qwen2.5", "mistral_tekken", "deepseek_v4"), 0.30, True,
+    "gemini": Preset(("cl100k_base", "qwen3.6", "mistral_tekken"), 0.30, True,
                      "Gemini and Gemma: no offline tokenizer; the open tokenizers' spread"),
 }
 
@@ -66,12 +70,35 @@ class TokenSet:
         """What a budget is compared with, for a largest count."""
         return math.ceil(largest * (1 + self.margin) - 1e-9) if self.margin else largest
 
-    def counts(self, text: str | bytes) -> tuple[int, ...]:
-        """Each tokenizer's count of ``text``, in :attr:`names` order."""
+    def counts(self, text: str | bytes, over: int | None = None) -> tuple[int, ...]:
+        """Each tokenizer's count of ``text``, in :attr:`names` order; with
+        ``over``, only as far as the first whose charge is past it."""
         text = _text(text)
         if not text:
             return (0,) * len(self.names)
-        return tuple(vocabularies.counter(n)(text) for n in self.names)
+        if over is None and len(self.names) > 1 and len(text) >= PARALLEL_FROM:
+            return tuple(_pool().map(lambda name: vocabularies.counter(name)(text), self.names))
+        counts = []
+        for name in self.names:
+            counts.append(vocabularies.counter(name)(text))
+            if over is not None and self.charge(counts[-1]) > over:
+                break
+        return tuple(counts)
+
+
+PARALLEL_FROM = 16 * 1024  # characters: a text this long is counted by its tokenizers at once
+_workers: list[ThreadPoolExecutor] = []
+
+
+def _pool() -> ThreadPoolExecutor:
+    """Threads that count one text with several tokenizers at once (tiktoken
+    lets go of the GIL while it encodes): a whole file's counts cost about
+    one tokenizer's time per core."""
+    if not _workers:
+        with _pool_lock:
+            if not _workers:
+                _workers.append(ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 2), thread_name_prefix="nasfs-count"))
+    return _workers[0]
 
 
 def _text(text: str | bytes) -> str:
