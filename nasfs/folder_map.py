@@ -37,11 +37,10 @@ from .grammar import View
 from .outline.model import line_span
 from .pointers import Pointer
 from .repo import FOLDER_READS, Content
-from .service import VIEW_FORMAT
-from .views import Evidence, Served
+from .views import VIEW_FORMAT, Evidence, Served
 
 if TYPE_CHECKING:
-    from .service import Nas
+    from .reader import Reader
 
 TOP_ENTRIES = 8  # outline entries shown under a file: the shallowest first
 HEADER_SLACK = 4  # tokens the header may grow by as its counts are filled in
@@ -73,7 +72,7 @@ class Facts:
         return f"{self.kind}, {lines}, {self.tokens} tokens"
 
 
-def file_facts(nas: Nas, content: Content) -> Facts:
+def file_facts(nas: Reader, content: Content) -> Facts:
     """A file's facts, from the disk cache or its analysis."""
     name = content.path.rsplit("/", 1)[-1]
     key = f"fmap-file:{__version__}:{nas.tokenizer}:{content.blob_id}:{name}"
@@ -112,7 +111,7 @@ class Shown:
     entry_evidence: tuple[Evidence, ...]
 
 
-def _shown(nas: Nas, path: str, at: str | None) -> Shown | None:
+def _shown(nas: Reader, path: str, at: str | None) -> Shown | None:
     """None when the file cannot be served now (gone since the walk, refused)."""
     try:
         content = nas.content(path, at)
@@ -132,7 +131,7 @@ def _shown(nas: Nas, path: str, at: str | None) -> Shown | None:
 class FolderMap:
     """One folder's map at one state of the tree: its ranked files and rungs."""
 
-    def __init__(self, nas: Nas, listing: Listing, order: list[int], at: str | None) -> None:
+    def __init__(self, nas: Reader, listing: Listing, order: list[int], at: str | None) -> None:
         self.nas = nas
         self.at = at
         self.shown_name = listing.folder or "."
@@ -338,7 +337,7 @@ def _files(n: int) -> str:
     return "1 file" if n == 1 else f"{n} files"
 
 
-def folder_view(nas: Nas, path: str, view: View, at: str | None) -> Response:
+def folder_view(nas: Reader, path: str, view: View, at: str | None) -> Response:
     """The map of a folder for a view that asks for one (outline, N)."""
     shown = path or "."
     if view.kind == "raw" and view.budget is None:
@@ -368,12 +367,12 @@ def folder_view(nas: Nas, path: str, view: View, at: str | None) -> Response:
     return response
 
 
-def _head_id(nas: Nas) -> str:
+def _head_id(nas: Reader) -> str:
     head = nas.tree.head()
     return str(head.id) if head is not None else ""
 
 
-def _cached(nas: Nas, key: str, head: str) -> Response | None:
+def _cached(nas: Reader, key: str, head: str) -> Response | None:
     """A remembered map, if every commit its pointers name is still held."""
     hit = nas.recall(key)
     if hit is None:
@@ -384,7 +383,7 @@ def _cached(nas: Nas, key: str, head: str) -> Response | None:
     return None
 
 
-def _full(nas: Nas, short: str) -> str:
+def _full(nas: Reader, short: str) -> str:
     try:
         return str(nas.tree.resolve(short).id)
     except NasError:

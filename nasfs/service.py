@@ -26,7 +26,7 @@ from .grammar import RAW, View, check_budget, split_path
 from .outline import Entry, Outline
 from .pointers import Pointer, parse_pointer
 from .repo import Content, GitTree, clean_path
-from .views import Analysis, Evidence, Served
+from .views import VIEW_FORMAT, Analysis, Evidence, Served
 
 
 @dataclass
@@ -77,7 +77,6 @@ class Refusal:
 
 
 SUMMARY_ALTERNATIVES = "@outline, @N, @section=NAME, @L12-L18"
-VIEW_FORMAT = 4  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
 
 
 class Nas:
