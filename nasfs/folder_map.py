@@ -35,7 +35,7 @@ from .errors import BadView, NasError, NotServable
 from .folders import Listing, Ranker, walk_commit, walk_worktree, worktree_state
 from .grammar import View
 from .outline.model import line_span
-from .pointers import Pointer
+from .pointers import Pointer, folder_pointer
 from .repo import FOLDER_READS, Content
 from .views import VIEW_FORMAT, Evidence, Served
 
@@ -150,6 +150,19 @@ class FolderMap:
         self.folders = [f"{prefix}{name}/ ({_files(n)}, {size} bytes)\n"
                         for name, (n, size, _) in sorted(folders.items(), key=lambda kv: kv[1][2])]
         self.total_bytes = sum(item.size for item in listing.items)
+        self.head = self._folder_evidence(listing.folder)
+
+    def _folder_evidence(self, folder: str) -> tuple[Evidence, ...]:
+        """The header's pointer: the folder itself at the commit the map shows
+        (``at``, or the working tree's snapshot commit, HEAD when nothing
+        differs), with the sha256 of its ``git ls-tree`` listing; none for a
+        folder git holds no file of."""
+        commit = self.at or self.nas.tree.snapshot_worktree()
+        listed = self.nas.tree.ls_tree_at(commit, folder)
+        if listed is None:
+            return ()
+        pointer = folder_pointer(self.nas.tree.node, self.nas.tree.tree, folder, commit)
+        return (Evidence(pointer, hashlib.sha256(listed).hexdigest()),)
 
     def shown(self, rank: int) -> Shown | None:
         if rank not in self._shown:
@@ -181,18 +194,18 @@ class FolderMap:
     def next_page(self, first: int, budget: int | None) -> str:
         return f"@outline={first}" + (f"@{budget}" if budget is not None else "")
 
-    def first_evidence(self) -> tuple[Evidence, ...]:
+    def first_file(self) -> Evidence | None:
         for rank in range(len(self.files)):
             s = self.shown(rank)
             if s is not None:
-                return (s.file_evidence,)
-        return ()
+                return s.file_evidence
+        return None
 
     def overhead(self, budget: int | None, detail: str) -> int:
         """The header's tokens, estimated with the largest counts it can hold."""
         n = len(self.files)
         keys = self.keys(detail, n, 0 if detail == "folders" else None, (n, n - 1), budget)
-        return self.declared(Served("map", b"", self.first_evidence(), keys=keys), budget).tokens + HEADER_SLACK
+        return self.declared(Served("map", b"", self.head, keys=keys), budget).tokens + HEADER_SLACK
 
     # -- the rungs ------------------------------------------------------------------
     def files_rung(self, budget: int | None, first: int = 1) -> Served | None:
@@ -220,7 +233,7 @@ class FolderMap:
 
     def _files_served(self, picked: list[tuple[int, Shown]], with_entries: int, first: int) -> Served:
         body: list[str] = []
-        evidence: list[Evidence] = []
+        evidence: list[Evidence] = list(self.head)
         for n, (_, s) in enumerate(picked):
             body.append(s.line)
             evidence.append(s.file_evidence)
@@ -297,19 +310,19 @@ class FolderMap:
         """Folders (``detail=folders``, the map's first page) and file lines, from rank ``first``."""
         last = files[-1][0] + 1 if files else first - 1
         body = "".join(folders) + "".join(s.line for _, s in files) + self._trailer(len(folders), last, budget)
-        evidence = tuple(s.file_evidence for _, s in files)
+        evidence = (*self.head, *(s.file_evidence for _, s in files))
         keys = self.keys(detail, len(files), len(folders) if detail == "folders" else None, (first, last), budget)
         return Served("map", body.encode(), evidence, keys=keys)
 
     def skeleton(self) -> Served:
-        first = self.first_evidence()
-        top = f"; top: {first[0].pointer.short()}" if first else ""
+        first = self.first_file()
+        top = f"; top: {first.pointer.short()}" if first else ""
         line = f"folder {self.shown_name}: {len(self.files)} files, {self.total_bytes} bytes, {len(self.folders)} folders{top}\n"
-        return Served("skeleton", line.encode(), first, keys=(("path", self.shown_name),))
+        return Served("skeleton", line.encode(), (*self.head, *([first] if first else [])), keys=(("path", self.shown_name),))
 
     def nothing(self, budget: int) -> Served:
         needs = self.declared(self.skeleton(), budget).tokens
-        return Served("none", b"", self.first_evidence(), truncated=True,
+        return Served("none", b"", self.head, truncated=True,
                       keys=(("path", self.shown_name), ("files", len(self.files)), ("needs", needs)))
 
     def response(self, budget: int | None, start: int = 0) -> Response:

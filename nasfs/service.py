@@ -344,7 +344,15 @@ class Nas:
         return p, content
 
     def deref(self, text: str) -> tuple[Pointer, bytes]:
-        """Exactly the bytes a pointer names, at its commit."""
+        """Exactly the bytes a pointer names, at its commit; for a folder
+        pointer, the folder's listing as ``git ls-tree`` prints it."""
+        p = parse_pointer(text, self.tree.node, self.tree.tree)
+        if p.folder is not None:
+            commit = str(self.tree.resolve(p.commit).id)
+            listing = self.tree.ls_tree_at(commit, p.folder)
+            if listing is None:
+                raise NotFound(f"{p.folder or '.'!r} is not a folder at {commit[:12]}", "a folder of that commit")
+            return p, listing
         p, content = self.resolve_pointer(text)
         if not p.start:
             if content.large:

@@ -17,7 +17,7 @@ from .outline import Entry, Outline, family_for, is_binary, outline_bytes, outli
 from .pointers import Pointer
 from .repo import Content
 
-VIEW_FORMAT = 4  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
+VIEW_FORMAT = 5  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
 
 
 @dataclass(frozen=True, slots=True)
