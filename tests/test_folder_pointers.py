@@ -70,3 +70,13 @@ def test_bad_folder_pointers_say_what_is_valid(home: Path, nas: Nas) -> None:
     assert not answer["verified"] and "'absent' is not a folder at" in str(answer["detail"])
     answer = nas.check(f"notes/customer-acme.md/@{head}")
     assert not answer["verified"] and "is not a folder" in str(answer["detail"])
+
+
+def test_the_mount_serves_a_folder_pointer(home: Path, mounted) -> None:
+    """``.nas/deref/DIR/@COMMIT`` on the mount, as a plain read."""
+    text = (mounted.mountpoint / "notes@300").read_bytes()
+    pointer = header(text)["pointer"]
+    short = pointer.split("/", 4)[4]  # without nas://box/home/
+    assert short.startswith("notes/@")
+    head = git(home, "rev-parse", "HEAD").strip()
+    assert (mounted.mountpoint / ".nas" / "deref" / short).read_bytes() == ls_tree(home, head, "notes")
