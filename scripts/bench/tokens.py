@@ -97,13 +97,16 @@ def spread(files: dict[str, list[tuple[str, str]]], names: list[str]) -> dict[st
 
     ratios: dict[str, dict[str, list[float]]] = {}
     for family, texts in files.items():
-        per = ratios.setdefault(family, {n: [] for n in names + ["max(all open)/max(openai)"]})
+        gemini = tok.PRESETS["gemini"].names
+        bound = f"max(all)/max({','.join(gemini)})"
+        per = ratios.setdefault(family, {n: [] for n in names + ["max(all open)/max(openai)", bound]})
         for _, text in texts:
             counts = {n: tok.count(text, n) for n in names}
             base = counts["cl100k_base"]
             for n in names:
                 per[n].append(counts[n] / base)
             per["max(all open)/max(openai)"].append(max(counts.values()) / max(counts["cl100k_base"], counts["o200k_base"]))
+            per[bound].append(max(counts.values()) / max(counts[n] for n in gemini))
     return ratios
 
 
