@@ -120,8 +120,8 @@ def test_a_margin_fits_a_smaller_view(tree: Path) -> None:
     nas = Nas(GitTree(tree, node="box", tree="real"))
     wider = nas.using("cl100k_base;margin=0.5")
     smaller = 0
-    for budget in range(200, 2100, 100):
-        exact, wide = nas.read(f"docs/pointers.md@{budget}"), wider.read(f"docs/pointers.md@{budget}")
+    for budget in range(120, 1500, 10):
+        exact, wide = nas.read(f"docs/views.md@{budget}"), wider.read(f"docs/views.md@{budget}")
         assert tok.count(wide.text) * 1.5 <= budget and header(wide.text)["margin"] == "0.50"
         if tok.count(exact.text) * 1.5 > budget:
             assert len(wide.served.body) < len(exact.served.body)
