@@ -17,7 +17,6 @@ import math
 import os
 import threading
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from . import vocabularies
@@ -87,14 +86,16 @@ class TokenSet:
 
 
 PARALLEL_FROM = 16 * 1024  # characters: a text this long is counted by its tokenizers at once
-_workers: list[ThreadPoolExecutor] = []
+_workers: list = []  # the one ThreadPoolExecutor, made on first use (its import costs start-up)
 
 
-def _pool() -> ThreadPoolExecutor:
+def _pool():  # -> concurrent.futures.ThreadPoolExecutor
     """Threads that count one text with several tokenizers at once (tiktoken
     lets go of the GIL while it encodes): a whole file's counts cost about
     one tokenizer's time per core."""
     if not _workers:
+        from concurrent.futures import ThreadPoolExecutor
+
         with _pool_lock:
             if not _workers:
                 _workers.append(ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 2), thread_name_prefix="nasfs-count"))
