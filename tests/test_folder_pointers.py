@@ -33,7 +33,7 @@ def head_pointer(nas: Nas, spec: str, at: str | None = None):
 @pytest.mark.parametrize("folder, spec", [("notes", "notes@300"), ("", ".@300"), ("code", "code@outline")])
 def test_the_header_names_the_folder_at_head(home: Path, nas: Nas, folder: str, spec: str) -> None:
     p, sha = head_pointer(nas, spec)
-    assert p.folder == folder and p.path == (f"{folder}/" if folder else "./") and not p.start
+    assert p.folder == folder and p.path == (f"{folder}/" if folder else "") and not p.start
     head = git(home, "rev-parse", "HEAD").strip()
     assert head.startswith(p.commit)
     listed = ls_tree(home, head, folder)
@@ -62,7 +62,8 @@ def test_bad_folder_pointers_say_what_is_valid(home: Path, nas: Nas) -> None:
     head = git(home, "rev-parse", "HEAD").strip()[:12]
     for text, says in ((f"notes/@{head}#L1-L2", "names a folder, which has no lines"),
                        (f"notes//x/@{head}", "malformed folder"),
-                       (f"../notes/@{head}", "malformed folder")):
+                       (f"../notes/@{head}", "malformed folder"),
+                       (f"./@{head}", "malformed folder")):
         with pytest.raises(BadPointer, match="valid: ") as refused:
             nas.verify(text)
         assert says in str(refused.value)
@@ -72,11 +73,11 @@ def test_bad_folder_pointers_say_what_is_valid(home: Path, nas: Nas) -> None:
     assert not answer["verified"] and "is not a folder" in str(answer["detail"])
 
 
-def test_the_mount_serves_a_folder_pointer(home: Path, mounted) -> None:
-    """``.nas/deref/DIR/@COMMIT`` on the mount, as a plain read."""
-    text = (mounted.mountpoint / "notes@300").read_bytes()
-    pointer = header(text)["pointer"]
-    short = pointer.split("/", 4)[4]  # without nas://box/home/
-    assert short.startswith("notes/@")
+@pytest.mark.parametrize("folder", ["notes", ""])
+def test_the_mount_serves_a_folder_pointer(home: Path, mounted, folder: str) -> None:
+    """``.nas/deref/DIR/@COMMIT`` (``.nas/deref/@COMMIT`` for the top) on the mount, as a plain read."""
+    text = (mounted.mountpoint / f"{folder or '.'}@300").read_bytes()
+    short = header(text)["pointer"].removeprefix("nas://box/home/")
+    assert short.startswith(f"{folder}/@" if folder else "@")
     head = git(home, "rev-parse", "HEAD").strip()
-    assert (mounted.mountpoint / ".nas" / "deref" / short).read_bytes() == ls_tree(home, head, "notes")
+    assert (mounted.mountpoint / ".nas" / "deref" / short).read_bytes() == ls_tree(home, head, folder)
