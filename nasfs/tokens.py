@@ -87,6 +87,7 @@ class TokenSet:
 
 PARALLEL_FROM = 16 * 1024  # characters: a text this long is counted by its tokenizers at once
 _workers: list = []  # the one ThreadPoolExecutor, made on first use (its import costs start-up)
+os.register_at_fork(after_in_child=_workers.clear)  # a forked child has none of its threads: it makes its own
 
 
 def _pool():  # -> concurrent.futures.ThreadPoolExecutor
