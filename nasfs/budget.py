@@ -22,6 +22,6 @@ def fit(rungs: Iterable[Rung], declare: Callable[[Served], Response], budget: in
         if served is None:
             continue
         response = declare(served)
-        if response.tokens <= budget:
+        if response.tokens <= budget and response.complete:  # an incomplete count was already past the budget
             return response
     return declare(nothing)

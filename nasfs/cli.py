@@ -21,8 +21,15 @@ def _tree_args(p: argparse.ArgumentParser, views: bool = True) -> None:
     p.add_argument("--node", help="node name in pointers (default: the host name)")
     p.add_argument("--tree", help="tree name in pointers (default: the source folder's name)")
     if views:  # pointers (deref, verify) need neither a tokenizer nor a summarizer
-        p.add_argument("--tokenizer", default="cl100k_base", help="cl100k_base (default) or o200k_base")
+        _tokenizer_args(p)
         p.add_argument("--summarizer", help="command that summarizes stdin, for @summary (default: $NASFS_SUMMARIZER)")
+
+
+def _tokenizer_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tokenizer", default="cl100k_base",
+                   help="cl100k_base (default), another installed tokenizer, max:A,B,... (fit every one), or a "
+                        "model family's preset (claude, gemini, llama, qwen, mistral, deepseek, openai); docs/tokens.md")
+    p.add_argument("--margin", help="fit views into budget/(1+MARGIN) of the largest count, declared (e.g. 0.30)")
 
 
 READ_EPILOG = """\
@@ -107,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
     mount.add_argument("mountpoint")
     mount.add_argument("--node", help="node name in pointers (default: the host name)")
     mount.add_argument("--tree", help="tree name in pointers (default: the source folder's name)")
-    mount.add_argument("--tokenizer", default="cl100k_base", help="cl100k_base (default) or o200k_base")
+    _tokenizer_args(mount)
     mount.add_argument("--summarizer", help="command that summarizes stdin, for @summary (default: $NASFS_SUMMARIZER)")
     mount.add_argument("--autocommit", action="store_true", help="commit writes through the mount onto the checked-out branch on close")
     mount.add_argument("--allow-other", action="store_true", help="let other users (Samba, NFS servers) use the mount")
@@ -373,6 +380,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_helper(argv)
     args = _parser().parse_args(argv)
     try:
+        if getattr(args, "tokenizer", None) is not None:  # one spelling of --tokenizer and --margin for every door
+            from .tokens import spell
+
+            args.tokenizer = spell(args.tokenizer, args.margin)
         return COMMANDS[args.command](args)
     except NasError as exc:
         print(f"nasfs {args.command}: {exc}", file=sys.stderr)

@@ -36,16 +36,23 @@ def _value(v: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Response:
-    """A declared view: the text served (header + body) and its envelope."""
+    """A declared view: the text served (header + body) and its envelope.
+
+    ``tokens`` is what the budget was compared with (the largest count of the
+    tokenizer set, with its margin); ``counts`` holds each tokenizer's own
+    count of ``text`` and ``content_counts`` of the body alone."""
 
     served: Served
     text: bytes
     tokens: int  # of ``text``
     content_tokens: int
     full_tokens: int | None
-    tokenizer: str
+    tokenizer: str  # the setting's canonical spelling (tokens.resolve)
     budget: int | None
     headed: bool  # False for exact line ranges and raw reads: bytes only
+    counts: tuple[int, ...] = ()
+    content_counts: tuple[int, ...] = ()
+    complete: bool = True  # False: a probe stopped counting once past its limit (never served)
 
     @property
     def view(self) -> str:
@@ -64,10 +71,11 @@ class Response:
             "truncated": s.truncated,
             "content": s.body.decode("utf-8", errors="replace"),
             "evidence": [e.as_dict() for e in s.evidence],
-            "tokenizer": self.tokenizer,
+            "tokenizer": self.tokenizer.partition(";")[0],
             "budget_tokens": self.budget,
             "full_tokens": self.full_tokens,
         }
+        env.update(_set_keys(self.tokenizer, self.content_counts, as_json=True))
         env.update(dict(s.keys))
         return env
 
@@ -85,10 +93,28 @@ class Response:
         }
 
 
-def header_line(served: Served, tokens: int, full_tokens: int | None, tokenizer: str, budget: int | None) -> str:
+def _set_keys(tokenizer: str, counts: tuple[int, ...], as_json: bool = False) -> list[tuple[str, object]]:
+    """What a tokenizer set declares beyond ``tokens``: each tokenizer's count,
+    the margin, and ``estimated`` when no counted tokenizer is the reader's
+    own. Nothing for one tokenizer without a margin."""
+    used = tok.resolve(tokenizer)
+    if used.plain or not counts:
+        return []
+    keys: list[tuple[str, object]] = [
+        ("counts", dict(zip(used.names, counts)) if as_json else ",".join(f"{n}:{c}" for n, c in zip(used.names, counts)))]
+    if used.margin:
+        keys.append(("margin", used.margin if as_json else f"{used.margin:.2f}"))
+    if used.estimated or as_json:  # a header says only what is not exact
+        keys.append(("estimated", used.estimated))
+    return keys
+
+
+def header_line(served: Served, tokens: int, full_tokens: int | None, tokenizer: str, budget: int | None,
+                counts: tuple[int, ...] = ()) -> str:
     """The header: what every answer must declare, then only what differs from
     the defaults (``truncated`` appears only as ``true``, ``tokenizer`` only
-    when it is not ``cl100k_base``): a header costs tokens on every read."""
+    when it is not ``cl100k_base``, ``counts`` only for a set or a margin):
+    a header costs tokens on every read."""
     pairs: list[tuple[str, object]] = [
         ("view", served.view),
         ("tokens", tokens),
@@ -99,8 +125,10 @@ def header_line(served: Served, tokens: int, full_tokens: int | None, tokenizer:
     pairs.append(("pointer", served.evidence[0].pointer if served.evidence else "none"))
     if full_tokens is not None:
         pairs.append(("full_tokens", full_tokens))
-    if tokenizer != tok.DEFAULT_TOKENIZER:
-        pairs.append(("tokenizer", tokenizer))
+    named = tokenizer.partition(";")[0]  # the margin is declared on its own
+    if named != tok.DEFAULT_TOKENIZER:
+        pairs.append(("tokenizer", named))
+    pairs.extend(_set_keys(tokenizer, counts))
     if budget is not None:
         pairs.append(("budget", budget))
     pairs.extend(served.keys)
@@ -113,27 +141,39 @@ def declare(
     tokenizer: str,
     budget: int | None,
     headed: bool = True,
-    body_tokens: int | None = None,
+    body_counts: tuple[int, ...] | None = None,
+    over: int | None = None,
 ) -> Response:
     """Attach the header and the true token counts to a served view.
 
-    ``body_tokens`` may be passed when already known (the whole file's count,
-    cached by blob) to spare a second tokenization.
+    Each tokenizer of the set counts the whole answer (its header holds every
+    count, so they are found together as a fixed point: the counts' own
+    digits count). ``body_counts`` may be passed when already known (the
+    whole file's, cached by blob) to spare tokenizing the body again.
+    ``over``: a rung being tried against a budget; once one tokenizer's count
+    of the body alone is past it, the others are not counted and the answer
+    is marked incomplete (it only ever loses to the budget).
     """
-    if body_tokens is None:
-        body_tokens = tok.count(served.body, tokenizer)
+    used = tok.resolve(tokenizer)
+    if body_counts is None:
+        body_counts = used.counts(served.body, over)
+        if len(body_counts) < len(used.names):
+            past = used.charge(max(body_counts))
+            return Response(served, served.body, past, past, full_tokens, tokenizer, budget, headed, (), (), False)
+    body_tokens = used.charge(max(body_counts))
     if not headed:
-        return Response(served, served.body, body_tokens, body_tokens, full_tokens, tokenizer, budget, False)
+        return Response(served, served.body, body_tokens, body_tokens, full_tokens, tokenizer, budget, False, body_counts, body_counts)
     joins_cleanly = not served.body[:1].isspace()
-    total = body_tokens
+    counts = body_counts
     for _ in range(8):
-        header = header_line(served, total, full_tokens, tokenizer, budget)
+        header = header_line(served, used.charge(max(counts)), full_tokens, tokenizer, budget, counts)
         if joins_cleanly:
-            counted = tok.count(header, tokenizer) + body_tokens
+            counted = tuple(h + b for h, b in zip(used.counts(header), body_counts))
         else:  # a leading newline can merge with the header's: count the whole
-            counted = tok.count(header.encode() + served.body, tokenizer)
-        if counted == total:
+            counted = used.counts(header.encode() + served.body)
+        if counted == counts:
             break
-        total = counted
+        counts = counted
     text = header.encode() + served.body
-    return Response(served, text, total, body_tokens, full_tokens, tokenizer, budget, True)
+    return Response(served, text, used.charge(max(counts)), body_tokens, full_tokens, tokenizer, budget, True, counts, body_counts)
+

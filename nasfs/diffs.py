@@ -19,7 +19,7 @@ from .views import Analysis, Evidence, Served
 
 if TYPE_CHECKING:
     from .budget import Rung
-    from .service import Nas
+    from .reader import Reader
 
 RANGE_FORMS = "REV (to now), A..B, A.. (to now); revisions are commits, branches or tags"
 
@@ -32,7 +32,7 @@ def split_range(text: str) -> tuple[str, str | None]:
     return a, (b or None)
 
 
-def check_order(nas: Nas, a: str, b: str) -> None:
+def check_order(nas: Reader, a: str, b: str) -> None:
     """Refuse A..B when B is strictly older than A (a reversed range)."""
     if a != b and nas.tree.is_ancestor(b, a):
         raise BadView(f"{b[:12]} is older than {a[:12]}: the range runs backwards", f"the older revision first, e.g. {b[:12]}..{a[:12]}")
@@ -64,7 +64,7 @@ def changed_entries(old: Analysis | None, new: Analysis | None) -> list[tuple[st
 class TreeDiff:
     """The changes between two commits, optionally limited to one path."""
 
-    def __init__(self, nas: Nas, a: str, b: str, path: str | None = None) -> None:
+    def __init__(self, nas: Reader, a: str, b: str, path: str | None = None) -> None:
         self.nas, self.a, self.b = nas, a, b
         changes = nas.tree.changes(a, b)
         if path is not None:
@@ -117,7 +117,7 @@ class TreeDiff:
         return [full, entries, stat]
 
 
-def diff_response(nas: Nas, spec: str, path: str | None, budget: int | None):
+def diff_response(nas: Reader, spec: str, path: str | None, budget: int | None):
     """``nasfs diff A[..B] [PATH]`` and ``.nas/diff/A..B``: B defaults to now."""
     from .budget import fit
     from .declare import declare

@@ -55,6 +55,12 @@ class BadView(NasError):
     kind = "bad_view"
 
 
+class BadTokenizer(BadView):
+    """A tokenizer, tokenizer set or margin that nasfs cannot count with."""
+
+    kind = "bad_tokenizer"
+
+
 class BadPath(NasError):
     """A path that is malformed or would leave the served tree."""
 

@@ -35,13 +35,12 @@ from .errors import BadView, NasError, NotServable
 from .folders import Listing, Ranker, walk_commit, walk_worktree, worktree_state
 from .grammar import View
 from .outline.model import line_span
-from .pointers import Pointer
+from .pointers import Pointer, folder_pointer
 from .repo import FOLDER_READS, Content
-from .service import VIEW_FORMAT
-from .views import Evidence, Served
+from .views import VIEW_FORMAT, Evidence, Served
 
 if TYPE_CHECKING:
-    from .service import Nas
+    from .reader import Reader
 
 TOP_ENTRIES = 8  # outline entries shown under a file: the shallowest first
 HEADER_SLACK = 4  # tokens the header may grow by as its counts are filled in
@@ -73,7 +72,7 @@ class Facts:
         return f"{self.kind}, {lines}, {self.tokens} tokens"
 
 
-def file_facts(nas: Nas, content: Content) -> Facts:
+def file_facts(nas: Reader, content: Content) -> Facts:
     """A file's facts, from the disk cache or its analysis."""
     name = content.path.rsplit("/", 1)[-1]
     key = f"fmap-file:{__version__}:{nas.tokenizer}:{content.blob_id}:{name}"
@@ -112,7 +111,7 @@ class Shown:
     entry_evidence: tuple[Evidence, ...]
 
 
-def _shown(nas: Nas, path: str, at: str | None) -> Shown | None:
+def _shown(nas: Reader, path: str, at: str | None) -> Shown | None:
     """None when the file cannot be served now (gone since the walk, refused)."""
     try:
         content = nas.content(path, at)
@@ -132,7 +131,7 @@ def _shown(nas: Nas, path: str, at: str | None) -> Shown | None:
 class FolderMap:
     """One folder's map at one state of the tree: its ranked files and rungs."""
 
-    def __init__(self, nas: Nas, listing: Listing, order: list[int], at: str | None) -> None:
+    def __init__(self, nas: Reader, listing: Listing, order: list[int], at: str | None) -> None:
         self.nas = nas
         self.at = at
         self.shown_name = listing.folder or "."
@@ -151,6 +150,19 @@ class FolderMap:
         self.folders = [f"{prefix}{name}/ ({_files(n)}, {size} bytes)\n"
                         for name, (n, size, _) in sorted(folders.items(), key=lambda kv: kv[1][2])]
         self.total_bytes = sum(item.size for item in listing.items)
+        self.head = self._folder_evidence(listing.folder)
+
+    def _folder_evidence(self, folder: str) -> tuple[Evidence, ...]:
+        """The header's pointer: the folder itself at the commit the map shows
+        (``at``, or the working tree's snapshot commit, HEAD when nothing
+        differs), with the sha256 of its ``git ls-tree`` listing; none for a
+        folder git holds no file of."""
+        commit = self.at or self.nas.tree.snapshot_worktree()
+        listed = self.nas.tree.ls_tree_at(commit, folder)
+        if listed is None:
+            return ()
+        pointer = folder_pointer(self.nas.tree.node, self.nas.tree.tree, folder, commit)
+        return (Evidence(pointer, hashlib.sha256(listed).hexdigest()),)
 
     def shown(self, rank: int) -> Shown | None:
         if rank not in self._shown:
@@ -182,18 +194,18 @@ class FolderMap:
     def next_page(self, first: int, budget: int | None) -> str:
         return f"@outline={first}" + (f"@{budget}" if budget is not None else "")
 
-    def first_evidence(self) -> tuple[Evidence, ...]:
+    def first_file(self) -> Evidence | None:
         for rank in range(len(self.files)):
             s = self.shown(rank)
             if s is not None:
-                return (s.file_evidence,)
-        return ()
+                return s.file_evidence
+        return None
 
     def overhead(self, budget: int | None, detail: str) -> int:
         """The header's tokens, estimated with the largest counts it can hold."""
         n = len(self.files)
         keys = self.keys(detail, n, 0 if detail == "folders" else None, (n, n - 1), budget)
-        return self.declared(Served("map", b"", self.first_evidence(), keys=keys), budget).tokens + HEADER_SLACK
+        return self.declared(Served("map", b"", self.head, keys=keys), budget).tokens + HEADER_SLACK
 
     # -- the rungs ------------------------------------------------------------------
     def files_rung(self, budget: int | None, first: int = 1) -> Served | None:
@@ -221,7 +233,7 @@ class FolderMap:
 
     def _files_served(self, picked: list[tuple[int, Shown]], with_entries: int, first: int) -> Served:
         body: list[str] = []
-        evidence: list[Evidence] = []
+        evidence: list[Evidence] = list(self.head)
         for n, (_, s) in enumerate(picked):
             body.append(s.line)
             evidence.append(s.file_evidence)
@@ -298,19 +310,19 @@ class FolderMap:
         """Folders (``detail=folders``, the map's first page) and file lines, from rank ``first``."""
         last = files[-1][0] + 1 if files else first - 1
         body = "".join(folders) + "".join(s.line for _, s in files) + self._trailer(len(folders), last, budget)
-        evidence = tuple(s.file_evidence for _, s in files)
+        evidence = (*self.head, *(s.file_evidence for _, s in files))
         keys = self.keys(detail, len(files), len(folders) if detail == "folders" else None, (first, last), budget)
         return Served("map", body.encode(), evidence, keys=keys)
 
     def skeleton(self) -> Served:
-        first = self.first_evidence()
-        top = f"; top: {first[0].pointer.short()}" if first else ""
+        first = self.first_file()
+        top = f"; top: {first.pointer.short()}" if first else ""
         line = f"folder {self.shown_name}: {len(self.files)} files, {self.total_bytes} bytes, {len(self.folders)} folders{top}\n"
-        return Served("skeleton", line.encode(), first, keys=(("path", self.shown_name),))
+        return Served("skeleton", line.encode(), (*self.head, *([first] if first else [])), keys=(("path", self.shown_name),))
 
     def nothing(self, budget: int) -> Served:
         needs = self.declared(self.skeleton(), budget).tokens
-        return Served("none", b"", self.first_evidence(), truncated=True,
+        return Served("none", b"", self.head, truncated=True,
                       keys=(("path", self.shown_name), ("files", len(self.files)), ("needs", needs)))
 
     def response(self, budget: int | None, start: int = 0) -> Response:
@@ -338,7 +350,7 @@ def _files(n: int) -> str:
     return "1 file" if n == 1 else f"{n} files"
 
 
-def folder_view(nas: Nas, path: str, view: View, at: str | None) -> Response:
+def folder_view(nas: Reader, path: str, view: View, at: str | None) -> Response:
     """The map of a folder for a view that asks for one (outline, N)."""
     shown = path or "."
     if view.kind == "raw" and view.budget is None:
@@ -368,12 +380,12 @@ def folder_view(nas: Nas, path: str, view: View, at: str | None) -> Response:
     return response
 
 
-def _head_id(nas: Nas) -> str:
+def _head_id(nas: Reader) -> str:
     head = nas.tree.head()
     return str(head.id) if head is not None else ""
 
 
-def _cached(nas: Nas, key: str, head: str) -> Response | None:
+def _cached(nas: Reader, key: str, head: str) -> Response | None:
     """A remembered map, if every commit its pointers name is still held."""
     hit = nas.recall(key)
     if hit is None:
@@ -384,7 +396,7 @@ def _cached(nas: Nas, key: str, head: str) -> Response | None:
     return None
 
 
-def _full(nas: Nas, short: str) -> str:
+def _full(nas: Reader, short: str) -> str:
     try:
         return str(nas.tree.resolve(short).id)
     except NasError:

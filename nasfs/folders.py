@@ -42,7 +42,7 @@ from . import __version__
 from .cache import LRU
 
 if TYPE_CHECKING:
-    from .service import Nas
+    from .reader import Reader
 
 WORDS_BYTES = 32 << 10  # the head of a file searched for mentions of other files (imports are at the top)
 # A name as code and paths use it: after '.', '/', ':' or '\\' (``.service``,
@@ -102,11 +102,11 @@ class _Rules:
     so a warm walk only stats."""
 
     @staticmethod
-    def excludes(nas: Nas) -> str:
+    def excludes(nas: Reader) -> str:
         """The stamps of the index and the exclude files outside the tree."""
         return "|".join(_stamp(p) for p in nas.tree.rule_files())
 
-    def __init__(self, nas: Nas, folder: str) -> None:
+    def __init__(self, nas: Reader, folder: str) -> None:
         self.nas = nas
         self.base = self.excludes(nas)
         self.served = nas.tree.served_entries()  # the index read once per walk
@@ -159,7 +159,7 @@ def _nameable(name: str) -> bool:
     return True
 
 
-def worktree_state(nas: Nas) -> str:
+def worktree_state(nas: Reader) -> str:
     """A digest of what the working tree holds, as cheaply as git can say it:
     the index and exclude files, and every path ``git status`` reports (with
     its stat). libgit2 compares each tracked file's stat with the index in C,
@@ -176,7 +176,7 @@ def worktree_state(nas: Nas) -> str:
     return hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
-def walk_worktree(nas: Nas, path: str) -> Listing:
+def walk_worktree(nas: Reader, path: str) -> Listing:
     """The files under a working-tree folder that git does not ignore."""
     tree = nas.tree
     folder = tree.real_path(path)[0]  # an in-tree symlink to a folder: the folder it names
@@ -255,7 +255,7 @@ def sub_listing(listing: Listing, folder: str) -> Listing:
     return _worktree_listing(folder, list(listing.items[first:last]))
 
 
-def walk_commit(nas: Nas, commit: str, path: str) -> Listing:
+def walk_commit(nas: Reader, commit: str, path: str) -> Listing:
     """The blobs under a folder in ``commit`` (links and submodules skipped)."""
     found = nas.tree.files_at(commit, path, _nameable)
     items = [Item(where, size, (), blob_id) for where, size, blob_id in found.files]
@@ -314,7 +314,7 @@ class Ranker:
     def __init__(self) -> None:
         self._mentions: LRU[tuple[str, str, object], tuple[bool, frozenset[str]]] = LRU(200_000)
 
-    def order(self, nas: Nas, listing: Listing, at: str | None, known: Mapping[str, Known] | None = None) -> list[int]:
+    def order(self, nas: Reader, listing: Listing, at: str | None, known: Mapping[str, Known] | None = None) -> list[int]:
         """Indexes into ``listing.items``, most important first; stored on
         disk by the listing's signature when its files have settled."""
         key = f"fmap-rank:{__version__}:{listing.signature}"
@@ -329,7 +329,7 @@ class Ranker:
             nas.disk.put(key, json.dumps(order).encode())
         return order
 
-    def scores(self, nas: Nas, listing: Listing, at: str | None, known: Mapping[str, Known]) -> list[float]:
+    def scores(self, nas: Reader, listing: Listing, at: str | None, known: Mapping[str, Known]) -> list[float]:
         items = listing.items
         owners = names_in(item.path for item in items)
         names = frozenset(owners)
@@ -353,7 +353,7 @@ class Ranker:
             out.append(math.log2(1 + credit) + _bonus(listing.relative(item.path), item.size) - penalty)
         return out
 
-    def _mentioned(self, nas: Nas, item: Item, at: str | None, names: frozenset[str],
+    def _mentioned(self, nas: Reader, item: Item, at: str | None, names: frozenset[str],
                    names_id: str) -> tuple[bool, frozenset[str]]:
         """(binary, the listing's names this file mentions)."""
         key = (names_id, item.path, item.oid or (item.size, item.stamp))
@@ -365,7 +365,7 @@ class Ranker:
         return found
 
 
-def _head(nas: Nas, item: Item, at: str | None) -> bytes:
+def _head(nas: Reader, item: Item, at: str | None) -> bytes:
     """The first WORDS_BYTES of a file (empty when it cannot be read now)."""
     if at is not None:
         return nas.tree.blob_head(item.oid, WORDS_BYTES)

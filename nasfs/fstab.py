@@ -32,6 +32,7 @@ OWN: dict[str, tuple[str, bool]] = {
     "node": ("--node", True),
     "tree": ("--tree", True),
     "tokenizer": ("--tokenizer", True),
+    "margin": ("--margin", True),
     "summarizer": ("--summarizer", True),
     "log_file": ("--log-file", True),
     "log_level": ("--log-level", True),
@@ -64,7 +65,7 @@ REFUSED = {
     "dirsync": "dirsync is not supported (writes go to the source as its filesystem does them)",
 }
 
-VALID = ("node=NAME, tree=NAME, tokenizer=cl100k_base|o200k_base, summarizer=CMD, autocommit, allow_other, "
+VALID = ("node=NAME, tree=NAME, tokenizer=NAME|max:A+B+...|PRESET, margin=M, summarizer=CMD, autocommit, allow_other, "
          "log_file=FILE, log_level=debug|info|warning|error, attr_timeout=SECONDS, ro, noexec "
          "(generic ones such as rw, defaults, _netdev, nofail, noatime, x-systemd.* are ignored)")
 

@@ -43,6 +43,7 @@ from .grammar import MAX_BUDGET
 from .repo import clean_path
 from .search import search
 from .service import Nas
+from .tokens import MAX_MARGIN, spell
 
 log = logging.getLogger("nasfs.http")
 
@@ -105,26 +106,41 @@ class Door:
         """Run ``op`` in a worker thread: the event loop never blocks on git."""
         return await anyio.to_thread.run_sync(functools.partial(op, **kwargs), limiter=self._limiter)
 
-    def read(self, path: str, view: str | None = None, budget_tokens: int | None = None, at: str | None = None) -> dict[str, Any]:
+    def counting(self, tokenizer: str | None, margin: float | None) -> Nas:
+        """The tree counted with a request's own tokenizer setting, if it names one
+        (a margin alone applies to the server's tokenizer)."""
+        if tokenizer is None and margin is None:
+            return self.nas
+        try:
+            return self.nas.using(spell(tokenizer or self.nas.tokenizer, margin))
+        except NasError as exc:
+            self.nas.refused(f"tokenizer={tokenizer} margin={margin}", exc)
+            raise
+
+    def read(self, path: str, view: str | None = None, budget_tokens: int | None = None, at: str | None = None,
+             tokenizer: str | None = None, margin: float | None = None) -> dict[str, Any]:
         """``{path, view}`` is ``path@view`` read through ``Nas.read``
         (``''`` is the root folder, as ``.`` is)."""
         path = path or "."
         spec = f"{path}@{view.removeprefix('@')}" if view else path
-        return self.nas.read(spec, at, budget_tokens, default_budget=self.default_budget).envelope()
+        return self.counting(tokenizer, margin).read(spec, at, budget_tokens, default_budget=self.default_budget).envelope()
 
-    def list(self, path: str = "", budget_tokens: int | None = None, skip: int | None = None) -> dict[str, Any]:
+    def list(self, path: str = "", budget_tokens: int | None = None, skip: int | None = None,
+             tokenizer: str | None = None, margin: float | None = None) -> dict[str, Any]:
         """A folder's entries, budgeted (the door's default when none is given)."""
         from .listing import list_folder
 
         budget = budget_tokens if budget_tokens is not None else (self.default_budget or None)
+        nas = self.counting(tokenizer, margin)
         try:
-            return list_folder(self.nas, path, budget, skip or 0).envelope()
+            return list_folder(nas, path, budget, skip or 0).envelope()
         except NasError as exc:
             self.nas.refused(path, exc)
             raise
 
-    def search(self, query: str, budget_tokens: int | None = None, at: str | None = None) -> dict[str, Any]:
-        return search(self.nas, query, at=at, budget=budget_tokens).envelope()
+    def search(self, query: str, budget_tokens: int | None = None, at: str | None = None,
+               tokenizer: str | None = None, margin: float | None = None) -> dict[str, Any]:
+        return search(self.counting(tokenizer, margin), query, at=at, budget=budget_tokens).envelope()
 
     def deref(self, pointer: str) -> dict[str, Any]:
         """The bytes a pointer names; ``sha256`` is of the bytes, exactly
@@ -136,21 +152,23 @@ class Door:
         """``{pointer, verified, sha256, detail}`` (``nasfs verify --json`` too)."""
         return self.nas.check(pointer, sha256=sha256, quote=quote)
 
-    def diff(self, range: str, path: str | None = None, budget_tokens: int | None = None) -> dict[str, Any]:
+    def diff(self, range: str, path: str | None = None, budget_tokens: int | None = None,
+             tokenizer: str | None = None, margin: float | None = None) -> dict[str, Any]:
         where = clean_path(path) if path else None
-        return diff_response(self.nas, range, where, budget_tokens).envelope()
+        return diff_response(self.counting(tokenizer, margin), range, where, budget_tokens).envelope()
 
 
 # -- request bodies: one table gives the checks and the OpenAPI schema --------
 @dataclass(frozen=True, slots=True)
 class Field:
     name: str
-    kind: type  # str or int
+    kind: type  # str, int (tokens) or float (a margin)
     required: bool = False
     doc: str = ""
 
     def schema(self) -> dict[str, Any]:
-        base: dict[str, Any] = {"type": "string"} if self.kind is str else {"type": "integer", "minimum": 0, "maximum": MAX_BUDGET}
+        base: dict[str, Any] = ({"type": "string"} if self.kind is str else {"type": "number", "minimum": 0, "maximum": MAX_MARGIN}
+                                if self.kind is float else {"type": "integer", "minimum": 0, "maximum": MAX_BUDGET})
         if not self.required:
             base["type"] = [base["type"], "null"]
         return {**base, "description": self.doc}
@@ -163,10 +181,17 @@ class Field:
                 raise BadRequest(f"{self.name} must be a whole number of tokens")
             if not 0 <= value <= MAX_BUDGET:
                 raise BadRequest(f"{self.name} must be between 0 and {MAX_BUDGET}")
+        elif self.kind is float:
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= MAX_MARGIN:
+                raise BadRequest(f"{self.name} must be a number from 0 to {MAX_MARGIN:g}", "e.g. 0.30 for 30 %")
         elif not isinstance(value, str):
             raise BadRequest(f"{self.name} must be a string")
 
 
+TOKENIZER = Field("tokenizer", str, False, "count with this tokenizer setting instead of the server's: a tokenizer "
+                  "(cl100k_base, o200k_base, llama3, qwen2.5, ...), max:A,B,... (every one within the budget), or a "
+                  "preset (claude, gemini, llama, qwen, mistral, deepseek, openai); docs/tokens.md")
+MARGIN = Field("margin", float, False, "fit into budget/(1+margin) of the largest count, declared in the envelope (e.g. 0.30)")
 _BUDGET_DOC = "tokens for the whole answer; the view degrades (outline, shallower outline, skeleton) to fit, never cut"
 READ = (
     Field("path", str, True, "a file relative to the tree root; may carry a view: notes/acme.md@outline; "
@@ -175,17 +200,20 @@ READ = (
     Field("budget_tokens", int, False, _BUDGET_DOC + f"; with no budget here or as @N, the server's default "
           f"({DEFAULT_READ_BUDGET} unless nasfs serve --default-budget), declared in the envelope's budget_tokens"),
     Field("at", str, False, "read the tree at this revision (commit, branch, tag)"),
+    TOKENIZER, MARGIN,
 )
 LIST = (
     Field("path", str, True, "a folder relative to the tree root; '' or '.' for the root"),
     Field("budget_tokens", int, False, "tokens for the whole answer (default: the server's read default); "
           "what does not fit is declared, with next=skip:K"),
     Field("skip", int, False, "entries to pass over: the K of an answer's next=skip:K"),
+    TOKENIZER, MARGIN,
 )
 SEARCH = (
     Field("query", str, True, "a literal (smart case), re:REGEX, in:FOLDER, glob:PATTERN, skip:N, combined with spaces"),
     Field("at", str, False, "search the tree at this revision"),
     Field("budget_tokens", int, False, "tokens for the whole answer (default 1000); what does not fit is declared, with next=skip:K"),
+    TOKENIZER, MARGIN,
 )
 POINTER = Field("pointer", str, True, "nas://NODE/TREE/PATH@COMMIT#La-Lb, or PATH@COMMIT#La-Lb")
 DEREF = (POINTER,)
@@ -198,6 +226,7 @@ DIFF = (
     Field("range", str, True, "REV (to now), A..B, or A.. (to now)"),
     Field("path", str, False, "one file; without it, the whole tree"),
     Field("budget_tokens", int, False, "tokens for the whole answer: full diff, then changed outline entries, then a diffstat"),
+    TOKENIZER, MARGIN,
 )
 
 
@@ -355,7 +384,11 @@ def openapi() -> dict[str, Any]:
             "truncated": {"type": "boolean", "description": "true only for view=none: even the skeleton did not fit"},
             "content": {"type": "string"},
             "evidence": {"type": "array", "items": _ref("Evidence")},
-            "tokenizer": {"type": "string"},
+            "tokenizer": {"type": "string", "description": "the tokenizer setting counted with (docs/tokens.md)"},
+            "counts": {"type": "object", "additionalProperties": {"type": "integer"},
+                       "description": "each tokenizer's count of content, for a set (max:A,B or a preset) or a margin"},
+            "margin": {"type": "number", "description": "tokens is the largest count times 1+margin, rounded up"},
+            "estimated": {"type": "boolean", "description": "true when no counted tokenizer is the reader's model's own"},
             "budget_tokens": {"type": ["integer", "null"]},
             "full_tokens": {"type": ["integer", "null"], "description": "tokens of the whole file; null for binary or large files"},
         },

@@ -25,6 +25,7 @@ from .errors import NasError
 from .grammar import MAX_BUDGET
 from .http import DEFAULT_READ_BUDGET, Door
 from .service import Nas
+from .tokens import MAX_MARGIN
 
 WORKFLOW = """\
 nasfs serves a git-backed tree with budgeted, checkable reads. Spend tokens like this:
@@ -45,6 +46,10 @@ Budget = Annotated[
     Field(ge=0, le=MAX_BUDGET, description="tokens for the whole answer; the view degrades to fit, never cut"),
 ]
 At = Annotated[str | None, Field(description="read at this revision: commit, branch or tag (default: the working tree)")]
+Tokenizer = Annotated[str | None, Field(description="count for your model: a tokenizer (cl100k_base, o200k_base, llama3, "
+                                                    "qwen2.5, ...), max:A,B,... (every one within the budget), or a preset "
+                                                    "(claude, gemini, llama, qwen, mistral, deepseek, openai)")]
+Margin = Annotated[float | None, Field(ge=0, le=MAX_MARGIN, description="fit into budget/(1+margin) of the largest count (e.g. 0.30)")]
 
 
 async def _answer(door: Door, op: Callable[..., dict[str, Any]], **kwargs: Any) -> CallToolResult:
@@ -81,8 +86,11 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
         view: Annotated[str | None, Field(description="outline | L12-L18 | section=NAME | section=NAME@outline | since=REV | N (a budget)")] = None,
         budget_tokens: Budget = None,
         at: At = None,
+        tokenizer: Tokenizer = None,
+        margin: Margin = None,
     ) -> CallToolResult:
-        return await _answer(door, door.read, path=path, view=view, budget_tokens=budget_tokens, at=at)
+        return await _answer(door, door.read, path=path, view=view, budget_tokens=budget_tokens, at=at,
+                             tokenizer=tokenizer, margin=margin)
 
     @server.tool(
         description=(
@@ -95,8 +103,10 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
         path: Annotated[str, Field(description="a folder relative to the tree root; '' or '.' for the root")] = "",
         budget_tokens: Budget = None,
         skip: Annotated[int | None, Field(ge=0, le=MAX_BUDGET, description="entries to pass over (next=skip:K)")] = None,
+        tokenizer: Tokenizer = None,
+        margin: Margin = None,
     ) -> CallToolResult:
-        return await _answer(door, door.list, path=path, budget_tokens=budget_tokens, skip=skip)
+        return await _answer(door, door.list, path=path, budget_tokens=budget_tokens, skip=skip, tokenizer=tokenizer, margin=margin)
 
     @server.tool(
         description=(
@@ -110,8 +120,10 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
         query: Annotated[str, Field(description="e.g. 'renewal', 're:price.*2026 in:notes'")],
         budget_tokens: Annotated[int | None, Field(ge=0, le=MAX_BUDGET, description="tokens for the answer (default 1000)")] = None,
         at: At = None,
+        tokenizer: Tokenizer = None,
+        margin: Margin = None,
     ) -> CallToolResult:
-        return await _answer(door, door.search, query=query, budget_tokens=budget_tokens, at=at)
+        return await _answer(door, door.search, query=query, budget_tokens=budget_tokens, at=at, tokenizer=tokenizer, margin=margin)
 
     @server.tool(
         description=(
@@ -133,8 +145,10 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
         range: Annotated[str, Field(description="REV, REV.. or A..B (commits, branches, tags)")],
         path: Annotated[str | None, Field(description="one file; without it, the whole tree")] = None,
         budget_tokens: Budget = None,
+        tokenizer: Tokenizer = None,
+        margin: Margin = None,
     ) -> CallToolResult:
-        return await _answer(door, door.diff, range=range, path=path, budget_tokens=budget_tokens)
+        return await _answer(door, door.diff, range=range, path=path, budget_tokens=budget_tokens, tokenizer=tokenizer, margin=margin)
 
     return server
 

@@ -6,7 +6,9 @@ that would break a header line or the pointer's own syntax (space, ``%``,
 ``str(pointer)`` gives is the one every door prints, unchanged, and parsing
 it gives the names back. The fragment is optional (no fragment: the whole
 blob, as for binary files). Commits are emitted with 12 hex digits; any
-unique prefix of 7+ is accepted on input.
+unique prefix of 7+ is accepted on input. A path ending in ``/`` names a
+folder, an empty one the tree's top (``nas://node/tree/@COMMIT``): its listing
+at the commit, as ``git ls-tree`` prints it (docs/pointers.md).
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ EMIT_HEX = 12
 _SAFE = "/@+~!$&'()*,;=:-._"
 _NAME_SAFE = _SAFE.replace("/", "")
 _FULL = re.compile(r"nas://([^/\s]+)/([^/\s]+)/(\S+)")
-_REST = re.compile(r"(.+)@([0-9a-fA-F]{7,40})(?:#L(\d+)(?:-L(\d+))?)?")
-FORM = "nas://NODE/TREE/PATH@COMMIT#La-Lb (or PATH@COMMIT#La-Lb), commit of 7 to 40 hex digits"
+_REST = re.compile(r"(.*)@([0-9a-fA-F]{7,40})(?:#L(\d+)(?:-L(\d+))?)?")
+FORM = ("nas://NODE/TREE/PATH@COMMIT#La-Lb (or PATH@COMMIT#La-Lb), commit of 7 to 40 hex digits; "
+        "a folder: nas://NODE/TREE/DIR/@COMMIT, the top: nas://NODE/TREE/@COMMIT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +36,13 @@ class Pointer:
     commit: str
     start: int = 0  # 0: the whole blob, no line fragment
     end: int = 0
+
+    @property
+    def folder(self) -> str | None:
+        """The folder a folder pointer names ('' for the tree's top), else None."""
+        if self.path and not self.path.endswith("/"):
+            return None
+        return self.path[:-1]
 
     def short(self) -> str:
         """The form without ``nas://node/tree/`` (what ``.nas/deref/`` takes)."""
@@ -72,4 +82,18 @@ def parse_pointer(text: str, node: str, tree: str) -> Pointer:
     if r.group(3) and (start < 1 or end < start):
         raise BadPointer(f"pointer line range L{start}-L{end} is empty or starts before L1", FORM)
     path = unquote(r.group(1))
+    if not path or path.endswith("/"):
+        _check_folder(path, text, bool(r.group(3)))
     return Pointer(node, tree, path, r.group(2).lower(), start, end)
+
+
+def folder_pointer(node: str, tree: str, folder: str, commit: str) -> Pointer:
+    """The pointer naming ``folder`` ('' for the top) at ``commit``."""
+    return Pointer(node, tree, f"{folder}/" if folder else "", commit)
+
+
+def _check_folder(path: str, text: str, has_lines: bool) -> None:
+    if has_lines:
+        raise BadPointer(f"{text!r} names a folder, which has no lines", "DIR/@COMMIT without #La-Lb, or a file's PATH@COMMIT#La-Lb")
+    if path and (path.startswith("/") or any(p in ("", ".", "..") for p in path[:-1].split("/"))):
+        raise BadPointer(f"malformed folder in pointer {text!r}", "DIR/@COMMIT with DIR relative to the tree's top, or @COMMIT for the top")

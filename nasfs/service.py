@@ -7,8 +7,9 @@ CLI, FUSE, HTTP and MCP doors differ only in how they carry it.
 from __future__ import annotations
 
 import collections
-import os
+import copy
 import hashlib
+import os
 import json
 import threading
 import time
@@ -25,7 +26,7 @@ from .grammar import RAW, View, check_budget, split_path
 from .outline import Entry, Outline
 from .pointers import Pointer, parse_pointer
 from .repo import Content, GitTree, clean_path
-from .views import Analysis, Evidence, Served
+from .views import VIEW_FORMAT, Analysis, Evidence, Served
 
 
 @dataclass
@@ -76,7 +77,6 @@ class Refusal:
 
 
 SUMMARY_ALTERNATIVES = "@outline, @N, @section=NAME, @L12-L18"
-VIEW_FORMAT = 5  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
 
 
 class Nas:
@@ -127,20 +127,38 @@ class Nas:
             self._analyses.put(key, found)
         return found
 
+    def using(self, tokenizer: str | None) -> Nas:
+        """This tree's views counted with another tokenizer setting (a request's
+        own, over HTTP or MCP): the same caches, keyed by the setting."""
+        if tokenizer is None or tokenizer == self.tokenizer:
+            return self
+        other = copy.copy(self)
+        other.tokenizer = tok.check_tokenizer(tokenizer)
+        return other
+
     def full_tokens(self, a: Analysis) -> int | None:
-        """Tokens of the whole file, cached by blob; None for binary or large."""
+        """Tokens of the whole file as a budget counts them; None for binary or large."""
+        counts = self.full_counts(a)
+        return None if counts is None else tok.resolve(self.tokenizer).charge(max(counts))
+
+    def full_counts(self, a: Analysis) -> tuple[int, ...] | None:
+        """Each tokenizer's count of the whole file, cached by blob and
+        tokenizer (so sets that share a tokenizer share its counts)."""
         if a.binary or a.data is None:
             return None
-        key = (self.tokenizer, a.content.blob_id)
-        n = self._full_tokens.get(key)
-        if n is None:
-            disk_key = f"tokens:{key[0]}:{key[1]}"
-            cached = self.disk.get(disk_key) if self.disk else None
-            n = int(cached) if cached is not None else tok.count(a.data, self.tokenizer)
-            if cached is None and self.disk:
-                self.disk.put(disk_key, str(n).encode())
-            self._full_tokens.put(key, n)
-        return n
+        counts = []
+        for name in tok.resolve(self.tokenizer).names:
+            key = (name, a.content.blob_id)
+            n = self._full_tokens.get(key)
+            if n is None:
+                disk_key = f"tokens:{name}:{key[1]}"
+                cached = self.disk.get(disk_key) if self.disk else None
+                n = int(cached) if cached is not None else tok.count(a.data, name)
+                if cached is None and self.disk:
+                    self.disk.put(disk_key, str(n).encode())
+                self._full_tokens.put(key, n)
+            counts.append(n)
+        return tuple(counts)
 
     def cached_tokens(self, real: str, st: os.stat_result) -> int | None:
         """Tokens of a working-tree file if already counted (a listing's column):
@@ -148,12 +166,17 @@ class Nas:
         blob_id = self.tree.cached_blob_id(os.path.realpath(real), st)
         if blob_id is None:
             return None
-        key = (self.tokenizer, blob_id)
-        n = self._full_tokens.get(key)
-        if n is None and self.disk is not None:
-            cached = self.disk.get(f"tokens:{key[0]}:{key[1]}")
-            n = int(cached) if cached is not None else None
-        return n
+        used = tok.resolve(self.tokenizer)
+        counts = []
+        for name in used.names:
+            n = self._full_tokens.get((name, blob_id))
+            if n is None and self.disk is not None:
+                cached = self.disk.get(f"tokens:{name}:{blob_id}")
+                n = int(cached) if cached is not None else None
+            if n is None:
+                return None
+            counts.append(n)
+        return used.charge(max(counts))
 
     # -- reads ---------------------------------------------------------------
     def read(self, spec: str, at: str | None = None, budget: int | None = None, default_budget: int | None = None) -> Response:
@@ -238,14 +261,16 @@ class Nas:
         that fits; exact line ranges and raw reads carry no header."""
         a = self.analysis(content)
         full = self.full_tokens(a)
+        full_counts = self.full_counts(a)
         done: dict[tuple[int, bool], tuple[Served, Response]] = {}  # a rung's answer is declared (counted) once
 
         def declared(served: Served, headed: bool = True) -> Response:
             hit = done.get((id(served), headed))
             if hit is not None and hit[0] is served:
                 return hit[1]
-            body_tokens = full if served.body is a.data and full is not None else None
-            response = declare(served, full, self.tokenizer, view.budget, headed, body_tokens)
+            body_counts = full_counts if served.body is a.data else None
+            over = view.budget if served.view != "none" else None  # a rung tried against the budget; none is served as it is
+            response = declare(served, full, self.tokenizer, view.budget, headed, body_counts, over)
             done[id(served), headed] = (served, response)
             return response
 
@@ -324,7 +349,15 @@ class Nas:
         return p, content
 
     def deref(self, text: str) -> tuple[Pointer, bytes]:
-        """Exactly the bytes a pointer names, at its commit."""
+        """Exactly the bytes a pointer names, at its commit; for a folder
+        pointer, the folder's listing as ``git ls-tree`` prints it."""
+        p = parse_pointer(text, self.tree.node, self.tree.tree)
+        if p.folder is not None:
+            commit = str(self.tree.resolve(p.commit).id)
+            listing = self.tree.ls_tree_at(commit, p.folder)
+            if listing is None:
+                raise NotFound(f"{p.folder or '.'!r} is not a folder at {commit[:12]}", "a folder of that commit")
+            return p, listing
         p, content = self.resolve_pointer(text)
         if not p.start:
             if content.large:
@@ -453,6 +486,7 @@ def _response_to_json(r: Response) -> bytes:
         "generated": s.generated, "truncated": s.truncated, "keys": list(s.keys),
         "tokens": r.tokens, "content_tokens": r.content_tokens, "full_tokens": r.full_tokens,
         "tokenizer": r.tokenizer, "budget": r.budget, "headed": r.headed,
+        "counts": r.counts, "content_counts": r.content_counts,
     }).encode()
 
 
@@ -461,7 +495,8 @@ def _response_from_json(raw: bytes, tree: GitTree) -> Response | None:
         d = json.loads(raw)
         evidence = tuple(Evidence(parse_pointer(p, tree.node, tree.tree), h) for p, h in d["evidence"])
         served = Served(d["view"], d["body"].encode("latin-1"), evidence, d["generated"], d["truncated"], tuple(tuple(k) for k in d["keys"]))
-        return Response(served, d["text"].encode("latin-1"), d["tokens"], d["content_tokens"], d["full_tokens"], d["tokenizer"], d["budget"], d["headed"])
+        return Response(served, d["text"].encode("latin-1"), d["tokens"], d["content_tokens"], d["full_tokens"], d["tokenizer"], d["budget"], d["headed"],
+                        tuple(d["counts"]), tuple(d["content_counts"]))
     except (ValueError, KeyError, TypeError, NasError):
         return None
 

@@ -17,6 +17,8 @@ from .outline import Entry, Outline, family_for, is_binary, outline_bytes, outli
 from .pointers import Pointer
 from .repo import Content
 
+VIEW_FORMAT = 6  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
+
 
 @dataclass(frozen=True, slots=True)
 class Evidence:

@@ -70,3 +70,105 @@ def test_no_module_outside_nasfs_repo_takes_a_trees_repo() -> None:
     found = [f"{p.relative_to(PACKAGE.parent)}:{line}" for p in outside_repo()
              for line in repo_of_a_tree(p.read_text(), str(p))]
     assert found == [], f"a GitTree's pygit2 handle used outside nasfs/repo/ (add a GitTree method): {found}"
+
+
+# -- no import cycles among nasfs modules ------------------------------------------
+# Two circles are being broken on another branch (issue 20, the speed work); the
+# lead drops this exemption when merging it. Nothing else may join or widen them.
+EXEMPT_CYCLES = (
+    frozenset({"nasfs.cli", "nasfs.fstab", "nasfs.install"}),
+    frozenset({"nasfs.fuse.pool", "nasfs.fuse.virtual"}),
+)
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(source: str, name: str, is_package: bool, known: set[str]) -> set[str]:
+    """The nasfs modules ``name`` imports anywhere in its source: at the top,
+    inside functions (a lazy import is still a dependency) or for type
+    checking only. ``from .x import y`` counts ``x.y`` when that is a module."""
+    found = set()
+    package = name if is_package else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            targets = [f"{module}.{alias.name}" if f"{module}.{alias.name}" in known else module for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    known = set(sources)
+    return {name: imported_modules(source, name, is_package, known) for name, (source, is_package) in sources.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan's)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[frozenset[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(frozenset(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_cycle_scan_finds_cycles() -> None:
+    """Each kind of import counts: top level, lazy, type-checking only, a package's submodule."""
+    sources = {
+        "nasfs": ("", True),
+        "nasfs.a": ("from . import b\n", False),
+        "nasfs.b": ("def f():\n    from .c import thing\n", False),
+        "nasfs.c": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from nasfs.a import X\n", False),
+        "nasfs.p": ("", True),
+        "nasfs.p.q": ("from ..d import y\n", False),
+        "nasfs.d": ("import nasfs.p.q\n", False),
+        "nasfs.e": ("from .p import q\nimport os\n", False),
+    }
+    assert sorted(sorted(c) for c in cycles(import_graph(sources))) == [
+        ["nasfs.a", "nasfs.b", "nasfs.c"], ["nasfs.d", "nasfs.p.q"]]
+
+
+def test_no_import_cycles_among_nasfs_modules() -> None:
+    """The core is handed what it needs (a protocol, a function); it never
+    imports the modules that call it, lazily or for type checking."""
+    sources = {module_name(p): (p.read_text(), p.name == "__init__.py") for p in sorted(PACKAGE.rglob("*.py"))}
+    assert "nasfs.service" in sources and "nasfs.fuse.virtual" in sources
+    found = [c for c in cycles(import_graph(sources)) if c not in EXEMPT_CYCLES]
+    assert not found, "import cycles: " + "; ".join(" <-> ".join(sorted(c)) for c in found)

@@ -73,8 +73,8 @@ def test_tools_are_listed_and_teach_the_budget_workflow(home: Path) -> None:
         assert "snippets" in by_name["nas_search"].description
         schema = by_name["nas_read"].input_schema
         assert schema["required"] == ["path"]
-        assert set(schema["properties"]) == {"path", "view", "budget_tokens", "at"}
-        assert set(by_name["nas_diff"].input_schema["properties"]) == {"range", "path", "budget_tokens"}
+        assert set(schema["properties"]) == {"path", "view", "budget_tokens", "at", "tokenizer", "margin"}
+        assert set(by_name["nas_diff"].input_schema["properties"]) == {"range", "path", "budget_tokens", "tokenizer", "margin"}
         instructions = (await s.initialize()).instructions  # the handshake's answer, kept by the session
         assert "outline" in instructions and "since=REV" in instructions
 

@@ -71,6 +71,38 @@ class CommitTrees(ServedTree):
                     target.write_bytes(self.repo[entry.id].data)
 
     @serving
+    def ls_tree_at(self, commit: str, path: str) -> bytes | None:
+        """A folder at ``commit`` as ``git -c core.quotePath=false ls-tree
+        COMMIT PATH/`` prints it (what a folder pointer names), or None when
+        ``path`` is not a folder there."""
+        root = self.repo[commit].tree
+        if path:
+            try:
+                sub = self.repo[tree_entry(root, path).id]
+            except KeyError:
+                return None
+            if not isinstance(sub, pygit2.Tree):
+                return None
+        else:
+            sub = root
+        prefix = path + "/" if path else ""
+        kinds = {pygit2.GIT_FILEMODE_TREE: "tree", pygit2.GIT_FILEMODE_COMMIT: "commit"}
+        return b"".join(f"{e.filemode:06o} {kinds.get(e.filemode, 'blob')} {e.id}\t".encode()
+                        + _quoted(os.fsencode(prefix + e.name)) + b"\n" for e in sub)
+
+    @serving
     def raw_at(self, commit: str, path: str) -> bytes:
         """The blob bytes at ``path`` (a symlink's target text, not followed)."""
         return self.repo[tree_entry(self.repo[commit].tree, path).id].data
+
+
+_ESCAPES = {ord('"'): b'\\"', ord("\\"): b"\\\\", ord("\t"): b"\\t", ord("\n"): b"\\n", 7: b"\\a", 8: b"\\b",
+            11: b"\\v", 12: b"\\f", 13: b"\\r"}
+
+
+def _quoted(name: bytes) -> bytes:
+    """A path as git prints it with quotePath off: in double quotes, C-escaped,
+    when it holds a quote, a backslash or a control character."""
+    if not any(b in _ESCAPES or b < 0x20 or b == 0x7F for b in name):
+        return name
+    return b'"' + b"".join(_ESCAPES.get(b) or (f"\\{b:03o}".encode() if b < 0x20 or b == 0x7F else bytes([b])) for b in name) + b'"'

@@ -38,8 +38,8 @@ class Snapshots(Revisions, Writing):
                 pygit2.GIT_STATUS_WT_NEW | pygit2.GIT_STATUS_WT_MODIFIED | pygit2.GIT_STATUS_WT_DELETED
                 | pygit2.GIT_STATUS_WT_TYPECHANGE | pygit2.GIT_STATUS_WT_RENAMED | pygit2.GIT_STATUS_INDEX_MODIFIED
                 | pygit2.GIT_STATUS_INDEX_NEW | pygit2.GIT_STATUS_INDEX_DELETED)
-            if not differs_from_head:
-                continue
+            if not differs_from_head or not _utf8(path):
+                continue  # a name that is not UTF-8 is served by no view (and git's tree builder refuses it)
             real = self.root / path
             if real.is_file() and not real.is_symlink():
                 with open(real, "rb") as fh:
@@ -163,3 +163,11 @@ class Snapshots(Revisions, Writing):
 def _object_id(kind: bytes, raw: bytes) -> pygit2.Oid:
     """The id git gives an object, computed without writing it."""
     return pygit2.Oid(hex=hashlib.sha1(kind + b" %d\0" % len(raw) + raw).hexdigest())
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

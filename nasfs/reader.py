@@ -1,0 +1,30 @@
+"""What folder walks, folder maps and diffs are handed: the service as they
+see it (a protocol), so that they never import the service that calls them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from .cache import DiskCache
+    from .declare import Response
+    from .repo import Content, GitTree
+    from .views import Analysis
+
+
+class Reader(Protocol):
+    """One tree's views, counted with one tokenizer setting (``Nas`` is one)."""
+
+    tree: GitTree
+    disk: DiskCache | None
+    tokenizer: str
+
+    def content(self, path: str, at: str | None = None) -> Content: ...
+
+    def analysis(self, content: Content) -> Analysis: ...
+
+    def full_tokens(self, a: Analysis) -> int | None: ...
+
+    def recall(self, key: str) -> Response | None: ...
+
+    def remember(self, key: str, response: Response, to_disk: bool = True) -> None: ...
