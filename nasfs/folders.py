@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from . import __version__
 from .cache import LRU
+from .progress import Task
 
 if TYPE_CHECKING:
     from .service import Nas
@@ -58,6 +59,9 @@ MANIFESTS = frozenset({
 ENTRY_STEMS = frozenset({"__main__", "__init__", "main", "index", "app", "cli", "lib", "mod", "server"})
 LOCKS = (".lock", "-lock.json", ".min.js", ".min.css", ".map", ".sum")
 SETTLED_NS = 2_000_000_000  # a file untouched this long is not being rewritten within its timestamp
+PARALLEL_FILES = 20_000  # unread files of one ranking from which worker processes read them
+READERS = 4  # at most this many reader processes (and no more than the cores)
+READ_CHUNK = 2048  # files per reader task
 
 
 class Item(NamedTuple):
@@ -271,11 +275,15 @@ def stem(path: str) -> str:
     return name[:dot] if dot > 0 else name
 
 
-def mentions_in(head: bytes) -> tuple[bool, frozenset[str]]:
-    """(binary, every name a file's head mentions as code and paths do)."""
+def mentions_in(head: bytes, names: frozenset[bytes] | None = None) -> tuple[bool, frozenset[str]]:
+    """(binary, every name a file's head mentions as code and paths do; only
+    those of ``names`` when given, which skips decoding every other word)."""
     if b"\0" in head[:8000]:
         return True, frozenset()
     lower = head.lower()
+    if names is not None:
+        found = names.intersection(_AFTER.findall(lower)) | names.intersection(_BEFORE.findall(lower))
+        return False, frozenset([w.decode() for w in found])
     return False, frozenset(w.decode() for w in set(_AFTER.findall(lower)) | set(_BEFORE.findall(lower)))
 
 
@@ -295,6 +303,20 @@ def names_in(paths: Iterable[str]) -> Counter[str]:
     return Counter(s for s in map(stem, paths) if len(s) >= 2)
 
 
+_ENCODED: LRU[frozenset[str], frozenset[bytes]] = LRU(1)
+
+
+def encoded(names: frozenset[str]) -> frozenset[bytes]:
+    """``names`` as the bytes a head is searched in (the last set kept: a
+    worker of ``nasfs index`` asks with the same set for every file; one set
+    of a million-file root is about 100 MB, so no more than one)."""
+    found = _ENCODED.get(names)
+    if found is None:
+        found = frozenset(n.encode("utf-8", "surrogateescape") for n in names)
+        _ENCODED.put(names, found)
+    return found
+
+
 def known_of(root: Path, path: str, names: frozenset[str]) -> Known | None:
     """A working-tree file's mentions of ``names``, with the stat they hold for."""
     try:
@@ -303,8 +325,8 @@ def known_of(root: Path, path: str, names: frozenset[str]) -> Known | None:
             st = os.fstat(fh.fileno())
     except OSError:
         return None
-    binary, mentions = mentions_in(head)
-    return Known(st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), binary, mentions & names)
+    binary, mentions = mentions_in(head, encoded(names))
+    return Known(st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), binary, mentions)
 
 
 class Ranker:
@@ -314,55 +336,127 @@ class Ranker:
     def __init__(self) -> None:
         self._mentions: LRU[tuple[str, str, object], tuple[bool, frozenset[str]]] = LRU(200_000)
 
-    def order(self, nas: Nas, listing: Listing, at: str | None, known: Mapping[str, Known] | None = None) -> list[int]:
+    def order(self, nas: Nas, listing: Listing, at: str | None, known: Mapping[str, Known] | None = None,
+              task: Task | None = None) -> list[int]:
         """Indexes into ``listing.items``, most important first; stored on
-        disk by the listing's signature when its files have settled."""
+        disk by the listing's signature when its files have settled.
+        ``task``: where the files read so far are shown (``.nas/status``)."""
         key = f"fmap-rank:{__version__}:{listing.signature}"
         cached = nas.disk.get(key) if nas.disk is not None else None
         if cached is not None:
             order = json.loads(cached)
             if isinstance(order, list) and sorted(order) == list(range(len(listing.items))):
                 return order
-        scores = self.scores(nas, listing, at, known or {})
-        order = sorted(range(len(listing.items)), key=lambda i: (-scores[i], listing.items[i].path))
+        scores = self.scores(nas, listing, at, known or {}, task)
+        paths = [item.path for item in listing.items]  # sorted already: ties go by index
+        order = sorted(range(len(paths)), key=lambda i: (-scores[i], paths[i]))
         if nas.disk is not None and listing.settled:
             nas.disk.put(key, json.dumps(order).encode())
         return order
 
-    def scores(self, nas: Nas, listing: Listing, at: str | None, known: Mapping[str, Known]) -> list[float]:
+    def scores(self, nas: Nas, listing: Listing, at: str | None, known: Mapping[str, Known],
+               task: Task | None = None) -> list[float]:
         items = listing.items
-        owners = names_in(item.path for item in items)
+        stems = [stem(item.path) for item in items]
+        owners = Counter(s for s in stems if len(s) >= 2)
         names = frozenset(owners)
         names_id = hashlib.blake2b("\n".join(sorted(names)).encode(), digest_size=8).hexdigest()
-        refs: dict[str, int] = {}
+        wanted = encoded(names)
+        refs: Counter[str] = Counter()
         binary: list[bool] = []
-        for item in items:
+        if task is not None:
+            task.begin("ranking: files read", len(items))
+        found = self._read_many(nas, items, at, known, wanted, names_id, task)
+        for n, (item, own) in enumerate(zip(items, stems)):
             seen = known.get(item.path)
             if seen is not None and (seen.size, seen.stamp) == (item.size, item.stamp):
                 is_binary, mentions = seen.binary, seen.mentions
             else:
-                is_binary, mentions = self._mentioned(nas, item, at, names, names_id)
+                is_binary, mentions = found.get(n) or self._mentioned(nas, item, at, wanted, names_id)
             binary.append(is_binary)
-            for s in mentions - {stem(item.path)}:
-                refs[s] = refs.get(s, 0) + 1
+            if mentions:
+                refs.update(mentions - {own})
+            if task is not None and not found and not n & 1023:
+                task.done = n
         out = []
-        for item, is_binary in zip(items, binary):
-            s = stem(item.path)
-            credit = refs.get(s, 0) / owners[s] if s in owners else 0.0
+        for item, s, is_binary in zip(items, stems, binary):
+            credit = refs[s] / owners[s] if s in owners else 0.0
             penalty = 3.0 if is_binary else 0.0
             out.append(math.log2(1 + credit) + _bonus(listing.relative(item.path), item.size) - penalty)
         return out
 
-    def _mentioned(self, nas: Nas, item: Item, at: str | None, names: frozenset[str],
+    def _mentioned(self, nas: Nas, item: Item, at: str | None, names: frozenset[bytes],
                    names_id: str) -> tuple[bool, frozenset[str]]:
         """(binary, the listing's names this file mentions)."""
         key = (names_id, item.path, item.oid or (item.size, item.stamp))
         found = self._mentions.get(key)
         if found is None:
-            binary, mentions = mentions_in(_head(nas, item, at))
-            found = (binary, mentions & names)
+            found = mentions_in(_head(nas, item, at), names)
             self._mentions.put(key, found)
         return found
+
+    def _read_many(self, nas: Nas, items: tuple[Item, ...], at: str | None, known: Mapping[str, Known],
+                   names: frozenset[bytes], names_id: str, task: Task | None) -> dict[int, tuple[bool, frozenset[str]]]:
+        """The mentions of a large working-tree listing's unread files, read by
+        worker processes (reading and searching a million heads is about 40 s
+        of CPU); by position in ``items``. Empty when there are too few to pay
+        for starting the workers, or one core: then they are read one by one."""
+        jobs = min(os.cpu_count() or 1, READERS)
+        if at is not None or jobs < 2 or len(items) < PARALLEL_FILES:
+            return {}
+        todo = []
+        for n, item in enumerate(items):
+            seen = known.get(item.path)
+            if (seen is None or (seen.size, seen.stamp) != (item.size, item.stamp)) and \
+                    self._mentions.get((names_id, item.path, (item.size, item.stamp))) is None:
+                todo.append(n)
+        if len(todo) < PARALLEL_FILES:
+            return {}
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        chunks = [todo[i:i + READ_CHUNK] for i in range(0, len(todo), READ_CHUNK)]
+        found: dict[int, tuple[bool, frozenset[str]]] = {}
+        spawn = multiprocessing.get_context("spawn")  # no inherited libgit2, SQLite or FUSE state
+        try:
+            with ProcessPoolExecutor(jobs, mp_context=spawn, initializer=_start_reader,
+                                     initargs=(str(nas.tree.root), names)) as pool:
+                for chunk, results in zip(chunks, pool.map(_read_heads, ([items[n].path for n in chunk] for chunk in chunks))):
+                    found.update(zip(chunk, results))
+                    if task is not None:
+                        task.done = len(found)
+        except (OSError, BrokenProcessPool):  # no process could start (limits; a main module without its guard)
+            return {}
+        return found
+
+
+_reader: tuple[str, frozenset[bytes]] = ("", frozenset())  # a reader process's tree and names
+
+
+def _start_reader(root: str, names: frozenset[bytes]) -> None:
+    global _reader
+    _reader = (root, names)
+
+
+def _read_heads(paths: list[str]) -> list[tuple[bool, frozenset[str]]]:
+    """(binary, mentions of the names) of each file, in a reader process."""
+    root, names = _reader
+    out = []
+    for path in paths:
+        try:
+            fd = os.open(f"{root}/{path}", os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            out.append(mentions_in(b"", names))
+            continue
+        try:
+            head = os.read(fd, WORDS_BYTES)
+        except OSError:
+            head = b""
+        finally:
+            os.close(fd)
+        out.append(mentions_in(head, names))
+    return out
 
 
 def _head(nas: Nas, item: Item, at: str | None) -> bytes:
@@ -370,7 +464,7 @@ def _head(nas: Nas, item: Item, at: str | None) -> bytes:
     if at is not None:
         return nas.tree.blob_head(item.oid, WORDS_BYTES)
     try:
-        with open(nas.tree.root / item.path, "rb") as fh:
+        with open(f"{nas.tree.root}/{item.path}", "rb") as fh:
             return fh.read(WORDS_BYTES)
     except OSError:
         return b""

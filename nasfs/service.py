@@ -24,6 +24,7 @@ from .errors import BadView, NasError, NotFound, NotServable, VerifyFailed, chec
 from .grammar import RAW, View, check_budget, split_path
 from .outline import Entry, Outline
 from .pointers import Pointer, parse_pointer
+from .progress import Progress
 from .repo import Content, GitTree, clean_path
 from .views import Analysis, Evidence, Served
 
@@ -92,6 +93,7 @@ class Nas:
         command = summarizer if summarizer is not None else os.environ.get("NASFS_SUMMARIZER")
         self.summarizer = Summarizer(command, disk) if command else None
         self.stats = Stats()
+        self.progress = Progress()  # long work running now (.nas/status)
         self.errors: collections.deque[Refusal] = collections.deque(maxlen=100)
         self._analyses: LRU[tuple[str, str, str], Analysis] = LRU(256)
         self._responses: LRU[str, Response] = LRU(4096)
