@@ -317,12 +317,16 @@ def encoded(names: frozenset[str]) -> frozenset[bytes]:
     return found
 
 
-def known_of(root: Path, path: str, names: frozenset[str]) -> Known | None:
-    """A working-tree file's mentions of ``names``, with the stat they hold for."""
+def known_of(root: Path, path: str, names: frozenset[str], data: bytes | None = None) -> Known | None:
+    """A working-tree file's mentions of ``names``, with the stat they hold
+    for; ``data``: its bytes, already read (stat after them, as a read is)."""
     try:
-        with open(root / path, "rb") as fh:
-            head = fh.read(WORDS_BYTES)
-            st = os.fstat(fh.fileno())
+        if data is not None:
+            head, st = data[:WORDS_BYTES], os.stat(root / path)
+        else:
+            with open(root / path, "rb") as fh:
+                head = fh.read(WORDS_BYTES)
+                st = os.fstat(fh.fileno())
     except OSError:
         return None
     binary, mentions = mentions_in(head, encoded(names))
@@ -361,23 +365,25 @@ class Ranker:
         owners = Counter(s for s in stems if len(s) >= 2)
         names = frozenset(owners)
         names_id = hashlib.blake2b("\n".join(sorted(names)).encode(), digest_size=8).hexdigest()
-        wanted = encoded(names)
-        refs: Counter[str] = Counter()
-        binary: list[bool] = []
+        wanted = frozenset(n.encode("utf-8", "surrogateescape") for n in names)
         if task is not None:
             task.begin("ranking: files read", len(items))
-        found = self._read_many(nas, items, at, known, wanted, names_id, task)
+        read, refs = self._read_many(nas, items, at, known, wanted, names_id, task)
+        binary: list[bool] = []
         for n, (item, own) in enumerate(zip(items, stems)):
+            if read and read[n]:  # read by a reader process, its mentions counted there
+                binary.append(read[n] == BINARY)
+                continue
             seen = known.get(item.path)
             if seen is not None and (seen.size, seen.stamp) == (item.size, item.stamp):
                 is_binary, mentions = seen.binary, seen.mentions
             else:
-                is_binary, mentions = found.get(n) or self._mentioned(nas, item, at, wanted, names_id)
+                is_binary, mentions = self._mentioned(nas, item, at, wanted, names_id)
             binary.append(is_binary)
             if mentions:
                 refs.update(mentions - {own})
-            if task is not None and not found and not n & 1023:
-                task.done = n
+            if task is not None and not read:
+                task.done = n + 1
         out = []
         for item, s, is_binary in zip(items, stems, binary):
             credit = refs[s] / owners[s] if s in owners else 0.0
@@ -396,14 +402,15 @@ class Ranker:
         return found
 
     def _read_many(self, nas: Nas, items: tuple[Item, ...], at: str | None, known: Mapping[str, Known],
-                   names: frozenset[bytes], names_id: str, task: Task | None) -> dict[int, tuple[bool, frozenset[str]]]:
-        """The mentions of a large working-tree listing's unread files, read by
-        worker processes (reading and searching a million heads is about 40 s
-        of CPU); by position in ``items``. Empty when there are too few to pay
-        for starting the workers, or one core: then they are read one by one."""
+                   names: frozenset[bytes], names_id: str, task: Task | None) -> tuple[bytearray, Counter[str]]:
+        """A large working-tree listing's unread files read by reader processes
+        (reading and searching a million heads is about 40 s of CPU): for each
+        file whether it was read (0: no; ``TEXT``, ``BINARY``), and how many of
+        them mention each name, their own name left out. Nothing is read here
+        when there are too few to pay for starting the readers, or one core."""
         jobs = min(os.cpu_count() or 1, READERS)
         if at is not None or jobs < 2 or len(items) < PARALLEL_FILES:
-            return {}
+            return bytearray(), Counter()
         todo = []
         for n, item in enumerate(items):
             seen = known.get(item.path)
@@ -411,26 +418,31 @@ class Ranker:
                     self._mentions.get((names_id, item.path, (item.size, item.stamp))) is None:
                 todo.append(n)
         if len(todo) < PARALLEL_FILES:
-            return {}
+            return bytearray(), Counter()
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
         chunks = [todo[i:i + READ_CHUNK] for i in range(0, len(todo), READ_CHUNK)]
-        found: dict[int, tuple[bool, frozenset[str]]] = {}
+        read, refs, done = bytearray(len(items)), Counter[str](), 0
         spawn = multiprocessing.get_context("spawn")  # no inherited libgit2, SQLite or FUSE state
         try:
             with ProcessPoolExecutor(jobs, mp_context=spawn, initializer=_start_reader,
                                      initargs=(str(nas.tree.root), names)) as pool:
-                for chunk, results in zip(chunks, pool.map(_read_heads, ([items[n].path for n in chunk] for chunk in chunks))):
-                    found.update(zip(chunk, results))
+                for chunk, (kinds, counted) in zip(chunks, pool.map(_read_heads, ([items[n].path for n in chunk]
+                                                                                  for chunk in chunks))):
+                    for n, kind in zip(chunk, kinds):
+                        read[n] = kind
+                    refs.update(counted)
+                    done += len(chunk)
                     if task is not None:
-                        task.done = len(found)
+                        task.done = done
         except (OSError, BrokenProcessPool):  # no process could start (limits; a main module without its guard)
-            return {}
-        return found
+            return bytearray(), Counter()
+        return read, refs
 
 
+TEXT, BINARY = 1, 2  # a file read by a reader process
 _reader: tuple[str, frozenset[bytes]] = ("", frozenset())  # a reader process's tree and names
 
 
@@ -439,24 +451,26 @@ def _start_reader(root: str, names: frozenset[bytes]) -> None:
     _reader = (root, names)
 
 
-def _read_heads(paths: list[str]) -> list[tuple[bool, frozenset[str]]]:
-    """(binary, mentions of the names) of each file, in a reader process."""
+def _read_heads(paths: list[str]) -> tuple[bytes, Counter[str]]:
+    """In a reader process: whether each file is ``TEXT`` or ``BINARY``, and
+    how many of them mention each name (a file's own name left out)."""
     root, names = _reader
-    out = []
+    kinds, refs = bytearray(), Counter[str]()
     for path in paths:
+        head = b""
         try:
             fd = os.open(f"{root}/{path}", os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                head = os.read(fd, WORDS_BYTES)
+            finally:
+                os.close(fd)
         except OSError:
-            out.append(mentions_in(b"", names))
-            continue
-        try:
-            head = os.read(fd, WORDS_BYTES)
-        except OSError:
-            head = b""
-        finally:
-            os.close(fd)
-        out.append(mentions_in(head, names))
-    return out
+            pass  # gone or unreadable since the walk: it mentions nothing, as _head says
+        binary, mentions = mentions_in(head, names)
+        kinds.append(BINARY if binary else TEXT)
+        if mentions:
+            refs.update(mentions - {stem(path)})
+    return bytes(kinds), refs
 
 
 def _head(nas: Nas, item: Item, at: str | None) -> bytes:

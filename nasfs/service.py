@@ -193,7 +193,11 @@ class Nas:
             from .diffs import split_range
 
             at = split_range(view.arg)[1]  # since=A..B reads the file as it is at B
-        content = self.content(path, at)
+        return self.read_content(self.content(path, at), view, record)
+
+    def read_content(self, content: Content, view: View, record: bool = True) -> Response:
+        """A view of a file already found (``nasfs index`` goes on to use the
+        same content for its map facts, so the file is read and hashed once)."""
         cacheable = view.kind != "summary"
         key = self._response_key(content, view)
         hit = self.recall(key) if cacheable else None

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -217,7 +217,7 @@ def read_views(mnt: Path, paths: list[str], res: Results) -> None:
 
 
 def cold_map(mnt: Path, res: Results, timeout: float) -> None:
-    """``.@2000`` of the root, cold, with ``.nas/status`` read every 0.5 s meanwhile."""
+    """``.@2000`` of the root, cold, with ``.nas/status`` read every 0.2 s meanwhile."""
     done = threading.Event()
     seen: list[str] = []
 
@@ -230,7 +230,7 @@ def cold_map(mnt: Path, res: Results, timeout: float) -> None:
             for line in text.splitlines():
                 if line and line not in seen:
                     seen.append(line)
-            done.wait(0.5)
+            done.wait(0.2)
 
     poller = threading.Thread(target=poll, daemon=True)
     t = time.perf_counter()
@@ -447,13 +447,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--runs", type=int, default=5, help="paired runs of find and git status")
     ap.add_argument("--changes", type=int, default=1000, help="files the writer changes")
+    ap.add_argument("--repeat", type=int, default=3, help="times the first round's views are read again (RSS must stay flat)")
     ap.add_argument("--no-index", action="store_true", help="skip nasfs index against ctags")
+    ap.add_argument("--json", type=Path, help="also write every figure here (tests/test_scale.py reads it)")
     args = ap.parse_args()
     C.banner(f"scale: {args.files:,} files")
     tree = args.tree or C.workdir("scale-tree") / "tree"
-    res = run(tree, args.files, per_dir=args.per_dir, views=args.views, rounds=args.rounds, runs=args.runs,
-              changes=args.changes, index=not args.no_index)
+    res = run(tree, args.files, per_dir=args.per_dir, views=args.views, rounds=args.rounds, repeat=args.repeat,
+              runs=args.runs, changes=args.changes, index=not args.no_index)
     report(res)
+    if args.json:
+        args.json.write_text(json.dumps(asdict(res), indent=1))
     C.finish()
 
 
