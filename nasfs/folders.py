@@ -275,16 +275,14 @@ def stem(path: str) -> str:
     return name[:dot] if dot > 0 else name
 
 
-def mentions_in(head: bytes, names: frozenset[bytes] | None = None) -> tuple[bool, frozenset[str]]:
-    """(binary, every name a file's head mentions as code and paths do; only
-    those of ``names`` when given, which skips decoding every other word)."""
+def mentions_in(head: bytes, names: frozenset[bytes]) -> tuple[bool, frozenset[str]]:
+    """(binary, the ``names`` a file's head mentions as code and paths do);
+    words are matched as bytes, so only the few that are names get decoded."""
     if b"\0" in head[:8000]:
         return True, frozenset()
     lower = head.lower()
-    if names is not None:
-        found = names.intersection(_AFTER.findall(lower)) | names.intersection(_BEFORE.findall(lower))
-        return False, frozenset([w.decode() for w in found])
-    return False, frozenset(w.decode() for w in set(_AFTER.findall(lower)) | set(_BEFORE.findall(lower)))
+    found = names.intersection(_AFTER.findall(lower)) | names.intersection(_BEFORE.findall(lower))
+    return False, frozenset([w.decode() for w in found])
 
 
 class Known(NamedTuple):
@@ -312,9 +310,13 @@ def encoded(names: frozenset[str]) -> frozenset[bytes]:
     of a million-file root is about 100 MB, so no more than one)."""
     found = _ENCODED.get(names)
     if found is None:
-        found = frozenset(n.encode("utf-8", "surrogateescape") for n in names)
+        found = as_bytes(names)
         _ENCODED.put(names, found)
     return found
+
+
+def as_bytes(names: frozenset[str]) -> frozenset[bytes]:
+    return frozenset(n.encode("utf-8", "surrogateescape") for n in names)
 
 
 def known_of(root: Path, path: str, names: frozenset[str], data: bytes | None = None) -> Known | None:
@@ -352,7 +354,7 @@ class Ranker:
             if isinstance(order, list) and sorted(order) == list(range(len(listing.items))):
                 return order
         scores = self.scores(nas, listing, at, known or {}, task)
-        paths = [item.path for item in listing.items]  # sorted already: ties go by index
+        paths = [item.path for item in listing.items]
         order = sorted(range(len(paths)), key=lambda i: (-scores[i], paths[i]))
         if nas.disk is not None and listing.settled:
             nas.disk.put(key, json.dumps(order).encode())
@@ -365,7 +367,7 @@ class Ranker:
         owners = Counter(s for s in stems if len(s) >= 2)
         names = frozenset(owners)
         names_id = hashlib.blake2b("\n".join(sorted(names)).encode(), digest_size=8).hexdigest()
-        wanted = frozenset(n.encode("utf-8", "surrogateescape") for n in names)
+        wanted = as_bytes(names)  # not kept (encoded() would keep the largest set of all)
         if task is not None:
             task.begin("ranking: files read", len(items))
         read, refs = self._read_many(nas, items, at, known, wanted, names_id, task)
