@@ -408,8 +408,11 @@ class Ranker:
         """A large working-tree listing's unread files read by reader processes
         (reading and searching a million heads is about 40 s of CPU): for each
         file whether it was read (0: no; ``TEXT``, ``BINARY``), and how many of
-        them mention each name, their own name left out. Nothing is read here
-        when there are too few to pay for starting the readers, or one core."""
+        them mention each name, their own name left out. Each file's mentions
+        are kept, as ``_mentioned`` keeps them, when they all fit in memory's
+        LRU (a re-rank after an edit then reads only the edited file); beyond,
+        only the counts come back. Nothing is read here when there are too
+        few to pay for starting the readers, or one core."""
         jobs = min(os.cpu_count() or 1, READERS)
         if at is not None or jobs < 2 or len(items) < PARALLEL_FILES:
             return bytearray(), Counter()
@@ -425,16 +428,21 @@ class Ranker:
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
+        each = len(todo) <= self._mentions.size
         chunks = [todo[i:i + READ_CHUNK] for i in range(0, len(todo), READ_CHUNK)]
         read, refs, done = bytearray(len(items)), Counter[str](), 0
         spawn = multiprocessing.get_context("spawn")  # no inherited libgit2, SQLite or FUSE state
         try:
             with ProcessPoolExecutor(jobs, mp_context=spawn, initializer=_start_reader,
                                      initargs=(str(nas.tree.root), names)) as pool:
-                for chunk, (kinds, counted) in zip(chunks, pool.map(_read_heads, ([items[n].path for n in chunk]
-                                                                                  for chunk in chunks))):
-                    for n, kind in zip(chunk, kinds):
+                paths = ([items[n].path for n in chunk] for chunk in chunks)
+                for chunk, (kinds, counted, mentions) in zip(chunks, pool.map(_read_heads, paths, [each] * len(chunks))):
+                    for k, (n, kind) in enumerate(zip(chunk, kinds)):
                         read[n] = kind
+                        if each:
+                            item = items[n]
+                            self._mentions.put((names_id, item.path, (item.size, item.stamp)),
+                                               (kind == BINARY, frozenset(mentions[k])))
                     refs.update(counted)
                     done += len(chunk)
                     if task is not None:
@@ -453,11 +461,12 @@ def _start_reader(root: str, names: frozenset[bytes]) -> None:
     _reader = (root, names)
 
 
-def _read_heads(paths: list[str]) -> tuple[bytes, Counter[str]]:
-    """In a reader process: whether each file is ``TEXT`` or ``BINARY``, and
-    how many of them mention each name (a file's own name left out)."""
+def _read_heads(paths: list[str], each: bool) -> tuple[bytes, Counter[str], list[tuple[str, ...]]]:
+    """In a reader process: whether each file is ``TEXT`` or ``BINARY``, how
+    many of them mention each name (a file's own name left out), and with
+    ``each`` the names each one mentions."""
     root, names = _reader
-    kinds, refs = bytearray(), Counter[str]()
+    kinds, refs, each_one = bytearray(), Counter[str](), []
     for path in paths:
         head = b""
         try:
@@ -472,7 +481,9 @@ def _read_heads(paths: list[str]) -> tuple[bytes, Counter[str]]:
         kinds.append(BINARY if binary else TEXT)
         if mentions:
             refs.update(mentions - {stem(path)})
-    return bytes(kinds), refs
+        if each:
+            each_one.append(tuple(mentions))
+    return bytes(kinds), refs, each_one
 
 
 def _head(nas: Nas, item: Item, at: str | None) -> bytes:

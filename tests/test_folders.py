@@ -269,3 +269,19 @@ def test_a_map_shows_its_steps_in_progress_while_it_runs(big: Nas, monkeypatch: 
     counts = [int(line.split("files read ")[1].split("/")[0]) for line in seen if "files read" in line]
     assert counts[-1] > counts[0], "the count of files read does not move"
     assert big.progress.render() == "idle\n"
+
+
+def test_a_re_rank_after_an_edit_reads_only_the_edited_file(big: Nas, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The readers' mentions are kept as the ranking's own are: after one edit
+    only that file is read again (one file: read here, not by the readers)."""
+    from nasfs import folders
+
+    monkeypatch.setattr(folders, "PARALLEL_FILES", 2)
+    ranker = folders.Ranker()
+    ranker.scores(big, walk_worktree(big, ""), None, {})
+    (tree / "README.md").write_text((tree / "README.md").read_text() + "\nsee pkg/core.py\n")
+    read: list[str] = []
+    head = folders._head
+    monkeypatch.setattr(folders, "_head", lambda nas, item, at: read.append(item.path) or head(nas, item, at))
+    ranker.scores(big, walk_worktree(big, ""), None, {})
+    assert read == ["README.md"]
