@@ -340,7 +340,7 @@ class Ranker:
     the listing's names (by stat or blob id) so a re-rank reads only changes."""
 
     def __init__(self) -> None:
-        self._mentions: LRU[tuple[str, str, object], tuple[bool, frozenset[str]]] = LRU(200_000)
+        self._mentions: LRU[tuple[int, str, object], tuple[bool, frozenset[str]]] = LRU(200_000)
 
     def order(self, nas: Nas, listing: Listing, at: str | None, known: Mapping[str, Known] | None = None,
               task: Task | None = None) -> list[int]:
@@ -366,7 +366,7 @@ class Ranker:
         stems = [stem(item.path) for item in items]
         owners = Counter(s for s in stems if len(s) >= 2)
         names = frozenset(owners)
-        names_id = hashlib.blake2b("\n".join(sorted(names)).encode(), digest_size=8).hexdigest()
+        names_id = hash(names)  # keys this process's memory only: no sort of a million names
         wanted = as_bytes(names)  # not kept (encoded() would keep the largest set of all)
         if task is not None:
             task.begin("ranking: files read", len(items))
@@ -394,7 +394,7 @@ class Ranker:
         return out
 
     def _mentioned(self, nas: Nas, item: Item, at: str | None, names: frozenset[bytes],
-                   names_id: str) -> tuple[bool, frozenset[str]]:
+                   names_id: int) -> tuple[bool, frozenset[str]]:
         """(binary, the listing's names this file mentions)."""
         key = (names_id, item.path, item.oid or (item.size, item.stamp))
         found = self._mentions.get(key)
@@ -404,7 +404,7 @@ class Ranker:
         return found
 
     def _read_many(self, nas: Nas, items: tuple[Item, ...], at: str | None, known: Mapping[str, Known],
-                   names: frozenset[bytes], names_id: str, task: Task | None) -> tuple[bytearray, Counter[str]]:
+                   names: frozenset[bytes], names_id: int, task: Task | None) -> tuple[bytearray, Counter[str]]:
         """A large working-tree listing's unread files read by reader processes
         (reading and searching a million heads is about 40 s of CPU): for each
         file whether it was read (0: no; ``TEXT``, ``BINARY``), and how many of

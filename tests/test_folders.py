@@ -246,7 +246,7 @@ def test_a_ranking_read_by_reader_processes_is_the_ranking_read_here(big: Nas, m
     here = folders.Ranker().scores(big, listing, None, {})
     monkeypatch.setattr(folders, "PARALLEL_FILES", 1)
     ranker = folders.Ranker()
-    read, _ = ranker._read_many(big, listing.items, None, {}, frozenset(), "", None)
+    read, _ = ranker._read_many(big, listing.items, None, {}, frozenset(), 0, None)
     assert len(read) == len(listing.items) and all(read), "the readers did not read every file"
     assert ranker.scores(big, listing, None, {}) == here
 
