@@ -30,7 +30,7 @@ def test_a_tree_of_100k_files_mounted_mapped_read_and_changed(tmp_path: Path) ->
     out = tmp_path / "scale.json"
     child = subprocess.Popen(
         [sys.executable, str(SCALE), "--files", str(FILES), "--tree", str(tmp_path / "tree"), "--views", "3000",
-         "--rounds", "3", "--repeat", "3", "--runs", "1", "--changes", "300", "--no-index", "--json", str(out)],
+         "--rounds", "3", "--repeat", "3", "--runs", "1", "--rg-runs", "1", "--changes", "300", "--no-index", "--json", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     try:
         log, _ = child.communicate(timeout=DEADLINE)
