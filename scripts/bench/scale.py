@@ -383,6 +383,9 @@ def run(tree: Path, n: int, *, per_dir: int = 1000, views: int = 100_000, rounds
         res.rss.append(("writer", rss_mb(mount.pid), workers_rss_mb(mount.pid)))
         out(f"  writer: {res.changes} changes, {len(res.torn)} torn, {len(res.unseen)} unseen; load {load1()}")
         res.peak_mb = C.proc_memory(mount.pid)["VmHWM"] / 1024
+    except Exception:
+        out(f"the daemon's log ends:\n{(work / 'mount.log').read_text(errors='replace')[-6000:]}")
+        raise
     finally:
         mount.stop()
     subprocess.run(["git", "checkout", "-q", "-f", "--", "."], cwd=tree, check=True)  # undo the writer
