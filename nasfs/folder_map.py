@@ -358,26 +358,32 @@ def folder_view(nas: Reader, path: str, view: View, at: str | None) -> Response:
     if view.kind not in ("outline", "best", "raw"):
         asked = View(view.kind, view.start, view.end, view.arg).spelled()  # without a door's default budget
         raise NotServable(f"{shown!r} is a folder; @{asked} is a view of files", FOLDER_READS)
-    commit = str(nas.tree.resolve(at).id) if at is not None else None
-    if commit is not None:
-        listing: Listing | None = walk_commit(nas, commit, path)
-        state = listing.signature
-    else:
-        listing = None
-        state = worktree_state(nas)
-    head = commit or _head_id(nas)
-    folder = nas.tree.real_path(path)[0] if commit is None else path
-    parts = (__version__, str(VIEW_FORMAT), nas.tree.node, nas.tree.tree, nas.tokenizer, head, folder, state, str(view.budget), str(view.start))
-    key = "fmap:" + hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
-    hit = _cached(nas, key, head)
-    if hit is not None:
-        return hit
-    if listing is None:
-        listing = walk_worktree(nas, path)
-    order = _RANKER.order(nas, listing, commit)
-    response = FolderMap(nas, listing, order, commit).response(view.budget, view.start)
-    nas.remember(key, response, to_disk=listing.settled)
-    return response
+    with nas.progress.task(f"folder map of {shown!r}" + (f" at {at}" if at is not None else "")) as task:
+        commit = str(nas.tree.resolve(at).id) if at is not None else None
+        if commit is not None:
+            task.begin("listing the revision's files")
+            listing: Listing | None = walk_commit(nas, commit, path)
+            state = listing.signature
+        else:
+            listing = None
+            task.begin("asking git what changed in the work tree")
+            state = worktree_state(nas)
+        head = commit or _head_id(nas)
+        folder = nas.tree.real_path(path)[0] if commit is None else path
+        parts = (__version__, str(VIEW_FORMAT), nas.tree.node, nas.tree.tree, nas.tokenizer, head, folder, state,
+                 str(view.budget), str(view.start))
+        key = "fmap:" + hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+        hit = _cached(nas, key, head)
+        if hit is not None:
+            return hit
+        if listing is None:
+            task.begin("walking the folder")
+            listing = walk_worktree(nas, path)
+        order = _RANKER.order(nas, listing, commit, task=task)
+        task.begin("outlining the files shown")
+        response = FolderMap(nas, listing, order, commit).response(view.budget, view.start)
+        nas.remember(key, response, to_disk=listing.settled)
+        return response
 
 
 def _head_id(nas: Reader) -> str:

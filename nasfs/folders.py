@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from . import __version__
 from .cache import LRU
+from .progress import Task
 
 if TYPE_CHECKING:
     from .reader import Reader
@@ -58,6 +59,9 @@ MANIFESTS = frozenset({
 ENTRY_STEMS = frozenset({"__main__", "__init__", "main", "index", "app", "cli", "lib", "mod", "server"})
 LOCKS = (".lock", "-lock.json", ".min.js", ".min.css", ".map", ".sum")
 SETTLED_NS = 2_000_000_000  # a file untouched this long is not being rewritten within its timestamp
+PARALLEL_FILES = 20_000  # unread files of one ranking from which worker processes read them
+READERS = 4  # at most this many reader processes (and no more than the cores)
+READ_CHUNK = 2048  # files per reader task
 
 
 class Item(NamedTuple):
@@ -90,7 +94,22 @@ def _stamp(path: Path) -> str:
     return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
 
 
-_DECIDED: LRU[tuple[str, str, str], tuple[frozenset[str], frozenset[str]]] = LRU(100_000)
+# Which entries of a folder git serves: ALL (the common case), or the names.
+# ALL keeps no name: a million kept names, made while the walk's own objects
+# were, would hold their memory pages after the walk (1.8 GB of RSS at 10^6).
+Decided = frozenset[str] | None
+ALL: Decided = None
+
+
+def _served(kept: list[str] | None) -> Decided:
+    return ALL if kept is None else frozenset(kept)
+
+
+def _kept(served: Decided) -> list[str] | None:
+    return None if served is ALL else sorted(served)
+
+
+_DECIDED: LRU[tuple[str, str, str], tuple[Decided, Decided]] = LRU(100_000)
 
 
 class _Rules:
@@ -114,7 +133,7 @@ class _Rules:
                                                   digest_size=16).hexdigest()
         raw = nas.disk.get(self.key) if nas.disk is not None else None
         self.stored: dict[str, list] = json.loads(raw) if raw else {}
-        self.used: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {}
+        self.used: dict[str, tuple[str, Decided, Decided]] = {}
         self.changed = False
 
     def chain(self, rel: str) -> str:
@@ -123,15 +142,16 @@ class _Rules:
         parts = rel.split("/") if rel else []
         return "|".join(_stamp(root.joinpath(*parts[:i], ".gitignore")) for i in range(len(parts) + 1))
 
-    def decide(self, rel: str, state: str, files: list[str], dirs: list[str]) -> tuple[frozenset[str], frozenset[str]]:
+    def decide(self, rel: str, state: str, files: list[str], dirs: list[str]) -> tuple[Decided, Decided]:
         """(files, folders) of ``rel`` that git serves; ``state`` is what decides it."""
         found = _DECIDED.get((self.base, rel, state))
         if found is None:
             kept = self.stored.get(rel)
             if kept is not None and kept[0] == state:
-                found = (frozenset(kept[1]), frozenset(kept[2]))
+                found = (_served(kept[1]), _served(kept[2]))
             else:
-                found = self.served.of_folder(rel, files, dirs)
+                ok_files, ok_dirs = self.served.of_folder(rel, files, dirs)
+                found = (ALL if len(ok_files) == len(files) else ok_files, ALL if len(ok_dirs) == len(dirs) else ok_dirs)
                 self.changed = True
             _DECIDED.put((self.base, rel, state), found)
         self.used[rel] = (state, *found)
@@ -142,7 +162,7 @@ class _Rules:
         changed too recently to trust their mtime."""
         if not self.changed or self.nas.disk is None:
             return
-        kept = {rel: [state, sorted(f), sorted(d)] for rel, (state, f, d) in self.used.items()
+        kept = {rel: [state, _kept(f), _kept(d)] for rel, (state, f, d) in self.used.items()
                 if int(state.rsplit(":", 1)[1]) < settled_before}
         self.nas.disk.put(self.key, json.dumps(kept).encode())
 
@@ -213,8 +233,8 @@ def walk_worktree(nas: Reader, path: str) -> Listing:
         ok_files, ok_dirs = rules.decide(rel, state, [n for n, _ in files], [n for n, _ in dirs])
         prefix = rel + "/" if rel else ""
         items.extend(make(Item, (prefix + name, st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), ""))
-                     for name, st in files if name in ok_files)
-        stack.extend((prefix + d, chain, st) for d, st in dirs if d in ok_dirs)
+                     for name, st in files if ok_files is ALL or name in ok_files)
+        stack.extend((prefix + d, chain, st) for d, st in dirs if ok_dirs is ALL or d in ok_dirs)
     items.sort()
     listing = _worktree_listing(folder, items)
     rules.save(time.time_ns() - SETTLED_NS)
@@ -271,12 +291,14 @@ def stem(path: str) -> str:
     return name[:dot] if dot > 0 else name
 
 
-def mentions_in(head: bytes) -> tuple[bool, frozenset[str]]:
-    """(binary, every name a file's head mentions as code and paths do)."""
+def mentions_in(head: bytes, names: frozenset[bytes]) -> tuple[bool, frozenset[str]]:
+    """(binary, the ``names`` a file's head mentions as code and paths do);
+    words are matched as bytes, so only the few that are names get decoded."""
     if b"\0" in head[:8000]:
         return True, frozenset()
     lower = head.lower()
-    return False, frozenset(w.decode() for w in set(_AFTER.findall(lower)) | set(_BEFORE.findall(lower)))
+    found = names.intersection(_AFTER.findall(lower)) | names.intersection(_BEFORE.findall(lower))
+    return False, frozenset([w.decode() for w in found])
 
 
 class Known(NamedTuple):
@@ -295,16 +317,38 @@ def names_in(paths: Iterable[str]) -> Counter[str]:
     return Counter(s for s in map(stem, paths) if len(s) >= 2)
 
 
-def known_of(root: Path, path: str, names: frozenset[str]) -> Known | None:
-    """A working-tree file's mentions of ``names``, with the stat they hold for."""
+_ENCODED: LRU[frozenset[str], frozenset[bytes]] = LRU(1)
+
+
+def encoded(names: frozenset[str]) -> frozenset[bytes]:
+    """``names`` as the bytes a head is searched in (the last set kept: a
+    worker of ``nasfs index`` asks with the same set for every file; one set
+    of a million-file root is about 100 MB, so no more than one)."""
+    found = _ENCODED.get(names)
+    if found is None:
+        found = as_bytes(names)
+        _ENCODED.put(names, found)
+    return found
+
+
+def as_bytes(names: frozenset[str]) -> frozenset[bytes]:
+    return frozenset(n.encode("utf-8", "surrogateescape") for n in names)
+
+
+def known_of(root: Path, path: str, names: frozenset[str], data: bytes | None = None) -> Known | None:
+    """A working-tree file's mentions of ``names``, with the stat they hold
+    for; ``data``: its bytes, already read (stat after them, as a read is)."""
     try:
-        with open(root / path, "rb") as fh:
-            head = fh.read(WORDS_BYTES)
-            st = os.fstat(fh.fileno())
+        if data is not None:
+            head, st = data[:WORDS_BYTES], os.stat(root / path)
+        else:
+            with open(root / path, "rb") as fh:
+                head = fh.read(WORDS_BYTES)
+                st = os.fstat(fh.fileno())
     except OSError:
         return None
-    binary, mentions = mentions_in(head)
-    return Known(st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), binary, mentions & names)
+    binary, mentions = mentions_in(head, encoded(names))
+    return Known(st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), binary, mentions)
 
 
 class Ranker:
@@ -312,57 +356,150 @@ class Ranker:
     the listing's names (by stat or blob id) so a re-rank reads only changes."""
 
     def __init__(self) -> None:
-        self._mentions: LRU[tuple[str, str, object], tuple[bool, frozenset[str]]] = LRU(200_000)
+        self._mentions: LRU[tuple[int, str, object], tuple[bool, frozenset[str]]] = LRU(200_000)
 
-    def order(self, nas: Reader, listing: Listing, at: str | None, known: Mapping[str, Known] | None = None) -> list[int]:
+    def order(self, nas: Reader, listing: Listing, at: str | None, known: Mapping[str, Known] | None = None,
+              task: Task | None = None) -> list[int]:
         """Indexes into ``listing.items``, most important first; stored on
-        disk by the listing's signature when its files have settled."""
+        disk by the listing's signature when its files have settled.
+        ``task``: where the files read so far are shown (``.nas/status``)."""
         key = f"fmap-rank:{__version__}:{listing.signature}"
         cached = nas.disk.get(key) if nas.disk is not None else None
         if cached is not None:
             order = json.loads(cached)
             if isinstance(order, list) and sorted(order) == list(range(len(listing.items))):
                 return order
-        scores = self.scores(nas, listing, at, known or {})
-        order = sorted(range(len(listing.items)), key=lambda i: (-scores[i], listing.items[i].path))
+        scores = self.scores(nas, listing, at, known or {}, task)
+        paths = [item.path for item in listing.items]
+        order = sorted(range(len(paths)), key=lambda i: (-scores[i], paths[i]))
         if nas.disk is not None and listing.settled:
             nas.disk.put(key, json.dumps(order).encode())
         return order
 
-    def scores(self, nas: Reader, listing: Listing, at: str | None, known: Mapping[str, Known]) -> list[float]:
+    def scores(self, nas: Reader, listing: Listing, at: str | None, known: Mapping[str, Known],
+               task: Task | None = None) -> list[float]:
         items = listing.items
-        owners = names_in(item.path for item in items)
+        stems = [stem(item.path) for item in items]
+        owners = Counter(s for s in stems if len(s) >= 2)
         names = frozenset(owners)
-        names_id = hashlib.blake2b("\n".join(sorted(names)).encode(), digest_size=8).hexdigest()
-        refs: dict[str, int] = {}
+        names_id = hash(names)  # keys this process's memory only: no sort of a million names
+        wanted = as_bytes(names)  # not kept (encoded() would keep the largest set of all)
+        if task is not None:
+            task.begin("ranking: files read", len(items))
+        read, refs = self._read_many(nas, items, at, known, wanted, names_id, task)
         binary: list[bool] = []
-        for item in items:
+        for n, (item, own) in enumerate(zip(items, stems)):
+            if read and read[n]:  # read by a reader process, its mentions counted there
+                binary.append(read[n] == BINARY)
+                continue
             seen = known.get(item.path)
             if seen is not None and (seen.size, seen.stamp) == (item.size, item.stamp):
                 is_binary, mentions = seen.binary, seen.mentions
             else:
-                is_binary, mentions = self._mentioned(nas, item, at, names, names_id)
+                is_binary, mentions = self._mentioned(nas, item, at, wanted, names_id)
             binary.append(is_binary)
-            for s in mentions - {stem(item.path)}:
-                refs[s] = refs.get(s, 0) + 1
+            if mentions:
+                refs.update(mentions - {own})
+            if task is not None and not read:
+                task.done = n + 1
         out = []
-        for item, is_binary in zip(items, binary):
-            s = stem(item.path)
-            credit = refs.get(s, 0) / owners[s] if s in owners else 0.0
+        for item, s, is_binary in zip(items, stems, binary):
+            credit = refs[s] / owners[s] if s in owners else 0.0
             penalty = 3.0 if is_binary else 0.0
             out.append(math.log2(1 + credit) + _bonus(listing.relative(item.path), item.size) - penalty)
         return out
 
-    def _mentioned(self, nas: Reader, item: Item, at: str | None, names: frozenset[str],
-                   names_id: str) -> tuple[bool, frozenset[str]]:
+    def _mentioned(self, nas: Reader, item: Item, at: str | None, names: frozenset[bytes],
+                   names_id: int) -> tuple[bool, frozenset[str]]:
         """(binary, the listing's names this file mentions)."""
         key = (names_id, item.path, item.oid or (item.size, item.stamp))
         found = self._mentions.get(key)
         if found is None:
-            binary, mentions = mentions_in(_head(nas, item, at))
-            found = (binary, mentions & names)
+            found = mentions_in(_head(nas, item, at), names)
             self._mentions.put(key, found)
         return found
+
+    def _read_many(self, nas: Reader, items: tuple[Item, ...], at: str | None, known: Mapping[str, Known],
+                   names: frozenset[bytes], names_id: int, task: Task | None) -> tuple[bytearray, Counter[str]]:
+        """A large working-tree listing's unread files read by reader processes
+        (reading and searching a million heads is about 40 s of CPU): for each
+        file whether it was read (0: no; ``TEXT``, ``BINARY``), and how many of
+        them mention each name, their own name left out. Each file's mentions
+        are kept, as ``_mentioned`` keeps them, when they all fit in memory's
+        LRU (a re-rank after an edit then reads only the edited file); beyond,
+        only the counts come back. Nothing is read here when there are too
+        few to pay for starting the readers, or one core."""
+        jobs = min(os.cpu_count() or 1, READERS)
+        if at is not None or jobs < 2 or len(items) < PARALLEL_FILES:
+            return bytearray(), Counter()
+        todo = []
+        for n, item in enumerate(items):
+            seen = known.get(item.path)
+            if (seen is None or (seen.size, seen.stamp) != (item.size, item.stamp)) and \
+                    self._mentions.get((names_id, item.path, (item.size, item.stamp))) is None:
+                todo.append(n)
+        if len(todo) < PARALLEL_FILES:
+            return bytearray(), Counter()
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        each = len(todo) <= self._mentions.size
+        chunks = [todo[i:i + READ_CHUNK] for i in range(0, len(todo), READ_CHUNK)]
+        read, refs, done = bytearray(len(items)), Counter[str](), 0
+        spawn = multiprocessing.get_context("spawn")  # no inherited libgit2, SQLite or FUSE state
+        try:
+            with ProcessPoolExecutor(jobs, mp_context=spawn, initializer=_start_reader,
+                                     initargs=(str(nas.tree.root), names)) as pool:
+                paths = ([items[n].path for n in chunk] for chunk in chunks)
+                for chunk, (kinds, counted, mentions) in zip(chunks, pool.map(_read_heads, paths, [each] * len(chunks))):
+                    for k, (n, kind) in enumerate(zip(chunk, kinds)):
+                        read[n] = kind
+                        if each:
+                            item = items[n]
+                            self._mentions.put((names_id, item.path, (item.size, item.stamp)),
+                                               (kind == BINARY, frozenset(mentions[k])))
+                    refs.update(counted)
+                    done += len(chunk)
+                    if task is not None:
+                        task.done = done
+        except (OSError, BrokenProcessPool):  # no process could start (limits; a main module without its guard)
+            return bytearray(), Counter()
+        return read, refs
+
+
+TEXT, BINARY = 1, 2  # a file read by a reader process
+_reader: tuple[str, frozenset[bytes]] = ("", frozenset())  # a reader process's tree and names
+
+
+def _start_reader(root: str, names: frozenset[bytes]) -> None:
+    global _reader
+    _reader = (root, names)
+
+
+def _read_heads(paths: list[str], each: bool) -> tuple[bytes, Counter[str], list[tuple[str, ...]]]:
+    """In a reader process: whether each file is ``TEXT`` or ``BINARY``, how
+    many of them mention each name (a file's own name left out), and with
+    ``each`` the names each one mentions."""
+    root, names = _reader
+    kinds, refs, each_one = bytearray(), Counter[str](), []
+    for path in paths:
+        head = b""
+        try:
+            fd = os.open(f"{root}/{path}", os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                head = os.read(fd, WORDS_BYTES)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass  # gone or unreadable since the walk: it mentions nothing, as _head says
+        binary, mentions = mentions_in(head, names)
+        kinds.append(BINARY if binary else TEXT)
+        if mentions:
+            refs.update(mentions - {stem(path)})
+        if each:
+            each_one.append(tuple(mentions))
+    return bytes(kinds), refs, each_one
 
 
 def _head(nas: Reader, item: Item, at: str | None) -> bytes:
@@ -370,7 +507,7 @@ def _head(nas: Reader, item: Item, at: str | None) -> bytes:
     if at is not None:
         return nas.tree.blob_head(item.oid, WORDS_BYTES)
     try:
-        with open(nas.tree.root / item.path, "rb") as fh:
+        with open(f"{nas.tree.root}/{item.path}", "rb") as fh:
             return fh.read(WORDS_BYTES)
     except OSError:
         return b""

@@ -33,6 +33,7 @@ nasfs: budgeted, checkable reads. A real file stays a plain file; views sit besi
   cat .nas/diff/v1..main@300        tree diff, degrading to changed entries, then a diffstat
   cat notes.md@summary              a generated summary, when a summarizer is configured
   cat .nas/stats  .nas/errors       what was served and saved; recent refusals and why
+  cat .nas/status                   long work running now (a large folder map: files read so far)
 
 Every view but a line range starts with one header line:
   nasfs view=outline tokens=212 generated=false pointer=nas://node/tree/notes.md@<commit>#L1-L40 ...

@@ -108,13 +108,14 @@ def _outline(path: str) -> Indexed:
     from .grammar import View
 
     try:
-        r = _nas.read_view(path, View("outline"), record=False)
-        file_facts(_nas, _nas.content(path))
+        content = _nas.content(path)
+        r = _nas.read_content(content, View("outline"), record=False)
+        file_facts(_nas, content)
     except NasError as exc:
         return Indexed(path, "skipped", 0, str(exc))
     except Exception as exc:  # noqa: BLE001 - one bad file never ends the run
         return Indexed(path, "error", 0, f"{type(exc).__name__}: {exc}")
-    known = known_of(_nas.tree.root, path, _names)
+    known = known_of(_nas.tree.root, path, _names, content.held)  # the bytes just hashed, not read again
     if r.full_tokens is None:  # binary, or too large to hold
         return Indexed(path, "skipped", 0, "", known)
     return Indexed(path, "ok", r.tokens, "", known)

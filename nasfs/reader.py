@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from .cache import DiskCache
     from .declare import Response
+    from .progress import Progress
     from .repo import Content, GitTree
     from .views import Analysis
 
@@ -18,6 +19,7 @@ class Reader(Protocol):
     tree: GitTree
     disk: DiskCache | None
     tokenizer: str
+    progress: Progress  # long work shown in .nas/status
 
     def content(self, path: str, at: str | None = None) -> Content: ...
 

@@ -25,6 +25,7 @@ from .errors import BadView, NasError, NotFound, NotServable, VerifyFailed, chec
 from .grammar import RAW, View, check_budget, split_path
 from .outline import Entry, Outline
 from .pointers import Pointer, parse_pointer
+from .progress import Progress
 from .repo import Content, GitTree, clean_path
 from .views import VIEW_FORMAT, Analysis, Evidence, Served
 
@@ -92,6 +93,7 @@ class Nas:
         command = summarizer if summarizer is not None else os.environ.get("NASFS_SUMMARIZER")
         self.summarizer = Summarizer(command, disk) if command else None
         self.stats = Stats()
+        self.progress = Progress()  # long work running now (.nas/status)
         self.errors: collections.deque[Refusal] = collections.deque(maxlen=100)
         self._analyses: LRU[tuple[str, str, str], Analysis] = LRU(256)
         self._responses: LRU[str, Response] = LRU(4096)
@@ -214,7 +216,11 @@ class Nas:
             from .diffs import split_range
 
             at = split_range(view.arg)[1]  # since=A..B reads the file as it is at B
-        content = self.content(path, at)
+        return self.read_content(self.content(path, at), view, record)
+
+    def read_content(self, content: Content, view: View, record: bool = True) -> Response:
+        """A view of a file already found (``nasfs index`` goes on to use the
+        same content for its map facts, so the file is read and hashed once)."""
         cacheable = view.kind != "summary"
         key = self._response_key(content, view)
         hit = self.recall(key) if cacheable else None

@@ -235,3 +235,53 @@ def test_a_name_that_is_not_utf8_is_left_out_of_the_map(big: Nas, tree: Path) ->
         r = big.read(spec)
         assert b"pkg/bad" not in r.served.body and b"inside.py" not in r.served.body  # "bad" alone: a commit's hex may hold it
         verify_all(big, r.text, r.envelope())
+
+
+def test_a_ranking_read_by_reader_processes_is_the_ranking_read_here(big: Nas, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large listing's heads are read by reader processes (folders.PARALLEL_FILES);
+    lowered here so this small tree takes that path: same scores, same order."""
+    from nasfs import folders
+
+    listing = walk_worktree(big, "")
+    here = folders.Ranker().scores(big, listing, None, {})
+    monkeypatch.setattr(folders, "PARALLEL_FILES", 1)
+    ranker = folders.Ranker()
+    read, _ = ranker._read_many(big, listing.items, None, {}, frozenset(), 0, None)
+    assert len(read) == len(listing.items) and all(read), "the readers did not read every file"
+    assert ranker.scores(big, listing, None, {}) == here
+
+
+def test_a_map_shows_its_steps_in_progress_while_it_runs(big: Nas, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What .nas/status serves: each running map's step and the files read so far."""
+    from nasfs import folders
+
+    seen: list[str] = []
+    head = folders._head
+
+    def watched(*args: object) -> bytes:
+        seen.append(big.progress.render())
+        return head(*args)
+
+    monkeypatch.setattr(folders, "_head", watched)
+    assert big.progress.render() == "idle\n"
+    big.read(".@2000")
+    assert any(line.startswith("working: folder map of '.': ranking: files read ") for line in seen), seen[:3]
+    counts = [int(line.split("files read ")[1].split("/")[0]) for line in seen if "files read" in line]
+    assert counts[-1] > counts[0], "the count of files read does not move"
+    assert big.progress.render() == "idle\n"
+
+
+def test_a_re_rank_after_an_edit_reads_only_the_edited_file(big: Nas, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The readers' mentions are kept as the ranking's own are: after one edit
+    only that file is read again (one file: read here, not by the readers)."""
+    from nasfs import folders
+
+    monkeypatch.setattr(folders, "PARALLEL_FILES", 2)
+    ranker = folders.Ranker()
+    ranker.scores(big, walk_worktree(big, ""), None, {})
+    (tree / "README.md").write_text((tree / "README.md").read_text() + "\nsee pkg/core.py\n")
+    read: list[str] = []
+    head = folders._head
+    monkeypatch.setattr(folders, "_head", lambda nas, item, at: read.append(item.path) or head(nas, item, at))
+    ranker.scores(big, walk_worktree(big, ""), None, {})
+    assert read == ["README.md"]

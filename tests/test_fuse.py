@@ -184,6 +184,7 @@ def test_side_directory(mounted: Mount) -> None:
     cat(mnt / f"{ACME}@outline")
     stats = cat(mnt / ".nas" / "stats").decode()
     assert "view.outline=1" in stats and "tokens_saved=" in stats
+    assert cat(mnt / ".nas" / "status") == b"idle\n" and "status" in os.listdir(mnt / ".nas")  # long work: none now
     cat_fails(mnt / f"{ACME}@section=Nope")
     errors = cat(mnt / ".nas" / "errors").decode()
     assert "no section 'Nope'" in errors and "Acme Corp.Renewal" in errors

@@ -51,7 +51,7 @@ log = logging.getLogger("nasfs.fuse")
 T = TypeVar("T")
 AT = ".at"
 NAS = ".nas"
-NAS_FILES = ("HELP", "stats", "errors")
+NAS_FILES = ("HELP", "stats", "status", "errors")
 RO_FILE = stat.S_IFREG | 0o444
 RO_DIR = stat.S_IFDIR | 0o555
 COMMIT_TIMEOUT = 300.0  # what a full commit id names never changes
@@ -256,6 +256,8 @@ class Virtual:
             if self.problem:
                 extra += f"repository_problem={self.problem}\n"
             return (self.nas.stats.render() + extra).encode()
+        if name == "status":  # made on the loop: readable while the core thread is busy with that work
+            return self.nas.progress.render().encode()
         return "".join(r.render() + "\n" for r in self.nas.errors).encode("utf-8", "backslashreplace")
 
     async def at_content(self, node: Node) -> bytes:

@@ -32,6 +32,11 @@ class Content:
     def large(self) -> bool:
         return self.size > LARGE_BYTES
 
+    @property
+    def held(self) -> bytes | None:
+        """The bytes, when they were read already (to be hashed): None otherwise."""
+        return self._data
+
     def read(self) -> bytes:
         """The whole content; refused for large files, which are streamed."""
         if self.large:

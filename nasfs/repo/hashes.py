@@ -63,7 +63,7 @@ class WorkingHashes(ServedTree):
         else:
             blob_id = str(pygit2.hashfile(str(real)))
         settled = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_NS
-        self._hashes[str(real)] = (key, blob_id, settled)
+        self._hashes.put(str(real), (key, blob_id, settled))
         if settled and self._hash_store is not None and stored is None:
             self._hash_store.put(_store_key(real, key), blob_id.encode())
         return blob_id, data, st

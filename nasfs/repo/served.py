@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 import pygit2
 
+from ..cache import LRU
 from ..errors import BadPath, NotFound, Unavailable
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 # The daemon often runs as root over trees its users own; the admin named the
 # tree explicitly, so libgit2's owner check would only refuse a legitimate use.
 pygit2.option(pygit2.GIT_OPT_SET_OWNER_VALIDATION, 0)
+HASHES_HELD = 200_000  # working files whose blob id is kept in memory (about 70 MB); the disk cache keeps all
 
 
 def _discover(folder: str | os.PathLike[str]) -> pygit2.Repository:
@@ -80,7 +82,8 @@ class ServedTree:
         self.node = node or socket.gethostname().split(".")[0]
         self.tree = tree or self.root.name
         self._lock = threading.Lock()
-        self._hashes: dict[str, tuple[tuple[int, int, int, int], str, bool]] = {}  # key, blob id, settled
+        # real path -> stat key, blob id, settled; bounded: a daemon over a million files views only some
+        self._hashes: LRU[str, tuple[tuple[int, int, int, int], str, bool]] = LRU(HASHES_HELD)
         self._hash_store = hashes
         self._serve(repo)
 
