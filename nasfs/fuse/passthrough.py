@@ -26,6 +26,7 @@ import time
 import pyfuse3
 from pyfuse3 import FUSEError
 
+from . import fast
 from .real import O_PATH, ROOT, RealInodes
 from .syscalls import chown_fd, fallocate, link_fd, rename2
 from .watch import Watcher
@@ -70,6 +71,7 @@ class PassThrough:
         self._opened_at: dict[int, tuple[int, int]] = {}  # inode -> (mtime, size) at last open
         self._passed: dict[int, bool] = {}  # inode -> whether its opens are passed through, while it has any
         self.passthrough_granted = False  # set at the kernel's INIT (ops.init)
+        self.fast_budget = self.real.fd_limit // 2  # registered files hold a descriptor each (fast.py)
 
     def passthrough_state(self) -> str:
         """``.nas/stats``' passthrough line: yes, or why not."""
@@ -273,6 +275,10 @@ class PassThrough:
         wanted = PASSTHROUGH and stat.S_ISREG(st.st_mode) and passed_through(st.st_size, hot, writer)
         if self.track_fd(fd, ino, ctx, wanted):
             info.backing_fd = fd
+        if writer or info.backing_fd >= 0:
+            fast.drop_file(ino)  # opens of it are answered here again, in the mode of this one
+        elif keep and stat.S_ISREG(st.st_mode) and fast.plain_read_only(flags):
+            fast.add_file(ino, fd, st, self.fast_budget)  # the next such open is answered in C
         return info
 
     def track_fd(self, fd: int, ino: int, ctx: pyfuse3.RequestContext, passed: bool) -> bool:
@@ -281,7 +287,7 @@ class PassThrough:
         self._fd_ino[fd] = ino
         fds = self._ino_fds.setdefault(ino, set())
         if not fds:
-            self._passed[ino] = passed
+            self._passed[ino] = passed and not fast.opens(ino)  # opens answered in C are never passed through
         fds.add(fd)
         if ctx.uid != 0:
             self._unprivileged.add(fd)

@@ -78,7 +78,8 @@ class RealInodes:
         self._fds: OrderedDict[int, int] = OrderedDict({ROOT: fd})
         self._forgotten: OrderedDict[int, None] = OrderedDict()
         self._next_remapped = REMAPPED_BASE
-        self.capacity = max(64, min(DESCRIPTORS, _raise_fd_limit() // 4))
+        self.fd_limit = _raise_fd_limit()
+        self.capacity = max(64, min(DESCRIPTORS, self.fd_limit // 4))
 
     def __contains__(self, ino: int) -> bool:
         return ino in self._entries
