@@ -6,13 +6,15 @@ line on stderr saying what was wrong and what is valid.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 from collections.abc import Callable, Sequence
 
 from .errors import NasError
+
+if TYPE_CHECKING:
+    import argparse  # imported when a parser is made: a read answered by a daemon needs none (read_client.py)
 
 
 def _tree_args(p: argparse.ArgumentParser, views: bool = True) -> None:
@@ -51,15 +53,16 @@ def _default_budget(p: argparse.ArgumentParser) -> None:
                    help=f"tokens of a read that names no budget (default {DEFAULT_READ_BUDGET}); 0 or none: no default")
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad arguments get one line on stderr, like every other refusal (exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message}; see '{self.prog} --help'\n")
-
-
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     from . import __version__
+
+    class _Parser(argparse.ArgumentParser):
+        """Bad arguments get one line on stderr, like every other refusal (exit 2)."""
+
+        def error(self, message: str) -> NoReturn:
+            self.exit(2, f"{self.prog}: {message}; see '{self.prog} --help'\n")
 
     parser = _Parser(prog="nasfs", description="Budgeted, checkable reads over a git-backed tree.")
     parser.add_argument("--version", action="version", version=f"nasfs {__version__}")

@@ -273,9 +273,10 @@ class PassThrough:
         self._opened_at[ino] = seen
         info = pyfuse3.FileInfo(fh=fd, keep_cache=keep, direct_io=hot and not writer)
         wanted = PASSTHROUGH and stat.S_ISREG(st.st_mode) and passed_through(st.st_size, hot, writer)
-        if self.track_fd(fd, ino, ctx, wanted):
-            info.backing_fd = fd
-        if writer or info.backing_fd >= 0:
+        passed = self.track_fd(fd, ino, ctx, wanted)
+        if passed:
+            info.backing_fd = fd  # (stock pyfuse3's FileInfo has no backing_fd: then never passed)
+        if writer or passed:
             fast.drop_file(ino)  # opens of it are answered here again, in the mode of this one
         elif keep and stat.S_ISREG(st.st_mode) and fast.plain_read_only(flags):
             fast.add_file(ino, fd, st, self.fast_budget)  # the next such open is answered in C
