@@ -2,30 +2,31 @@
 scripts/pyfuse3-patches/ (3.5.0-fast-opens.patch) answers OPEN and RELEASE of
 a registered regular file, and OPENDIR and RELEASEDIR of a registered folder,
 in its C request handlers: a warm ``rg`` or ``find`` over a settled tree then
-sends the daemon no request that reaches Python (docs/performance.md,
-"Opens in C").
+sends the daemon almost no request that reaches Python (docs/performance.md,
+"Opens answered in C").
 
 What is registered, and why each open stays what the Python handler would
 have answered (passthrough.py, ``PassThrough.opened``):
 
 - a regular file, when a read-only open of it kept its page cache (it is
-  unchanged since the last open, settled for 2 s, under ``PASS_FROM``, not
-  passed through): with a read-only descriptor of its own, which fast opens
-  read through on a page-cache miss, and the file's (mtime, ctime, size)
-  then. The C handler answers an open only while the descriptor's ``fstat``
-  still says so and the file changed more than ``HOT_NS`` ago, and only a
-  read-only open with no flag but ``PLAIN_FLAGS``; anything else goes to
-  Python as before. A writer's or passed-through open drops the entry, and
-  an open while fast opens are held is never passed through (the kernel
-  fails a mix of both modes);
+  unchanged since the last open, settled for ``HOT_NS``, under ``PASS_FROM``,
+  not passed through): its file handle and its (mtime, ctime, size) then. The
+  C handler opens the file anew by that handle (as the daemon does: one
+  descriptor per open, closed at its release, so an open file stays
+  readable whatever happens to its name), and answers the open with it only
+  while ``fstat`` of it still shows that stat and the file changed more than
+  ``HOT_NS`` ago, and only a read-only open with no flag but ``PLAIN_FLAGS``;
+  anything else goes to Python as before. A writer's or passed-through open
+  drops the entry, and an open while opens answered in C are held is never
+  passed through (the kernel fails a mix of both modes);
 - a watched folder whose whole listing the kernel was just given to cache
-  (``cache_readdir``): the watcher drops it with the kernel's copy, before
+  (``cache_readdir``): the watcher drops it, with the kernel's copy, before
   it tells the kernel (watch.py). Should the kernel have dropped its copy
   itself, the READDIR of a fast handle reaches Python and is listed anew.
 
-Registered files hold a descriptor each, so at most ``budget`` of them
-(half the process's descriptor limit). On stock pyfuse3 none of this exists
-and every call here does nothing.
+The kernel's FORGET of an inode drops both (its number may name another file
+next time). On stock pyfuse3 none of this exists and every call here does
+nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import pyfuse3
 
 ON = hasattr(pyfuse3, "fast_file_add")
 FAST_FH: int = getattr(pyfuse3, "FAST_FH", 1 << 62)
+MAX_FILES = 1 << 20  # entries are a file handle and three numbers each
 # open(2) flags a read-only open answered in C may carry: none changes what a
 # read returns (O_LARGEFILE is the kernel's own, 0o100000 on every 64-bit arch)
 PLAIN_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOATIME | os.O_NOCTTY | 0o100000
@@ -55,25 +57,22 @@ def is_fast(fh: int) -> bool:
     return bool(fh & FAST_FH)
 
 
-def inode_of(fh: int) -> int:
+def fd_of(fh: int) -> int:
+    """The descriptor of a file handle answered in C (open until its release)."""
     return fh & ~FAST_FH
 
 
-def add_file(ino: int, path_fd: int, st: os.stat_result, budget: int) -> None:
-    """Register ``ino`` (``path_fd``: any descriptor of it) with its stat ``st``."""
-    if not ON or pyfuse3.fast_file_current(ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size):
-        return
-    if pyfuse3.fast_stats()[0] >= budget and pyfuse3.fast_file_fd(ino) < 0:
-        return
-    try:  # (an optimisation: a failure here leaves the file to Python, never fails the open)
-        fd = os.open(f"/proc/self/fd/{path_fd}", os.O_RDONLY)
-    except OSError:
-        return
-    now = os.fstat(fd)
-    if (now.st_ino, now.st_mtime_ns, now.st_ctime_ns, now.st_size) != (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size):
-        os.close(fd)  # changed since: not registered
-        return
-    pyfuse3.fast_file_add(ino, fd, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+def inode_of(fh: int) -> int:
+    """The folder of a folder handle answered in C."""
+    return fh & ~FAST_FH
+
+
+def add_file(ino: int, handle: tuple[int, bytes] | None, st: os.stat_result) -> None:
+    """Register ``ino`` (``handle``: RealInodes.handle; None on a filesystem
+    without file handles: then never) with its stat ``st``."""
+    if ON and handle is not None and not pyfuse3.fast_file_current(ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size) \
+            and pyfuse3.fast_stats()[0] < MAX_FILES:
+        pyfuse3.fast_file_add(ino, handle[0], handle[1], st.st_mtime_ns, st.st_ctime_ns, st.st_size)
 
 
 def drop_file(ino: int) -> None:
@@ -84,10 +83,6 @@ def drop_file(ino: int) -> None:
 def opens(ino: int) -> int:
     """Opens of ``ino`` answered in C and not released yet."""
     return pyfuse3.fast_file_opens(ino) if ON else 0
-
-
-def file_fd(ino: int) -> int:
-    return pyfuse3.fast_file_fd(ino) if ON else -1
 
 
 def add_dir(ino: int) -> None:

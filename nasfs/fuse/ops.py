@@ -315,8 +315,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         if data is not None:
             return data[off : off + size]
         self.real_reads += 1
-        if fast.is_fast(fh):  # opened in C: its file's registered descriptor, held while such opens are
-            return os.pread(fast.file_fd(fast.inode_of(fh)), size, off)
+        if fast.is_fast(fh):  # opened in C, with a descriptor of its own (fast.py)
+            return os.pread(fast.fd_of(fh), size, off)
         return os.pread(fh, size, off)
 
     @fuse_op

@@ -71,7 +71,6 @@ class PassThrough:
         self._opened_at: dict[int, tuple[int, int]] = {}  # inode -> (mtime, size) at last open
         self._passed: dict[int, bool] = {}  # inode -> whether its opens are passed through, while it has any
         self.passthrough_granted = False  # set at the kernel's INIT (ops.init)
-        self.fast_budget = self.real.fd_limit // 2  # registered files hold a descriptor each (fast.py)
 
     def passthrough_state(self) -> str:
         """``.nas/stats``' passthrough line: yes, or why not."""
@@ -279,7 +278,7 @@ class PassThrough:
         if writer or passed:
             fast.drop_file(ino)  # opens of it are answered here again, in the mode of this one
         elif keep and stat.S_ISREG(st.st_mode) and fast.plain_read_only(flags):
-            fast.add_file(ino, fd, st, self.fast_budget)  # the next such open is answered in C
+            fast.add_file(ino, self.real.handle(ino), st)  # the next such open is answered in C
         return info
 
     def track_fd(self, fd: int, ino: int, ctx: pyfuse3.RequestContext, passed: bool) -> bool:

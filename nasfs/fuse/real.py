@@ -78,8 +78,7 @@ class RealInodes:
         self._fds: OrderedDict[int, int] = OrderedDict({ROOT: fd})
         self._forgotten: OrderedDict[int, None] = OrderedDict()
         self._next_remapped = REMAPPED_BASE
-        self.fd_limit = _raise_fd_limit()
-        self.capacity = max(64, min(DESCRIPTORS, self.fd_limit // 4))
+        self.capacity = max(64, min(DESCRIPTORS, _raise_fd_limit() // 4))
 
     def __contains__(self, ino: int) -> bool:
         return ino in self._entries
@@ -136,6 +135,14 @@ class RealInodes:
         if where.endswith(" (deleted)") or not where.startswith(self.root + "/"):
             return None
         return where[len(self.root) + 1:]
+
+    def handle(self, ino: int) -> tuple[int, bytes] | None:
+        """(a descriptor on its filesystem, its file handle) for
+        ``open_by_handle_at``; None without handles."""
+        entry = self._entries.get(ino)
+        if entry is None or entry.handle is None or entry.mount_id not in self._mount_fds:
+            return None
+        return self._mount_fds[entry.mount_id], entry.handle
 
     def hint(self, ino: int) -> str:
         entry = self._entries.get(ino)
