@@ -1,6 +1,6 @@
 """``nasfs read P@outline`` as a whole process, with and without a mount daemon.
 
-    .venv/bin/python scripts/bench/cli.py [--tree DIR] [--runs 30] [--spec PATH@outline] [--keep]
+    .venv/bin/python scripts/bench/cli.py [--tree DIR] [--runs 30] [--spec PATH@outline] [--before DIR] [--keep]
 
 Builds under /tmp a scratch git repository (a copy of --tree, default this
 checkout's nasfs/ package, committed once), warms its disk cache with one
@@ -12,7 +12,9 @@ then --runs rounds, each command once per round, in turn):
 - ``nasfs read P@outline`` with no daemon: the CLI alone (imports, repository,
   disk cache);
 - the same with ``nasfs mount SRC MNT`` running over the tree (its defaults):
-  the CLI asks the daemon over the read socket (nasfs/read_client.py).
+  the CLI asks the daemon over the read socket (nasfs/read_client.py);
+- with ``--before DIR`` (e.g. ``git archive main | tar -x -C DIR``), also the
+  CLI alone as DIR's nasfs/ runs it, in the same rounds.
 
 Both nasfs answers are compared byte for byte. Prints medians, p90 and the
 median of paired ratios to ``python3 -c pass``; the goal is <= 100 ms for the
@@ -41,6 +43,7 @@ def main() -> None:
     ap.add_argument("--tree", type=Path, default=C.REPO / "nasfs", help="folder copied into the scratch repository")
     ap.add_argument("--spec", default="service.py@outline", help="what to read, relative to the tree")
     ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--before", type=Path, help="a checkout whose nasfs/ also runs the read alone, in the same rounds")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
 
@@ -55,12 +58,16 @@ def main() -> None:
     C.run_timed(read, cwd=src, env=env)  # the disk cache holds the view from now on
     commands = {"python3 -c pass": [sys.executable, "-c", "pass"], f"cat {plain}": ["cat", plain],
                 "nasfs read, alone": read}
+    envs = {name: env for name in commands}
+    if args.before:
+        commands["nasfs read, alone, before"] = read
+        envs["nasfs read, alone, before"] = dict(env, PYTHONPATH=str(args.before.resolve()))
 
     def rounds(names: list[str], with_daemon: bool) -> dict[str, list[float]]:
         times: dict[str, list[float]] = {n: [] for n in names}
         for r in range(args.runs + 1):
             for name in names:
-                dt, _ = C.run_timed(commands[name], cwd=src, env=env)
+                dt, _ = C.run_timed(commands[name], cwd=src, env=envs.get(name, env))
                 if r:
                     times[name].append(dt)
         return times
@@ -73,6 +80,7 @@ def main() -> None:
         t = time.perf_counter()
         while m.warming():
             time.sleep(0.5)
+        waited = time.perf_counter() - t
         commands["nasfs read, daemon running"] = read
         via_out = C.run_timed(read, cwd=src, env=env)[1].stdout
         more = rounds(["python3 -c pass", "nasfs read, daemon running"], True)
@@ -89,7 +97,7 @@ def main() -> None:
                      ("<= 100 ms: " + C.verdict(C.median(ts) <= 0.1)) if name.startswith("nasfs") else ""])
     C.table(["command (whole process)", f"median of {args.runs}", "p90", "vs python3 -c pass (paired)", "goal"], rows,
             title=f"nasfs read {args.spec} (load {ld} -> {os.getloadavg()[0]:.2f}; the daemon answered {answered} reads; "
-                  f"answers {'identical' if alone_out == via_out else 'DIFFER'}, {len(via_out):,} bytes; warm-up waited {time.perf_counter() - t:.1f} s)")
+                  f"answers {'identical' if alone_out == via_out else 'DIFFER'}, {len(via_out):,} bytes; the mount's warm-up ended {waited:.1f} s after it answered)")
 
 
 if __name__ == "__main__":
