@@ -3,7 +3,7 @@ scripts/pyfuse3-patches/ (3.5.0-fast-opens.patch) answers OPEN and RELEASE of
 a registered regular file, and OPENDIR and RELEASEDIR of a registered folder,
 in its C request handlers: a warm ``rg`` or ``find`` over a settled tree then
 sends the daemon almost no request that reaches Python (docs/performance.md,
-"Opens answered in C").
+section 8).
 
 What is registered, and why each open stays what the Python handler would
 have answered (passthrough.py, ``PassThrough.opened``):
