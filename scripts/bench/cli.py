@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 from tools import NasMount  # noqa: E402
 
-NASFS = [str(C.PY), "-m", "nasfs"]
+NASFS = [str(C.PY), "-P", "-m", "nasfs"]  # -P: the tree (a copy of nasfs/, holding http.py) must not shadow a module
 
 
 def main() -> None:
@@ -74,6 +74,10 @@ def main() -> None:
 
     ld = f"{os.getloadavg()[0]:.2f}"
     alone_out = C.run_timed(read, cwd=src, env=env)[1].stdout
+    if args.before:
+        before = C.run_timed(read, cwd=src, env=envs["nasfs read, alone, before"])[1]
+        if before.returncode != 0:
+            sys.exit(f"--before {args.before}: its nasfs read failed: {before.stderr.decode(errors='replace')[-500:]}")
     times = rounds(list(commands), False)
     m = NasMount(src, mnt, env, work / "mount.log")
     try:
