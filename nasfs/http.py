@@ -39,7 +39,7 @@ from starlette.routing import Route
 from . import __version__
 from .diffs import diff_response
 from .errors import NasError
-from .grammar import DEFAULT_READ_BUDGET, MAX_BUDGET, parse_default_budget  # noqa: F401  (parse_default_budget: the doors' flag)
+from .grammar import DEFAULT_READ_BUDGET, MAX_BUDGET
 from .repo import clean_path
 from .search import search
 from .service import Nas

@@ -45,7 +45,6 @@ Mounts are unmounted, daemons ended and the scratch folder removed at the end
 from __future__ import annotations
 
 import argparse
-import collections
 import itertools
 import os
 import random
