@@ -377,6 +377,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
 
     @fuse_op
     async def fsync(self, fh: int, datasync: bool) -> None:
+        if fast.is_fast(fh):  # an open answered in C: its own descriptor, as any read-only open's
+            fh = fast.fd_of(fh)
         if fh < VIRTUAL_FH_BASE:
             (os.fdatasync if datasync else os.fsync)(fh)
 
