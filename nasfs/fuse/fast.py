@@ -24,6 +24,12 @@ have answered (passthrough.py, ``PassThrough.opened``):
   it tells the kernel (watch.py). Should the kernel have dropped its copy
   itself, the READDIR of a fast handle reaches Python and is listed anew.
 
+A GETATTR of a registered file or folder is answered in C as Python's
+``real_getattr`` answers it: the ``fstat`` of the inode (opened by its
+handle), with the inode number asked for and the watcher's timeout (after a
+listing the kernel drops a read-write mount's folder atime, so ``rg`` stats
+every folder it enters again).
+
 The kernel's FORGET of an inode drops both (its number may name another file
 next time). On stock pyfuse3 none of this exists and every call here does
 nothing.
@@ -43,9 +49,23 @@ MAX_FILES = 1 << 20  # entries are a file handle and three numbers each
 PLAIN_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOATIME | os.O_NOCTTY | 0o100000
 
 
-def enable(hot_ns: int) -> None:
+_hot_ns = 0
+
+
+def enable(hot_ns: int, attr_timeout: float) -> None:
+    """Opens as above; GETATTR of a registered inode answered in C too, with
+    ``attr_timeout`` (the real entries' timeout: the watcher's)."""
+    global _hot_ns
+    _hot_ns = hot_ns
     if ON:
-        pyfuse3.fast_opens_enable(PLAIN_FLAGS, hot_ns)
+        pyfuse3.fast_opens_enable(PLAIN_FLAGS, hot_ns, attr_timeout)
+
+
+def attrs_cached_for(attr_timeout: float) -> None:
+    """The watcher's timeout changed (it can no longer watch): GETATTRs
+    answered in C say so from now on."""
+    if ON:
+        pyfuse3.fast_opens_enable(PLAIN_FLAGS, _hot_ns, attr_timeout)
 
 
 def plain_read_only(flags: int) -> bool:
@@ -85,9 +105,9 @@ def opens(ino: int) -> int:
     return pyfuse3.fast_file_opens(ino) if ON else 0
 
 
-def add_dir(ino: int) -> None:
-    if ON:
-        pyfuse3.fast_dir_add(ino)
+def add_dir(ino: int, handle: tuple[int, bytes] | None) -> None:
+    if ON and handle is not None:
+        pyfuse3.fast_dir_add(ino, handle[0], handle[1])
 
 
 def drop_dir(ino: int) -> None:
@@ -99,6 +119,7 @@ def stats() -> str:
     """``.nas/stats`` lines."""
     if not ON:
         return "fast_opens=no (stock pyfuse3)\n"
-    files, dirs, opened, released, dir_opened, dir_released = pyfuse3.fast_stats()
+    files, dirs, opened, released, dir_opened, dir_released, getattrs = pyfuse3.fast_stats()
     return (f"fast_opens=yes\nfast_files={files}\nfast_folders={dirs}\nfast_file_opens={opened}\n"
-            f"fast_file_releases={released}\nfast_folder_opens={dir_opened}\nfast_folder_releases={dir_released}\n")
+            f"fast_file_releases={released}\nfast_folder_opens={dir_opened}\nfast_folder_releases={dir_released}\n"
+            f"fast_getattrs={getattrs}\n")

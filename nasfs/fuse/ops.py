@@ -126,7 +126,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     def init(self) -> None:
         """At the kernel's INIT (the binding has negotiated passthrough)."""
         self.passthrough_granted = PASSTHROUGH and pyfuse3.passthrough_enabled()
-        fast.enable(HOT_NS)
+        fast.enable(HOT_NS, self.watcher.timeout)
 
     # -- lookup ------------------------------------------------------------------------
     @fuse_op
@@ -255,7 +255,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
                 self.real_listings += 1
             whole = self.real_readdir(listing.ino, listing.names, start_id, token)
             if whole and CACHED_LISTINGS and self.watcher.watching(listing.ino):
-                fast.add_dir(listing.ino)  # the kernel caches this listing: its next opendir is answered in C
+                fast.add_dir(listing.ino, self.real.handle(listing.ino))  # the kernel caches this listing: its next opendir is answered in C
             return
         for index in range(start_id, len(listing or [])):
             name, attrs = listing[index]

@@ -119,6 +119,7 @@ class Watcher:
             if exc.errno in (errno.ENOENT, errno.ENOTDIR):
                 return  # gone meanwhile: nothing in it will be answered
             self.healthy = False
+            fast.attrs_cached_for(self.fallback)  # (before any answer with the short timeout is given)
             log.warning("cannot watch another source folder (%s; see /proc/sys/fs/inotify/max_user_watches): "
                         "real entries are cached for --attr-timeout (%s s) from now on", exc, self.fallback)
             return
