@@ -113,3 +113,23 @@ def test_a_cached_folder_s_opendir_is_answered_in_c_and_new_names_show(mounted: 
     while "new.md" not in os.listdir(mnt / "notes"):
         assert time.monotonic() < deadline, "a new name beside the mount did not show within 1 s"
         time.sleep(0.05)
+
+
+def test_attributes_of_a_registered_folder_are_answered_in_c_and_follow_the_source(mounted: tuple[Path, Path]) -> None:
+    """A registered folder's GETATTR (here: after the watcher dropped its
+    attributes for a chmod beside the mount) is answered in C with the
+    source's own fstat: the new mode shows within the bound, every field as
+    the source has it."""
+    home, mnt = mounted
+    for _ in range(2):
+        os.listdir(mnt / "notes")
+    before = int(stats(mnt)["fast_getattrs"])
+    os.chmod(home / "notes", 0o750)
+    deadline = time.monotonic() + 1.0
+    while os.stat(mnt / "notes").st_mode & 0o777 != 0o750:
+        assert time.monotonic() < deadline, "a mode changed beside the mount did not show within 1 s"
+        time.sleep(0.05)
+    assert int(stats(mnt)["fast_getattrs"]) > before
+    seen, real = os.stat(mnt / "notes"), os.stat(home / "notes")
+    assert (seen.st_ino, seen.st_mode, seen.st_nlink, seen.st_uid, seen.st_mtime_ns, seen.st_ctime_ns) == \
+        (real.st_ino, real.st_mode, real.st_nlink, real.st_uid, real.st_mtime_ns, real.st_ctime_ns)
