@@ -6,14 +6,15 @@ line on stderr saying what was wrong and what is valid.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from .errors import NasError
+
+if TYPE_CHECKING:
+    import argparse  # imported when a parser is made: a read answered by a daemon needs none (read_client.py)
 
 
 def _tree_args(p: argparse.ArgumentParser, views: bool = True) -> None:
@@ -53,21 +54,22 @@ Every view but a raw read or a line range starts with one header line
 
 
 def _default_budget(p: argparse.ArgumentParser) -> None:
-    from .http import DEFAULT_READ_BUDGET, parse_default_budget
+    from .grammar import DEFAULT_READ_BUDGET, parse_default_budget
 
     p.add_argument("--default-budget", type=parse_default_budget, default=DEFAULT_READ_BUDGET, metavar="N",
                    help=f"tokens of a read that names no budget (default {DEFAULT_READ_BUDGET}); 0 or none: no default")
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad arguments get one line on stderr, like every other refusal (exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message}; see '{self.prog} --help'\n")
-
-
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     from . import __version__
+
+    class _Parser(argparse.ArgumentParser):
+        """Bad arguments get one line on stderr, like every other refusal (exit 2)."""
+
+        def error(self, message: str) -> NoReturn:
+            self.exit(2, f"{self.prog}: {message}; see '{self.prog} --help'\n")
 
     parser = _Parser(prog="nasfs", description="Budgeted, checkable reads over a git-backed tree.")
     parser.add_argument("--version", action="version", version=f"nasfs {__version__}")
@@ -169,16 +171,13 @@ def _open(args: argparse.Namespace):
     """(Nas, prefix): the service for --repo or the tree around the cwd, and
     the cwd's path inside that tree (so relative paths work from a subfolder)."""
     from .cache import DiskCache
+    from .reads import cwd_prefix
     from .repo import GitTree, work_tree_top
     from .service import Nas
 
     disk = DiskCache()
     tree = GitTree(args.repo or work_tree_top(os.getcwd()), node=args.node, tree=args.tree, hashes=disk)
-    prefix = ""
-    if not args.repo:
-        cwd = Path(os.getcwd()).resolve()
-        if tree.root in cwd.parents:
-            prefix = cwd.relative_to(tree.root).as_posix() + "/"
+    prefix = "" if args.repo else cwd_prefix(tree.root, os.getcwd())
     tokenizer, summarizer = getattr(args, "tokenizer", "cl100k_base"), getattr(args, "summarizer", None)
     return Nas(tree, tokenizer=tokenizer, disk=disk, summarizer=summarizer), prefix
 
@@ -189,17 +188,14 @@ def _write(data: bytes) -> None:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
+    from .reads import read_chunks
+
     nas, prefix = _open(args)
-    spec = args.spec if args.spec.startswith("/") else prefix + args.spec
-    path, view = nas.split(spec, args.at)
-    if view.kind == "raw" and not args.json:
-        content = nas.content(path, args.at)
-        for chunk in content.stream():  # raw bytes, any size, bounded memory
-            sys.stdout.buffer.write(chunk)
-        sys.stdout.buffer.flush()
-        return 0
-    response = nas.read_view(path, view, args.at)
-    _write(response.envelope_bytes() if (args.json or view.json) else response.text)
+    chunks = read_chunks(nas, args.spec, args.at, args.json, prefix)
+    assert chunks is not None  # no raw_limit here
+    for chunk in chunks:  # a raw read streams the file: any size, bounded memory
+        sys.stdout.buffer.write(chunk)
+    sys.stdout.buffer.flush()
     return 0
 
 
@@ -374,10 +370,16 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["read"]:  # a mount daemon of the tree answers it without the imports below (read_client.py)
+        from .read_client import ask
+
+        answered = ask(argv[1:])
+        if answered is not None:
+            return answered
     from .fstab import is_helper_form, run_helper
 
     if is_helper_form(argv, list(COMMANDS)):  # mount.fuse3 (mount -t fuse.nasfs, fstab): SOURCE MOUNTPOINT -o OPTS
-        return run_helper(argv)
+        return run_helper(argv, main)
     args = _parser().parse_args(argv)
     try:
         if getattr(args, "tokenizer", None) is not None:  # one spelling of --tokenizer and --margin for every door

@@ -20,7 +20,7 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .errors import NasError
@@ -181,11 +181,10 @@ def remount(mountpoint: str, flags: Sequence[str]) -> None:
         raise OSError(err, os.strerror(err), mountpoint)
 
 
-def run_helper(argv: Sequence[str]) -> int:
+def run_helper(argv: Sequence[str], nasfs: Callable[[list[str]], int]) -> int:
     """Mount as 'nasfs mount' does (daemon mode), then apply ro/noexec; the
-    exit code mount(8) reports."""
-    from . import cli
-
+    exit code mount(8) reports. ``nasfs`` runs a nasfs command line (the
+    CLI's ``main``, handed in: this module does not import its caller)."""
     try:
         call = parse(argv)
     except MountOptionError as exc:
@@ -195,7 +194,7 @@ def run_helper(argv: Sequence[str]) -> int:
     # summarizers, so give it the shell's standard one.
     os.environ.setdefault("PATH", DEFAULT_PATH)
     with contextlib.redirect_stdout(io.StringIO()):  # a mount helper is silent when it succeeds
-        rc = cli.main(call.mount_argv)
+        rc = nasfs(call.mount_argv)
     if rc != 0 or not call.flags:
         return rc
     try:
@@ -203,6 +202,6 @@ def run_helper(argv: Sequence[str]) -> int:
     except OSError as exc:
         print(f"nasfs: could not make {call.mountpoint} {','.join(call.flags)} ({exc.strerror}); unmounting it",
               file=sys.stderr)
-        cli.main(["umount", call.mountpoint])
+        nasfs(["umount", call.mountpoint])
         return 1
     return 0

@@ -18,6 +18,10 @@ from urllib.parse import unquote
 from .errors import BadPath, BadView, NotFound, check_text
 
 MAX_BUDGET = 10**15
+# The budget of an HTTP or MCP read that names none: well under the 25,000-token
+# tool-result cap of agent hosts (Claude Code). Here, not in http.py, so that
+# the CLI's parser takes it without importing the HTTP door.
+DEFAULT_READ_BUDGET = 8000
 VALID_FORMS = (
     "@outline, @outline=K (from top-level entry K; of a folder, from its K-th file), @L12-L18, @L12, @section=NAME, "
     "@section=NAME@outline (the section's whole outline), @since=REV, "
@@ -25,6 +29,17 @@ VALID_FORMS = (
 )
 
 _INSIDE = "@outline"  # section=NAME@outline: the section's whole outline
+
+
+def parse_default_budget(text: str) -> int:
+    """``--default-budget N``: a whole number of tokens; 0 or ``none`` turns it off."""
+    if text.strip().lower() in ("none", "off", "0"):
+        return 0
+    if not text.strip().isdigit() or int(text) > MAX_BUDGET:
+        raise ValueError(text)
+    return int(text)
+
+
 _LINES = re.compile(r"L(\d+)(?:-L(\d+))?")
 _PAGE = re.compile(r"outline=(\d+)")
 _BUDGET = re.compile(r"\d+")

@@ -39,7 +39,7 @@ from starlette.routing import Route
 from . import __version__
 from .diffs import diff_response
 from .errors import NasError
-from .grammar import MAX_BUDGET
+from .grammar import DEFAULT_READ_BUDGET, MAX_BUDGET
 from .repo import clean_path
 from .search import search
 from .service import Nas
@@ -77,18 +77,6 @@ class Exposed(NasError):
 
 
 # -- the operations, shared by the HTTP and MCP doors -------------------------
-DEFAULT_READ_BUDGET = 8000  # well under the 25,000-token tool-result cap of agent hosts (Claude Code)
-
-
-def parse_default_budget(text: str) -> int:
-    """``--default-budget N``: a whole number of tokens; 0 or ``none`` turns it off."""
-    if text.strip().lower() in ("none", "off", "0"):
-        return 0
-    if not text.strip().isdigit() or int(text) > MAX_BUDGET:
-        raise ValueError(text)
-    return int(text)
-
-
 class Door:
     """One :class:`Nas` behind async calls, one core call at a time.
 

@@ -73,12 +73,6 @@ def test_no_module_outside_nasfs_repo_takes_a_trees_repo() -> None:
 
 
 # -- no import cycles among nasfs modules ------------------------------------------
-# Two circles are being broken on another branch (issue 20, the speed work); the
-# lead drops this exemption when merging it. Nothing else may join or widen them.
-EXEMPT_CYCLES = (
-    frozenset({"nasfs.cli", "nasfs.fstab", "nasfs.install"}),
-    frozenset({"nasfs.fuse.pool", "nasfs.fuse.virtual"}),
-)
 
 
 def module_name(path: Path) -> str:
@@ -170,5 +164,5 @@ def test_no_import_cycles_among_nasfs_modules() -> None:
     imports the modules that call it, lazily or for type checking."""
     sources = {module_name(p): (p.read_text(), p.name == "__init__.py") for p in sorted(PACKAGE.rglob("*.py"))}
     assert "nasfs.service" in sources and "nasfs.fuse.virtual" in sources
-    found = [c for c in cycles(import_graph(sources)) if c not in EXEMPT_CYCLES]
+    found = cycles(import_graph(sources))
     assert not found, "import cycles: " + "; ".join(" <-> ".join(sorted(c)) for c in found)

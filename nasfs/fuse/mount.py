@@ -26,6 +26,7 @@ from ..errors import NasError
 
 if TYPE_CHECKING:
     from .ops import NasOperations
+    from .read_socket import ReadSocket
 
 log = logging.getLogger("nasfs.mount")
 FSTYPE = "fuse.nasfs"
@@ -102,12 +103,14 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     from ..repo import GitTree
     from ..service import Nas
     from .ops import NasOperations
+    from .read_socket import ReadSocket
 
     check_mountpoint(mountpoint)
     disk = DiskCache()
     git_tree = GitTree(source, node=node, tree=tree, hashes=disk)
     nas = Nas(git_tree, tokenizer=tokenizer, disk=disk, summarizer=summarizer)
     ops = NasOperations(nas, autocommit=autocommit, attr_timeout=attr_timeout, faults=faults)
+    reads = ReadSocket(ops, allow_other, summarizer if summarizer is not None else os.environ.get("NASFS_SUMMARIZER"))
     options = set(pyfuse3.default_options)
     options |= {f"fsname={git_tree.root}", "subtype=nasfs"}
     if allow_other:
@@ -117,7 +120,7 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     warmer = _start_warm_up(git_tree, tokenizer) if warm else None
     clean = False
     try:
-        trio.run(_serve, ops)
+        trio.run(_serve, ops, reads)
         clean = True
     except* ConnectionAbortedError:
         if mount_at(mountpoint) is not None:
@@ -174,10 +177,11 @@ def _stop(child: subprocess.Popen) -> None:
             child.wait()
 
 
-async def _serve(ops: NasOperations) -> None:
+async def _serve(ops: NasOperations, reads: ReadSocket) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_on_signals, nursery.cancel_scope)
         nursery.start_soon(ops.watch_repository)
+        nursery.start_soon(reads.serve)  # nasfs read from other processes (read_client.py)
         _notify_systemd()
         await pyfuse3.main()
         nursery.cancel_scope.cancel()

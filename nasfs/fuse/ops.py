@@ -18,11 +18,13 @@ from typing import Any, TypeVar
 import pyfuse3
 from pyfuse3 import FUSEError
 
+from ..cache import LRU
 from ..errors import NasError
 from ..repo.one_version import stat_key
 from ..service import Nas
+from . import fast
 from .nodes import Node
-from .passthrough import PASSTHROUGH, PassThrough
+from .passthrough import HOT_NS, PASSTHROUGH, PassThrough
 from .real import O_PATH, ROOT, VIRTUAL_BASE
 from .virtual import AT, NAS, Virtual, display_name
 
@@ -100,10 +102,12 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         # fd -> the file's stat when opened or last committed, and whether it was committed since opening
         self._unseen: dict[int, tuple[tuple[int, int, int, int], bool]] = {}
         self._dirs: dict[int, RealListing | list[tuple[bytes, pyfuse3.EntryAttributes]]] = {}
+        self._fast_listings: LRU[int, RealListing] = LRU(256)  # folders opened in C, listed here (no releasedir comes)
         self._next_dh = 1
         self.real_asks = 0  # lookups of real names (or of nothing) and getattrs of real nodes: what the kernel did not cache
         self.real_listings = 0  # real folders listed: what the kernel's cache of listings did not answer
         self.real_reads = 0  # reads of real files that reached the daemon: none for passthrough opens
+        self.socket_reads = 0  # nasfs read answers given over the read socket (read_socket.py)
 
     def close(self) -> None:
         """End the view workers and the source watcher (before pyfuse3.close)."""
@@ -115,13 +119,14 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         return (f"real_lookups_and_getattrs={self.real_asks}\nreal_entry_timeout={w.timeout:g}\n"
                 f"watched_folders={w.folders}\nsource_events={w.events}\n"
                 f"kernel_cached_listings={'yes' if CACHED_LISTINGS else 'no (stock pyfuse3)'}\nreal_listings={self.real_listings}\n"
-                f"view_lookups_remembered={self.views.hits}\n"
+                f"view_lookups_remembered={self.views.hits}\nsocket_reads={self.socket_reads}\n"
                 f"passthrough={self.passthrough_state()}\nreal_reads={self.real_reads}\n"
-                f"fallocate={'yes' if FALLOCATE else 'no (stock pyfuse3)'}\n")
+                f"fallocate={'yes' if FALLOCATE else 'no (stock pyfuse3)'}\n" + fast.stats())
 
     def init(self) -> None:
         """At the kernel's INIT (the binding has negotiated passthrough)."""
         self.passthrough_granted = PASSTHROUGH and pyfuse3.passthrough_enabled()
+        fast.enable(HOT_NS, self.watcher.timeout)
 
     # -- lookup ------------------------------------------------------------------------
     @fuse_op
@@ -200,6 +205,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
                 self.inodes.forget(ino, count)
             elif self.real.forget(ino, count):
                 self.watcher.forgot(ino)
+                fast.drop_file(ino)  # its number may name another file next time
+                fast.drop_dir(ino)
 
     @fuse_op
     async def getattr(self, inode: int, ctx: pyfuse3.RequestContext | None = None) -> pyfuse3.EntryAttributes:
@@ -238,11 +245,17 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     @fuse_op
     async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
         listing = self._dirs.get(fh)
+        if listing is None and fast.is_fast(fh):  # opened in C; the kernel no longer holds its listing
+            listing = self._fast_listings.get(fh) if start_id else None
+            listing = listing or RealListing(fast.inode_of(fh))
+            self._fast_listings.put(fh, listing)
         if isinstance(listing, RealListing):
             if listing.names is None:
                 listing.names = self.real_listing(listing.ino)
                 self.real_listings += 1
-            self.real_readdir(listing.ino, listing.names, start_id, token)
+            whole = self.real_readdir(listing.ino, listing.names, start_id, token)
+            if whole and CACHED_LISTINGS and self.watcher.watching(listing.ino):
+                fast.add_dir(listing.ino, self.real.handle(listing.ino))  # the kernel caches this listing: its next opendir is answered in C
             return
         for index in range(start_id, len(listing or [])):
             name, attrs = listing[index]
@@ -250,12 +263,13 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
                 break
             self.inodes.ino(self.inodes.node(attrs.st_ino))  # readdirplus counts as a lookup
 
-    def real_readdir(self, ino: int, names: list[bytes], start_id: int, token: pyfuse3.ReaddirToken) -> None:
-        """'.', '..', then the entries; each one sent counts as a lookup (readdirplus)."""
+    def real_readdir(self, ino: int, names: list[bytes], start_id: int, token: pyfuse3.ReaddirToken) -> bool:
+        """'.', '..', then the entries; each one sent counts as a lookup
+        (readdirplus). Whether the listing's end was reached and sent."""
         if start_id < 2:
             for index, (name, attrs) in enumerate(self.real_dots(ino)[start_id:], start_id):
                 if not pyfuse3.readdir_reply(token, name, attrs, index + 1):
-                    return
+                    return False
         for index in range(max(start_id, 2), len(names) + 2):
             name = names[index - 2]
             found = self.real.learn_listed(self.real.fd(ino), name, self.hint_of(ino, name))
@@ -264,7 +278,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
             child, st = self.told(ino, name, *found), found[1]
             if not pyfuse3.readdir_reply(token, name, self.real_attrs(child, st), index + 1):
                 self.real.forget(child, 1)
-                return
+                return False
+        return True
 
     @fuse_op
     async def releasedir(self, fh: int) -> None:
@@ -300,6 +315,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         if data is not None:
             return data[off : off + size]
         self.real_reads += 1
+        if fast.is_fast(fh):  # opened in C, with a descriptor of its own (fast.py)
+            return os.pread(fast.fd_of(fh), size, off)
         return os.pread(fh, size, off)
 
     @fuse_op
@@ -360,6 +377,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
 
     @fuse_op
     async def fsync(self, fh: int, datasync: bool) -> None:
+        if fast.is_fast(fh):  # an open answered in C: its own descriptor, as any read-only open's
+            fh = fast.fd_of(fh)
         if fh < VIRTUAL_FH_BASE:
             (os.fdatasync if datasync else os.fsync)(fh)
 
@@ -480,6 +499,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     async def setattr(self, inode: int, attr: pyfuse3.EntryAttributes, fields: pyfuse3.SetattrFields, fh: int | None, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
         if virtual(inode):
             raise FUSEError(errno.EROFS)
+        fast.drop_file(inode)  # (its stat changes too, which the C handler checks; no need to wait for that)
         attrs = self.real_setattr(inode, attr, fields, fh, ctx)
         if fields.update_size:
             await self.changed(self.committed_path(inode))

@@ -26,6 +26,7 @@ import time
 import pyfuse3
 from pyfuse3 import FUSEError
 
+from . import fast
 from .real import O_PATH, ROOT, RealInodes
 from .syscalls import chown_fd, fallocate, link_fd, rename2
 from .watch import Watcher
@@ -271,8 +272,13 @@ class PassThrough:
         self._opened_at[ino] = seen
         info = pyfuse3.FileInfo(fh=fd, keep_cache=keep, direct_io=hot and not writer)
         wanted = PASSTHROUGH and stat.S_ISREG(st.st_mode) and passed_through(st.st_size, hot, writer)
-        if self.track_fd(fd, ino, ctx, wanted):
-            info.backing_fd = fd
+        passed = self.track_fd(fd, ino, ctx, wanted)
+        if passed:
+            info.backing_fd = fd  # (stock pyfuse3's FileInfo has no backing_fd: then never passed)
+        if writer or passed:
+            fast.drop_file(ino)  # opens of it are answered here again, in the mode of this one
+        elif keep and stat.S_ISREG(st.st_mode) and fast.plain_read_only(flags):
+            fast.add_file(ino, self.real.handle(ino), st)  # the next such open is answered in C
         return info
 
     def track_fd(self, fd: int, ino: int, ctx: pyfuse3.RequestContext, passed: bool) -> bool:
@@ -281,7 +287,7 @@ class PassThrough:
         self._fd_ino[fd] = ino
         fds = self._ino_fds.setdefault(ino, set())
         if not fds:
-            self._passed[ino] = passed
+            self._passed[ino] = passed and not fast.opens(ino)  # opens answered in C are never passed through
         fds.add(fd)
         if ctx.uid != 0:
             self._unprivileged.add(fd)

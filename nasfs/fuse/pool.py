@@ -100,6 +100,14 @@ def read_view(path: str, view: View, at: str | None) -> bytes:
 
 
 def side_view(node: Node, root: str) -> bytes:
-    from .virtual import side_view as answer
+    """``.nas/search/<query>[@N][.json]`` and ``.nas/diff/<A>..<B>[@N][.json]``."""
+    from ..diffs import diff_response
+    from ..grammar import split_suffixes
+    from ..search import search
+    from .access import readable_by
 
-    return _response_to_json(answer(index._nas, node, root))
+    text, budget, _ = split_suffixes(node.path)
+    if node.kind == "search":
+        readable = readable_by(node.caller, root) if node.caller else None
+        return _response_to_json(search(index._nas, text, at=node.commit or None, budget=budget, readable=readable))
+    return _response_to_json(diff_response(index._nas, text, None, budget))

@@ -136,6 +136,14 @@ class RealInodes:
             return None
         return where[len(self.root) + 1:]
 
+    def handle(self, ino: int) -> tuple[int, bytes] | None:
+        """(a descriptor on its filesystem, its file handle) for
+        ``open_by_handle_at``; None without handles."""
+        entry = self._entries.get(ino)
+        if entry is None or entry.handle is None or entry.mount_id not in self._mount_fds:
+            return None
+        return self._mount_fds[entry.mount_id], entry.handle
+
     def hint(self, ino: int) -> str:
         entry = self._entries.get(ino)
         return entry.hint if entry else ""

@@ -41,7 +41,7 @@ from ..grammar import RAW, split_name, split_suffixes
 from ..help import HELP
 from ..repo import LARGE_BYTES, TreeItem
 from ..service import Nas
-from .access import caller_of, readable_by
+from .access import caller_of
 from .nodes import Inodes, Node
 from . import pool
 from .pool import HEAVY_BYTES, Pool
@@ -370,18 +370,6 @@ class Virtual:
         elif node.kind not in ("deref", "searchdir", "diffdir", "nasdir"):
             raise FUSEError(errno.ENOTDIR)
         return entries
-
-
-def side_view(nas: Nas, node: Node, root: str) -> Response:  # runs in a worker process
-    """``.nas/search/<query>[@N][.json]`` and ``.nas/diff/<A>..<B>[@N][.json]``."""
-    from ..diffs import diff_response
-    from ..search import search
-
-    text, budget, _ = split_suffixes(node.path)
-    if node.kind == "search":
-        readable = readable_by(node.caller, root) if node.caller else None
-        return search(nas, text, at=node.commit or None, budget=budget, readable=readable)
-    return diff_response(nas, text, None, budget)
 
 
 def _digest(data: bytes) -> str:

@@ -47,6 +47,8 @@ from collections.abc import Iterable
 import pyfuse3
 from inotify_simple import INotify, flags
 
+from . import fast
+
 log = logging.getLogger("nasfs.fuse")
 LONG = 3600.0
 REPEAT = 0.25
@@ -117,6 +119,7 @@ class Watcher:
             if exc.errno in (errno.ENOENT, errno.ENOTDIR):
                 return  # gone meanwhile: nothing in it will be answered
             self.healthy = False
+            fast.attrs_cached_for(self.fallback)  # (before any answer with the short timeout is given)
             log.warning("cannot watch another source folder (%s; see /proc/sys/fs/inotify/max_user_watches): "
                         "real entries are cached for --attr-timeout (%s s) from now on", exc, self.fallback)
             return
@@ -194,6 +197,7 @@ class Watcher:
                 if ev.mask & flags.IGNORED:  # the folder is gone (or unmounted)
                     self._folders.pop(ev.wd, None)
                     self._watched.pop(folder, None)
+                    fast.drop_dir(folder)  # no longer watched: no longer answered in C
                     continue
                 if not ev.name:
                     continue
@@ -210,6 +214,8 @@ class Watcher:
 
     def _send(self, changes: Changes) -> None:
         for ino in changes.data:
+            fast.drop_dir(ino)  # its next opendir reaches the daemon, which lists it anew
+            fast.drop_file(ino)
             _inval_inode(ino, attr_only=False)
         for ino in changes.attrs - changes.data:
             _inval_inode(ino, attr_only=True)

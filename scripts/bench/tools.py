@@ -1,59 +1,58 @@
-"""Ordinary tools through the mount, against native and against a bare pyfuse3 pass-through.
+"""Ordinary tools through the mount against native, measured as from outside.
 
-    .venv/bin/python scripts/bench/tools.py [--tree DIR | --files 15000] [--runs 5] [--read-runs 3]
-                                            [--big-mib 256] [--huge-mb 160] [--lines 5000] [--repeat 200]
-                                            [--bare-timeout S] [--bare-flags='--passthrough --rw']
-                                            [--nasfs-from DIR] [--requests]
-                                            [--wait-load L] [--keep]
+    .venv/bin/python scripts/bench/tools.py [--source SRC | --tree DIR | --files N] [--runs 7]
+                                            [--read-runs 5] [--cats 40] [--big-mib 256] [--lines 5000]
+                                            [--bare [--bare-flags='--passthrough --rw']] [--nasfs-from DIR]
+                                            [--during-warm-up] [--requests] [--slow-view] [--keep]
 
-Builds under /tmp a scratch git repository SRC: tree/ (a copy of --tree DIR
-without its .git folders, or --files generated small files), long.py (--lines
-lines), all committed; big.bin (--big-mib MiB of random bytes) and huge.md
-(--huge-mb MB of generated Markdown), both git-ignored. It mounts SRC twice:
+The tree (default, ``--corpus``): the machine's own files, copied under /tmp
+and committed once, as an agent's NAS holds them: this Python's standard
+library (without site-packages and __pycache__) as tree/python, /usr/include as
+tree/include, /usr/share/doc as tree/doc and /usr/share/perl as tree/perl
+(symlinks kept as symlinks; about 14,500-16,000 files, 340-370 MB here);
+``--tree DIR`` copies DIR instead, ``--files N`` generates N small files;
+``--source SRC`` reuses a scratch repository an earlier ``--keep`` run left.
+Beside tree/: big.py (``--lines`` lines of generated Python), committed;
+big.bin (``--big-mib`` MiB of random bytes), git-ignored.
 
-- with nasfs: ``python -P -m nasfs mount SRC MNT --foreground --node box --tree t``;
-- with scripts/bench/bare_passthrough.py, a standalone read-only pyfuse3 +
-  trio pass-through (--bare-timeout entry and attribute timeouts, default
-  3600 s as nasfs's while it watches its source; keep_cache; no flush
-  handler): the floor of what any daemon on this binding can do. --bare-flags
-  passes more of its flags: --passthrough (FUSE passthrough, as nasfs with
-  the binding scripts/setup builds), --rw (mounted read-write, as nasfs),
-  --cache-readdir.
+The mount is the project's default one: ``nasfs mount SRC MNT`` with no other
+option (``--foreground`` only, so that the benchmark holds the daemon; its
+background warm-up, ``nasfs index`` at nice 10, runs as it does for anyone).
+The benchmark waits for that warm-up to end before measuring, unless
+``--during-warm-up``. ``--bare`` also mounts scripts/bench/bare_passthrough.py,
+a standalone read-only pyfuse3 + trio pass-through (the floor of any daemon on
+this binding; ``--bare-flags`` passes it --passthrough, --rw, --cache-readdir).
 
-Then it times, as the median of --runs paired runs (native, mount, bare in
-turn, after one untimed warm-up run of each), ``rg -c LITERAL tree`` and
-``grep -r LITERAL tree`` (no match), ``find tree -name PATTERN``,
-``git status --porcelain`` (each run printed, with whether it rewrote
-.git/index), a warm and a cold (``echo 3 > /proc/sys/vm/drop_caches`` before
-each) sequential read of big.bin; repeated ``cat long.py@outline`` as a process
-and open+read in process; and whether a slow view (the cold @outline of
-huge.md) stalls a small file's @outline or a plain read while it is computed
-(new files in other folders, new files in the slow file's own folder, and
-files of that folder opened once before).
---nasfs-from DIR runs the nasfs daemon from another checkout's nasfs/ (e.g.
-``git archive main | tar -x -C DIR``), with this venv's packages, to measure
-a before and an after on one machine. --requests counts the FUSE requests
-behind one run of each command on both
-daemons (strace on the daemon; needs strace). --wait-load waits (up to
---wait-max seconds, polling every minute) for the 1-minute load average to
-fall below L before measuring.
+Every ratio is the median of paired ratios: one untimed warm-up pair, then
+``--runs`` rounds of mount, native (and bare) in turn, each round's mount time
+divided by its own native time. Timed: ``rg -c LITERAL tree`` (whole tree),
+``find tree -name '*.h'``, ``git status --porcelain``, ``grep -r -c LITERAL
+tree/python``, a warm and a cold (``echo 3 > /proc/sys/vm/drop_caches``)
+sequential read of big.bin, and ``cat big.py@outline`` as a whole process
+(against ``cat big.py`` natively). The daemon's CPU per run is printed beside
+(user + system, all threads; it moves less with load than wall time).
+``--requests`` counts the FUSE requests behind one warm run of each command
+(strace on the daemon). ``--slow-view`` adds issue 9's probe: whether a slow
+view (the cold @outline of a 160 MB Markdown file) stalls other reads.
+``--nasfs-from DIR`` runs the daemon from another checkout's nasfs/ (e.g.
+``git archive main | tar -x -C DIR``) with this venv's packages: a before and
+an after on one machine.
 
-Every figure is printed with the load average at that moment; a final table
-gives command, seconds on each side, ratios to native, target and MET/MISSED.
-Both mounts are unmounted, the daemons ended and the folder removed at the end
+Mounts are unmounted, daemons ended and the scratch folder removed at the end
 (unless --keep), also on error or SIGTERM.
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
 import itertools
 import os
 import random
 import shutil
 import subprocess
 import sys
+import sysconfig
+import threading
 import time
 from pathlib import Path
 
@@ -68,8 +67,10 @@ for _op, _name in ((6, "SYMLINK"), (8, "MKNOD"), (9, "MKDIR"), (10, "UNLINK"), (
 
 MiB = 1 << 20
 NOMATCH = "qzxv_nasfs_never_7261"  # in no file
-SIDES = ("native", "mount", "bare")
 BARE = Path(__file__).resolve().parent / "bare_passthrough.py"
+# The tree of issue 20's outside measurement: where each part comes from on this machine.
+CORPUS = {"python": Path(sysconfig.get_paths()["stdlib"]), "include": Path("/usr/include"),
+          "doc": Path("/usr/share/doc"), "perl": Path("/usr/share/perl")}
 
 
 def load1() -> str:
@@ -80,12 +81,44 @@ def loads() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+class NasMount(C.FuseDaemon):
+    """``nasfs mount SRC MNT --foreground`` and nothing else: the defaults."""
+
+    def __init__(self, source: Path, mountpoint: Path, env: dict[str, str], log: Path) -> None:
+        super().__init__([str(C.PY), "-P", "-m", "nasfs", "mount", str(source), str(mountpoint), "--foreground"],
+                         mountpoint, log, ".nas/HELP", "mount daemon", env=env)
+
+    def warming(self) -> bool:
+        """Whether the background warm-up (a child ``nasfs index``) still runs."""
+        try:
+            kids = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
+        except OSError:
+            return False
+        for kid in kids:
+            try:
+                if b"index" in Path(f"/proc/{kid}/cmdline").read_bytes().split(b"\0"):
+                    return True
+            except OSError:
+                pass
+        return False
+
+
 class BareMount(C.FuseDaemon):
     """bare_passthrough.py SRC MNT."""
 
     def __init__(self, source: Path, mountpoint: Path, log: Path, timeout: float, flags: list[str]) -> None:
         super().__init__([str(C.PY), "-P", str(BARE), str(source), str(mountpoint), str(timeout), *flags], mountpoint, log,
-                         "long.py", "bare pass-through", stop_wait=10)
+                         "big.py", "bare pass-through", stop_wait=10)
+
+
+def machine_corpus(dest: Path) -> str:
+    """Issue 20's tree, copied from this machine's own folders into ``dest``."""
+    for name, path in CORPUS.items():
+        if not path.is_dir():
+            sys.exit(f"--corpus: {path} is not a folder on this machine (give --tree DIR or --files N instead)")
+        shutil.copytree(path, dest / name, symlinks=True,
+                        ignore=shutil.ignore_patterns(".git", "__pycache__", "site-packages"))
+    return "this machine's " + ", ".join(f"{p} (as tree/{n})" for n, p in CORPUS.items())
 
 
 def huge_markdown(path: Path, mb: int, seed: int = 11) -> int:
@@ -109,229 +142,32 @@ def huge_markdown(path: Path, mb: int, seed: int = 11) -> int:
     return n
 
 
-def wait_for_load(limit: float, max_s: float) -> None:
-    deadline = time.monotonic() + max_s
-    while True:
-        now = os.getloadavg()[0]
-        print(f"load average {loads()} ({time.strftime('%H:%M:%S')}): ", end="")
-        if now < limit:
-            print(f"below {limit}, measuring")
-            return
-        if time.monotonic() >= deadline:
-            print(f"still >= {limit} after {max_s:.0f} s: measuring anyway")
-            return
-        print(f">= {limit}, waiting a minute")
-        sys.stdout.flush()
-        time.sleep(min(60, max(1, deadline - time.monotonic())))
-
-
 def index_stamp(src: Path) -> tuple[int, int]:
     st = os.stat(src / ".git" / "index")
     return st.st_mtime_ns, st.st_size
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tree", type=Path, help="a folder to copy into the scratch repository (default: a generated tree)")
-    ap.add_argument("--files", type=int, default=15000, help="files of the generated tree")
-    ap.add_argument("--runs", type=int, default=5, help="timed paired runs per command (median)")
-    ap.add_argument("--read-runs", type=int, default=3, help="paired runs of each sequential read")
-    ap.add_argument("--big-mib", type=int, default=256, help="size of big.bin (MiB)")
-    ap.add_argument("--huge-mb", type=int, default=160, help="size of huge.md (MB), the slow view")
-    ap.add_argument("--huge-timeout", type=float, default=300, help="give up on huge.md@outline after this (s)")
-    ap.add_argument("--lines", type=int, default=5000, help="lines of long.py")
-    ap.add_argument("--repeat", type=int, default=200, help="repeated reads of long.py@outline (cat runs: a quarter)")
-    ap.add_argument("--bare-timeout", type=float, default=3600, help="entry and attribute timeout of the bare pass-through (s)")
-    ap.add_argument("--bare-flags", default="", help="more flags of bare_passthrough.py, after an = sign: --bare-flags='--passthrough --rw' (also --cache-readdir)")
-    ap.add_argument("--nasfs-from", type=Path, help="a checkout whose nasfs/ the mount daemon runs (default: this one)")
-    ap.add_argument("--requests", action="store_true", help="count FUSE requests per command on both daemons (strace)")
-    ap.add_argument("--wait-load", type=float, default=0, help="wait for the 1-min load average to fall below this first")
-    ap.add_argument("--wait-max", type=float, default=1800, help="longest wait for --wait-load (s)")
-    ap.add_argument("--keep", action="store_true", help="keep the scratch folder (the mounts are always removed)")
-    args = ap.parse_args()
+def paired(sides: dict[str, object], runs: int, fn, cpu_pids: dict[str, int]) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, float]]:
+    """One untimed warm-up round, then ``runs`` rounds of ``fn(side)`` over
+    ``sides`` in turn (mount first). Returns each side's times, each mount-like
+    side's per-round ratio to native, and the daemons' median CPU per run."""
+    for side in sides:
+        fn(side)
+    times: dict[str, list[float]] = {s: [] for s in sides}
+    cpu: dict[str, list[float]] = {s: [] for s in cpu_pids}
+    for _ in range(runs):
+        for side in sides:
+            c0 = C.cpu_seconds(cpu_pids[side]) if side in cpu_pids else 0.0
+            times[side].append(fn(side))
+            if side in cpu_pids:
+                cpu[side].append(C.cpu_seconds(cpu_pids[side]) - c0)
+    ratios = {s: [m / n for m, n in zip(times[s], times["native"])] for s in sides if s != "native"}
+    return times, ratios, {s: C.median(v) for s, v in cpu.items()}
 
-    start_load = loads()
-    C.banner("ordinary tools through the mount vs native vs a bare pyfuse3 pass-through")
-    rg = C.require("rg")
-    for tool in ("grep", "find", "git", "cat", "fusermount3"):
-        C.require(tool)
-    if args.requests:
-        C.require("strace")
-    work = C.workdir("tools", args.keep)
-    src, mnt, bmnt, cache = work / "src", work / "mnt", work / "bare", work / "cache"
-    src.mkdir()
-    git_env = C.child_env(**C.GIT_ENV)
 
-    # -- the source
-    t = time.perf_counter()
-    if args.tree:
-        shutil.copytree(args.tree, src / "tree", symlinks=True, ignore=shutil.ignore_patterns(".git"))
-        what = f"a copy of {args.tree}"
-    else:
-        C.gen_tree(src / "tree", args.files)
-        what = f"{args.files:,} generated files"
-    (src / "long.py").write_text(C.long_python(args.lines))
-    (src / ".gitignore").write_text("big.bin\nslow/huge.md\n")
-    (src / "slow").mkdir()
-    for i in range(16):  # small neighbours of the slow view's file, in its folder
-        (src / "slow" / f"near{i:02d}.txt").write_text(f"neighbour {i}\n" * 20)
-    C.make_repo(src, "tools bench")
-    files = sorted(p for p in (src / "tree").rglob("*") if p.is_file() and not p.is_symlink())
-    tree_bytes = sum(p.stat().st_size for p in files)
-    t_tree = time.perf_counter() - t
-    t = time.perf_counter()
-    with open(src / "big.bin", "wb") as fh:
-        for _ in range(args.big_mib):
-            fh.write(os.urandom(MiB))
-        os.fsync(fh.fileno())
-    huge_bytes = huge_markdown(src / "slow" / "huge.md", args.huge_mb)
-    print(f"source: {src}: tree/ = {what}: {len(files):,} files, {tree_bytes / 1e6:.1f} MB, and long.py ({args.lines:,} lines), "
-          f"committed ({t_tree:.1f} s); big.bin {args.big_mib} MiB and slow/huge.md {huge_bytes / 1e6:.0f} MB, git-ignored "
-          f"({time.perf_counter() - t:.1f} s)")
-    exts = collections.Counter(p.suffix for p in files if p.suffix)
-    pattern = "*.h" if exts.get(".h") else f"*{exts.most_common(1)[0][0]}" if exts else "*"
-    C.drop_caches()
-
-    daemon_env = C.child_env(NASFS_CACHE_DIR=str(cache))
-    if args.nasfs_from:
-        if not (args.nasfs_from / "nasfs" / "__init__.py").is_file():
-            sys.exit(f"--nasfs-from {args.nasfs_from}: no nasfs/ package there (a checkout of this repository is wanted)")
-        daemon_env["PYTHONPATH"] = str(args.nasfs_from.resolve())  # ahead of the venv's editable nasfs
-        print(f"nasfs daemon from {args.nasfs_from.resolve()}")
-    m = C.Mount(src, mnt, daemon_env, work / "mount.log", "--node", "box", "--tree", "t",
-                launcher=[str(C.PY), "-P", "-m", "nasfs"])
-    b = BareMount(src, bmnt, work / "bare.log", args.bare_timeout, args.bare_flags.split())
-    bases = {"native": src, "mount": mnt, "bare": bmnt}
-    print(f"mounts: nasfs {mnt} (pid {m.pid}), bare {bmnt} (pid {b.pid}, {args.bare_timeout:g} s timeouts"
-          f"{', ' + args.bare_flags if args.bare_flags else ''})\n")
-    if args.wait_load:
-        wait_for_load(args.wait_load, args.wait_max)
-        print()
-
-    final: list[list[object]] = []
-    pids = {"mount": m.pid, "bare": b.pid}
-    cpu_rows: list[list[object]] = []
-
-    def row(name, times: dict[str, float | None], target: str, ok: bool | None, ld: str) -> None:
-        n = times.get("native")
-        cells = [name]
-        for side in SIDES:
-            v = times.get(side)
-            cells.append("-" if v is None else f"{v:.4f}" if v < 1 else f"{v:.2f}")
-        for side in ("mount", "bare"):
-            v = times.get(side)
-            cells.append(C.ratio(v, n) if v is not None and n else "-")
-        cells += [target, "-" if ok is None else C.verdict(ok), ld]
-        final.append(cells)
-
-    # -- 1. commands, paired runs
-    commands = [
-        (f"rg -c {NOMATCH} tree", [rg, "-c", NOMATCH, "tree"], None, 3.0),
-        (f"grep -r {NOMATCH} tree", ["grep", "-r", NOMATCH, "tree"], None, 3.0),
-        (f"find tree -name '{pattern}'", ["find", "tree", "-name", pattern], None, 2.0),
-        ("git status --porcelain", ["git", "status", "--porcelain"], git_env, 1.5),
-    ]
-    for label, cmd, env, limit in commands:
-        is_git = cmd[0] == "git"
-        outs = {}
-        first = {}
-        for side in SIDES:  # warm-up, untimed (printed for git)
-            before = index_stamp(src) if is_git else None
-            first[side], done = C.run_timed(cmd, cwd=bases[side], env=env)
-            outs[side] = done.stdout
-            if is_git:
-                print(f"  git status, warm-up {side}: {first[side]:.3f} s{', rewrote .git/index' if index_stamp(src) != before else ''} "
-                      f"({len(done.stdout.splitlines())} lines of status)")
-        times: dict[str, list[float]] = {s: [] for s in SIDES}
-        cpu: dict[str, list[float]] = {s: [] for s in pids}
-        ld = load1()
-        for r in range(args.runs):
-            line = []
-            for side in SIDES:
-                before = index_stamp(src) if is_git else None
-                c0 = C.cpu_seconds(pids[side]) if side in pids else 0.0
-                dt, done = C.run_timed(cmd, cwd=bases[side], env=env)
-                times[side].append(dt)
-                if side in pids:
-                    cpu[side].append(C.cpu_seconds(pids[side]) - c0)
-                if is_git:
-                    line.append(f"{side} {dt:.3f} s{' (rewrote .git/index)' if index_stamp(src) != before else ''}")
-            if is_git:
-                print(f"  git status, run {r + 1}: " + ", ".join(line) + f"; load {load1()}")
-        med = {s: C.median(times[s]) for s in SIDES}
-        sorted_out = {k: sorted(v.splitlines()) for k, v in outs.items()}
-        same = "identical (sorted)" if sorted_out["native"] == sorted_out["mount"] == sorted_out["bare"] else \
-            "DIFFER: " + ", ".join(f"{s} {len(outs[s].splitlines())} lines" for s in SIDES)
-        ratio_m = med["mount"] / med["native"]
-        cmed = {s: C.median(cpu[s]) for s in pids}
-        C.table(["side", "first (warm-up)", f"median of {args.runs}", "min..max", "vs native", "daemon CPU s (median)"],
-                [[s, first[s], med[s], f"{min(times[s]):.4f}..{max(times[s]):.4f}", C.ratio(med[s], med["native"]),
-                  f"{cmed[s]:.3f}" if s in cmed else "-"] for s in SIDES],
-                title=f"{label}  (output {same}; load {ld} -> {load1()})")
-        cpu_rows.append([label, cmed["mount"], cmed["bare"], C.ratio(cmed["mount"], cmed["bare"])])
-        row(label, med, f"<= {limit}x", ratio_m <= limit, f"{ld}..{load1()}")
-
-    # -- 2. sequential reads of big.bin
-    size = args.big_mib * MiB
-    ld = load1()
-    warm: dict[str, list[float]] = {s: [] for s in SIDES}
-    for side in SIDES:
-        seq_read(bases[side] / "big.bin")  # fills the page cache (of that side)
-    for _ in range(args.read_runs):
-        for side in SIDES:
-            dt, n = seq_read(bases[side] / "big.bin")
-            assert n == size, f"{side}: read {n} of {size} bytes"
-            warm[side].append(dt)
-    cold: dict[str, list[float]] = {s: [] for s in SIDES}
-    for _ in range(args.read_runs):
-        for side in SIDES:
-            C.drop_caches()
-            dt, n = seq_read(bases[side] / "big.bin")
-            assert n == size, f"{side}: read {n} of {size} bytes"
-            cold[side].append(dt)
-    mbps = lambda s: f"{size / MiB / s:,.0f} MiB/s"  # noqa: E731
-    rows = []
-    for kind, d in (("warm", warm), ("cold", cold)):
-        for side in SIDES:
-            med = C.median(d[side])
-            rows.append([kind, side, med, mbps(med), f"{mbps(max(d[side]))}..{mbps(min(d[side]))}",
-                         C.ratio(med, C.median(d["native"])), f"{C.median(d['native']) / med:.0%}"])
-    C.table(["read", "side", f"median s of {args.read_runs}", "throughput", "slowest..fastest", "time vs native", "throughput vs native"],
-            rows, title=f"sequential read of big.bin, {args.big_mib} MiB in 1 MiB reads (load {ld} -> {load1()})")
-    wmed = {s: C.median(warm[s]) for s in SIDES}
-    cmed = {s: C.median(cold[s]) for s in SIDES}
-    row(f"read {args.big_mib} MiB, warm", wmed, "time <= 1.4x", wmed["mount"] / wmed["native"] <= 1.4, f"{ld}..{load1()}")
-    row(f"read {args.big_mib} MiB, cold", cmed, "MiB/s >= 0.8x", cmed["native"] / cmed["mount"] >= 0.8, f"{ld}..{load1()}")
-
-    # -- 3. repeated reads of long.py@outline
-    ld = load1()
-    view = mnt / "long.py@outline"
-    first_view = open_read(view)
-    header = open(view, "rb").readline().decode(errors="replace").strip()
-    inproc = {s: [] for s in SIDES}
-    for _ in range(args.repeat):
-        inproc["native"].append(open_read(src / "long.py"))
-        inproc["mount"].append(open_read(view))
-        inproc["bare"].append(open_read(bmnt / "long.py"))
-    cats = {s: [] for s in SIDES}
-    targets = {"native": src / "long.py", "mount": view, "bare": bmnt / "long.py"}
-    for _ in range(max(10, args.repeat // 4)):
-        for side in SIDES:
-            cats[side].append(C.run_timed(["cat", str(targets[side])])[0])
-    C.table(["long.py", "side, what is read", "runs", "median", "p90", "vs native"],
-            [["open+read in process", "native long.py", len(inproc["native"]), C.ms(C.median(inproc["native"])), C.ms(C.pct(inproc["native"], .9)), "1.00x"],
-             ["", "mount long.py@outline", len(inproc["mount"]), C.ms(C.median(inproc["mount"])), C.ms(C.pct(inproc["mount"], .9)), C.ratio(C.median(inproc["mount"]), C.median(inproc["native"]))],
-             ["", "bare long.py (plain file)", len(inproc["bare"]), C.ms(C.median(inproc["bare"])), C.ms(C.pct(inproc["bare"], .9)), C.ratio(C.median(inproc["bare"]), C.median(inproc["native"]))],
-             ["cat as a process", "native long.py", len(cats["native"]), C.ms(C.median(cats["native"])), C.ms(C.pct(cats["native"], .9)), "1.00x"],
-             ["", "mount long.py@outline", len(cats["mount"]), C.ms(C.median(cats["mount"])), C.ms(C.pct(cats["mount"], .9)), C.ratio(C.median(cats["mount"]), C.median(cats["native"]))],
-             ["", "bare long.py (plain file)", len(cats["bare"]), C.ms(C.median(cats["bare"])), C.ms(C.pct(cats["bare"], .9)), C.ratio(C.median(cats["bare"]), C.median(cats["native"]))]],
-            title=f"repeated long.py@outline (first read {C.ms(first_view)}; header {header[:120]}) (load {ld} -> {load1()})")
-    cm = {s: C.median(cats[s]) for s in SIDES}
-    im = {s: C.median(inproc[s]) for s in SIDES}
-    row("cat long.py@outline (process; native/bare: cat long.py)", cm, "< 5 ms", cm["mount"] < 0.005, f"{ld}..{load1()}")
-    row("open+read long.py@outline in process (native/bare: long.py)", im, "< 1 ms", im["mount"] < 0.001, f"{ld}..{load1()}")
-
-    # -- 4. a slow view does not stall others
+def slow_view(args: argparse.Namespace, src: Path, mnt: Path, files: list[Path], row) -> None:
+    """Whether a slow view (the cold @outline of slow/huge.md) stalls a small
+    file's @outline or a plain read while it is computed (issue 9)."""
     probes_md = [p for p in files if p.suffix in (".md", ".py")] or files
     probes_plain = [p for p in files if p.suffix not in (".md", ".py")] or files
     random.Random(5).shuffle(probes_md)
@@ -378,8 +214,6 @@ def main() -> None:
     C.on_exit(lambda: slow.poll() is None and slow.kill())
     time.sleep(0.5)
     # plain reads and small views in two threads at once; a probe counts if it started while the slow view ran
-    import threading
-
     dp: list[float] = []
     dn: list[float] = []
     ds: list[float] = []
@@ -434,38 +268,218 @@ def main() -> None:
               C.ms(max(ds) - max(bs)) if ds else "-", C.ms(max(ds) - C.median(bs)) if ds else "-"]],
             title="a slow view (slow/huge.md@outline, cold) does not stall others")
     if dv:
-        row(f"small @outline while a slow view computes (worst; quiet median {C.ms(C.median(bv))})", {"mount": max(dv)},
+        row(f"small @outline while a slow view computes (worst; quiet median {C.ms(C.median(bv))})", max(dv), None, None,
             "worst - quiet median <= 50 ms", max(dv) - C.median(bv) <= 0.050, f"{ld}..{load1()}")
     else:
-        row("small @outline while a slow view computes", {}, "no probe ran", None, ld)
+        row("small @outline while a slow view computes", None, None, None, "no probe ran", None, ld)
     for label, d, q in (("tree/", dp, bp), ("slow/ (same folder)", dn, bn), ("slow/, opened before", ds, bs)):
         if d:
-            row(f"real-file read in {label} while a slow view computes (worst)", {"mount": max(d)},
+            row(f"real-file read in {label} while a slow view computes (worst)", max(d), None, None,
                 f"<= quiet worst + 10 ms ({C.ms(max(q))})", max(d) <= max(q) + 0.010, f"{ld}..{load1()}")
         else:
-            row(f"real-file read in {label} while a slow view computes", {}, "no probe ran", None, ld)
+            row(f"real-file read in {label} while a slow view computes", None, None, None, "no probe ran", None, ld)
 
-    # -- 5. FUSE requests behind the commands
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    what = ap.add_mutually_exclusive_group()
+    what.add_argument("--source", type=Path, help="a scratch repository an earlier --keep run made (reused as it is)")
+    what.add_argument("--tree", type=Path, help="a folder to copy into tree/ instead of this machine's corpus")
+    what.add_argument("--files", type=int, help="generate this many small files into tree/ instead")
+    ap.add_argument("--runs", type=int, default=7, help="timed rounds per command after the warm-up round (median of paired ratios)")
+    ap.add_argument("--read-runs", type=int, default=5, help="timed rounds of each sequential read")
+    ap.add_argument("--cats", type=int, default=40, help="rounds of cat big.py@outline / cat big.py")
+    ap.add_argument("--big-mib", type=int, default=256, help="size of big.bin (MiB)")
+    ap.add_argument("--lines", type=int, default=5000, help="lines of big.py")
+    ap.add_argument("--bare", action="store_true", help="also mount bare_passthrough.py and time it in each round")
+    ap.add_argument("--bare-timeout", type=float, default=3600, help="entry and attribute timeout of the bare pass-through (s)")
+    ap.add_argument("--bare-flags", default="", help="more flags of bare_passthrough.py, after an = sign: --bare-flags='--passthrough --rw'")
+    ap.add_argument("--nasfs-from", type=Path, help="a checkout whose nasfs/ the mount daemon runs (default: this one)")
+    ap.add_argument("--during-warm-up", action="store_true", help="measure at once, while the mount's warm-up (nasfs index) may still run")
+    ap.add_argument("--requests", action="store_true", help="count FUSE requests per command (strace)")
+    ap.add_argument("--slow-view", action="store_true", help="also probe reads while a slow view (a 160 MB file's @outline) is made")
+    ap.add_argument("--huge-mb", type=int, default=160, help="size of the slow view's file (MB), with --slow-view")
+    ap.add_argument("--huge-timeout", type=float, default=300, help="give up on the slow view after this (s)")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch folder (reuse it with --source); mounts are always removed")
+    args = ap.parse_args()
+
+    start_load = loads()
+    C.banner("ordinary tools through the default mount vs native, paired rounds")
+    rg = C.require("rg")
+    for tool in ("grep", "find", "git", "cat", "fusermount3"):
+        C.require(tool)
+    if args.requests:
+        C.require("strace")
+    work = C.workdir("tools", args.keep)
+    mnt, bmnt = work / "mnt", work / "bare"
+    git_env = C.child_env(**C.GIT_ENV)
+
+    # -- the source
+    t = time.perf_counter()
+    if args.source:
+        src = args.source.resolve()
+        cache = src.parent / "cache"  # a kept run's cache: the warm-up finds it warm
+        if not (src / ".git").is_dir() or not (src / "big.py").is_file():
+            sys.exit(f"--source {src}: not a repository an earlier tools.py --keep run made (no .git or big.py)")
+        what = f"reused {src}"
+    else:
+        src, cache = work / "src", work / "cache"
+        src.mkdir()
+        (src / "tree").mkdir()
+        if args.tree:
+            shutil.copytree(args.tree, src / "tree" / args.tree.name, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+            what = f"a copy of {args.tree}"
+        elif args.files:
+            C.gen_tree(src / "tree", args.files)
+            what = f"{args.files:,} generated files"
+        else:
+            what = machine_corpus(src / "tree")
+        (src / "big.py").write_text(C.long_python(args.lines))
+        (src / ".gitignore").write_text("big.bin\nslow/huge.md\n")
+        (src / "slow").mkdir()
+        for i in range(16):  # small neighbours of the slow view's file, in its folder
+            (src / "slow" / f"near{i:02d}.txt").write_text(f"neighbour {i}\n" * 20)
+        C.make_repo(src, "tools bench")
+    if not (src / "big.bin").exists() or (src / "big.bin").stat().st_size != args.big_mib * MiB:
+        with open(src / "big.bin", "wb") as fh:
+            for _ in range(args.big_mib):
+                fh.write(os.urandom(MiB))
+            os.fsync(fh.fileno())
+    if args.slow_view and not (src / "slow" / "huge.md").exists():
+        huge_markdown(src / "slow" / "huge.md", args.huge_mb)
+    files = sorted(p for p in (src / "tree").rglob("*") if p.is_file() and not p.is_symlink())
+    folders = sum(1 for p in (src / "tree").rglob("*") if p.is_dir() and not p.is_symlink())
+    links = sum(1 for p in (src / "tree").rglob("*") if p.is_symlink())
+    tree_bytes = sum(p.stat().st_size for p in files)
+    py_part = next((p for p in (src / "tree" / "python", src / "tree") if p.is_dir()))
+    print(f"source: {src}: tree/ = {what}: {len(files):,} files, {folders:,} folders, {links:,} symlinks, "
+          f"{tree_bytes / 1e6:.0f} MB; big.py ({args.lines:,} lines) committed; big.bin {args.big_mib} MiB git-ignored "
+          f"({time.perf_counter() - t:.1f} s)")
+    C.drop_caches()
+
+    daemon_env = C.child_env(NASFS_CACHE_DIR=str(cache))
+    if args.nasfs_from:
+        if not (args.nasfs_from / "nasfs" / "__init__.py").is_file():
+            sys.exit(f"--nasfs-from {args.nasfs_from}: no nasfs/ package there (a checkout of this repository is wanted)")
+        daemon_env["PYTHONPATH"] = str(args.nasfs_from.resolve())  # ahead of the venv's editable nasfs
+        print(f"nasfs daemon from {args.nasfs_from.resolve()}")
+    t = time.perf_counter()
+    m = NasMount(src, mnt, daemon_env, work / "mount.log")
+    print(f"mount: nasfs mount {src} {mnt} (pid {m.pid}), up in {time.perf_counter() - t:.2f} s")
+    bases: dict[str, Path] = {"mount": mnt, "native": src}
+    pids = {"mount": m.pid}
+    if args.bare:
+        b = BareMount(src, bmnt, work / "bare.log", args.bare_timeout, args.bare_flags.split())
+        bases["bare"] = bmnt
+        pids["bare"] = b.pid
+        print(f"bare pass-through: {bmnt} (pid {b.pid}, {args.bare_timeout:g} s timeouts{', ' + args.bare_flags if args.bare_flags else ''})")
+    if not args.during_warm_up:
+        t = time.perf_counter()
+        while m.warming():
+            time.sleep(1)
+        print(f"the mount's warm-up (nasfs index at nice 10) ended {time.perf_counter() - t:.0f} s after the mount answered")
+    else:
+        print(f"measuring at once; warm-up running: {m.warming()}")
+    print(f"load {loads()}\n")
+
+    final: list[list[object]] = []
+    cpu_rows: list[list[object]] = []
+
+    def row(name: str, mount_s: float | None, native_s: float | None, ratios: list[float] | None, target: str,
+            ok: bool | None, ld: str, bare: str = "-") -> None:
+        final.append([name, "-" if mount_s is None else C.ms(mount_s), "-" if native_s is None else C.ms(native_s),
+                      f"{C.median(ratios):.2f}x" if ratios else "-", f"{min(ratios):.2f}..{max(ratios):.2f}" if ratios else "-",
+                      bare, target, "-" if ok is None else C.verdict(ok), ld])
+
+    # -- 1. commands
+    commands = [
+        (f"rg -c {NOMATCH} tree", [rg, "-c", NOMATCH, "tree"], None, 2.0),
+        ("find tree -name '*.h'", ["find", "tree", "-name", "*.h"], None, 1.3),
+        ("git status --porcelain", ["git", "status", "--porcelain"], git_env, 1.3),
+        (f"grep -r -c {NOMATCH} {py_part.relative_to(src)}", ["grep", "-r", "-c", NOMATCH, str(py_part.relative_to(src))], None, 2.0),
+    ]
+    for label, cmd, env, limit in commands:
+        outs: dict[str, bytes] = {}
+        rewrote: list[str] = []
+
+        def run(side: str) -> float:
+            before = index_stamp(src) if cmd[0] == "git" else None
+            dt, done = C.run_timed(cmd, cwd=bases[side], env=env)
+            outs[side] = done.stdout
+            if before is not None and index_stamp(src) != before:
+                rewrote.append(side)
+            return dt
+
+        ld = load1()
+        times, ratios, cpu = paired(bases, args.runs, run, pids)
+        same = "same output" if len({b"\n".join(sorted(o.splitlines())) for o in outs.values()}) == 1 \
+            else "OUTPUT DIFFERS: " + ", ".join(f"{s} {len(o.splitlines())} lines" for s, o in outs.items())
+        C.table(["side", f"median of {args.runs}", "min..max", "paired ratio to native (median)", "ratios", "daemon CPU s"],
+                [[s, C.median(times[s]), f"{min(times[s]):.4f}..{max(times[s]):.4f}",
+                  f"{C.median(ratios[s]):.2f}x" if s in ratios else "1", " ".join(f"{r:.2f}" for r in ratios.get(s, [])),
+                  f"{cpu[s]:.3f}" if s in cpu else "-"] for s in bases],
+                title=f"{label}  ({same}{'; .git/index rewritten by ' + ', '.join(rewrote) if rewrote else ''}; load {ld} -> {load1()})")
+        cpu_rows.append([label, cpu["mount"], cpu.get("bare", "-")])
+        r = ratios["mount"]
+        row(label, C.median(times["mount"]), C.median(times["native"]), r, f"<= {limit}x", C.median(r) <= limit, f"{ld}..{load1()}",
+            f"{C.median(ratios['bare']):.2f}x" if "bare" in ratios else "-")
+
+    # -- 2. sequential reads of big.bin
+    size = args.big_mib * MiB
+
+    def read(side: str) -> float:
+        dt, n = seq_read(bases[side] / "big.bin")
+        assert n == size, f"{side}: read {n} of {size} bytes"
+        return dt
+
+    def read_cold(side: str) -> float:
+        C.drop_caches()
+        return read(side)
+
+    for kind, fn, target, limit in (("warm", read, "time <= 1.1x (keep)", 1.1), ("cold", read_cold, "time <= 1.25x", 1.25)):
+        ld = load1()
+        times, ratios, _ = paired(bases, args.read_runs, fn, {})
+        C.table(["side", f"median s of {args.read_runs}", "throughput", "paired ratio (time)", "ratios"],
+                [[s, C.median(times[s]), f"{size / MiB / C.median(times[s]):,.0f} MiB/s",
+                  f"{C.median(ratios[s]):.2f}x" if s in ratios else "1", " ".join(f"{x:.2f}" for x in ratios.get(s, []))] for s in bases],
+                title=f"sequential read of big.bin, {args.big_mib} MiB in 1 MiB reads, {kind} (load {ld} -> {load1()})")
+        row(f"read {args.big_mib} MiB, {kind}", C.median(times["mount"]), C.median(times["native"]), ratios["mount"], target,
+            C.median(ratios["mount"]) <= limit, f"{ld}..{load1()}", f"{C.median(ratios['bare']):.2f}x" if "bare" in ratios else "-")
+
+    # -- 3. cat big.py@outline as a whole process
+    ld = load1()
+    header = open(mnt / "big.py@outline", "rb").readline().decode(errors="replace").strip()
+    targets = {"mount": mnt / "big.py@outline", "native": src / "big.py", "bare": bmnt / "big.py"}
+    times, ratios, _ = paired(bases, args.cats, lambda side: C.run_timed(["cat", str(targets[side])])[0], {})
+    C.table(["side, what cat reads", f"median of {args.cats}", "p90", "paired ratio"],
+            [[f"{s} {targets[s].name}", C.ms(C.median(times[s])), C.ms(C.pct(times[s], .9)),
+              f"{C.median(ratios[s]):.2f}x" if s in ratios else "1"] for s in bases],
+            title=f"cat big.py@outline as a process (header {header[:100]}) (load {ld} -> {load1()})")
+    row("cat big.py@outline, whole process (native: cat big.py)", C.median(times["mount"]), C.median(times["native"]), ratios["mount"],
+        "< 5 ms", C.median(times["mount"]) < 0.005, f"{ld}..{load1()}")
+
+    if args.slow_view:
+        slow_view(args, src, mnt, files, row)
+
+    # -- FUSE requests behind the commands
     if args.requests:
         rows = []
         for label, cmd, env, _ in commands:
-            for side, pid in (("mount", m.pid), ("bare", b.pid)):
+            for side, pid in pids.items():
                 C.run_timed(cmd, cwd=bases[side], env=env)  # warm, as the timed runs were
                 counts = count_requests(pid, lambda: C.run_timed(cmd, cwd=bases[side], env=env), work / "strace.txt")
                 rows.append([label, side, sum(counts.values()), " ".join(f"{k}={v}" for k, v in counts.items())])
-        for side, pid in (("mount", m.pid), ("bare", b.pid)):
-            target = (bases[side] / "long.py@outline") if side == "mount" else (bases[side] / "long.py")
-            counts = count_requests(pid, lambda: [open_read(target) for _ in range(100)], work / "strace.txt")
-            rows.append([f"100 open+read of {target.name}", side, sum(counts.values()), " ".join(f"{k}={v}" for k, v in counts.items())])
+        for side, pid in pids.items():
+            target = targets[side]
+            counts = count_requests(pid, lambda: [C.run_timed(["cat", str(target)]) for _ in range(100)], work / "strace.txt")
+            rows.append([f"100 x cat {target.name}", side, sum(counts.values()), " ".join(f"{k}={v}" for k, v in counts.items())])
         C.table(["command (one warm run)", "daemon", "FUSE requests", "by opcode"], rows,
-                title=f"FUSE requests read by each daemon from /dev/fuse (strace; tree/ has {len(files):,} files)")
+                title=f"FUSE requests read by each daemon from /dev/fuse (strace; tree/ has {len(files):,} files, {folders:,} folders)")
 
-    b.stop()
-    m.stop()
-    C.table(["command", "native s", "mount s", "bare s", "mount/native", "bare/native", "target", "", "load 1-min"], final,
-            title=f"summary ({len(files):,} files in tree/)")
-    C.table(["command", "nasfs daemon CPU s", "bare daemon CPU s", "nasfs/bare"], cpu_rows,
-            title="daemon CPU per run (median; user + system, all threads; less sensitive to load than wall time)")
+    C.table(["command", "mount", "native", "mount/native (median of paired ratios)", "ratios min..max", "bare/native", "goal", "", "load 1-min"],
+            final, title=f"summary ({len(files):,} files, {folders:,} folders, {tree_bytes / 1e6:.0f} MB in tree/; default mount)")
+    C.table(["command", "nasfs daemon CPU s", "bare daemon CPU s"], cpu_rows, title="daemon CPU per run (median; user + system, all threads)")
     print(f"load average at start {start_load}, at end {loads()}")
 
 

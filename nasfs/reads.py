@@ -1,0 +1,34 @@
+"""What ``nasfs read`` prints, shared by the CLI and the mount daemon's read
+socket (fuse/read_socket.py), so an answer is the same bytes either way."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .service import Nas
+
+
+def cwd_prefix(root: Path, cwd: str) -> str:
+    """The current folder's path inside the tree (``sub/dir/``), so relative
+    paths work from a subfolder; '' at the top or outside."""
+    here = Path(cwd).resolve()
+    return here.relative_to(root).as_posix() + "/" if root in here.parents else ""
+
+
+def read_chunks(nas: Nas, spec: str, at: str | None, as_json: bool, prefix: str = "",
+                raw_limit: int | None = None) -> Iterator[bytes] | None:
+    """The bytes of ``nasfs read [--at AT] [--json] SPEC``: a raw read streams
+    the file (bounded memory); a view is one answer. None when a raw read is
+    larger than ``raw_limit`` (the daemon leaves those to the CLI)."""
+    spec = spec if spec.startswith("/") else prefix + spec
+    path, view = nas.split(spec, at)
+    if view.kind == "raw" and not as_json:
+        content = nas.content(path, at)
+        if raw_limit is not None and content.size > raw_limit:
+            return None
+        return content.stream()
+    response = nas.read_view(path, view, at)
+    return iter((response.envelope_bytes() if (as_json or view.json) else response.text,))

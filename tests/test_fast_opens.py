@@ -1,0 +1,135 @@
+"""Opens answered in C (scripts/pyfuse3-patches/3.5.0-fast-opens.patch,
+nasfs/fuse/fast.py): a settled small file's read-only open and a cached
+folder's opendir never reach Python, and still every change, beside the
+mount or through it, shows at the next open, and no open is refused for
+mixing page cache and passthrough. Real mounts, real programs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from nasfs.fuse import fast
+
+from .mounts import Mount, stats
+from .test_passthrough import settle
+
+pytestmark = pytest.mark.skipif(not fast.ON, reason="needs the pyfuse3 scripts/setup builds (fast opens)")
+
+
+def fast_opens(mnt: Path) -> int:
+    return int(stats(mnt)["fast_file_opens"])
+
+
+def cat(path: Path) -> bytes:
+    return subprocess.run(["cat", str(path)], capture_output=True, check=True, timeout=60).stdout
+
+
+@pytest.fixture
+def mounted(home: Path, tmp_path: Path):
+    (home / "small.txt").write_bytes(b"settled line\n" * 100)
+    settle(home / "small.txt")
+    m = Mount(home, tmp_path / "mnt")
+    yield home, m.mountpoint
+    assert m.stop() == 0
+
+
+def test_a_settled_file_s_third_open_is_answered_in_c(mounted: tuple[Path, Path]) -> None:
+    home, mnt = mounted
+    assert stats(mnt)["fast_opens"] == "yes"
+    cat(mnt / "small.txt")  # first open: the daemon opens it, keep_cache not yet
+    cat(mnt / "small.txt")  # unchanged since: keep_cache, registered for C
+    before = fast_opens(mnt)
+    for _ in range(5):
+        assert cat(mnt / "small.txt") == (home / "small.txt").read_bytes()
+    assert fast_opens(mnt) == before + 5
+    assert int(stats(mnt)["fast_file_releases"]) == fast_opens(mnt)  # every C open was released in C
+
+
+@pytest.mark.parametrize("how", ["in place, same size", "rename over it", "through the mount"])
+def test_a_change_shows_at_the_next_open(mounted: tuple[Path, Path], how: str) -> None:
+    """The C handler compares the stat of what it opens with the registered
+    one: a rewrite in place at the same size is seen at once (its ctime
+    moved), with no watcher event needed, and so is a write through the
+    mount; an editor's rename (a new inode under the old name) within the
+    watcher's bound, as before."""
+    home, mnt = mounted
+    for _ in range(3):
+        cat(mnt / "small.txt")
+    new = b"changed line\n" * 100  # same size
+    if how == "in place, same size":
+        with open(home / "small.txt", "r+b") as fh:
+            fh.write(new)
+    elif how == "rename over it":
+        (home / "tmp.txt").write_bytes(new)
+        os.rename(home / "tmp.txt", home / "small.txt")
+    else:
+        (mnt / "small.txt").write_bytes(new)
+    before = fast_opens(mnt)
+    if how == "rename over it":  # a new inode: the name shows it once the watcher drops the old entry
+        deadline = time.monotonic() + 1.0
+        while cat(mnt / "small.txt") != new:
+            assert time.monotonic() < deadline, "the renamed file did not show within 1 s"
+            time.sleep(0.05)
+    else:  # the same inode: at once (the C handler's stat check), not within the watcher's second
+        assert cat(mnt / "small.txt") == new
+    assert fast_opens(mnt) == before  # it went to Python: changed, or not yet registered
+    settle(home / "small.txt")
+    for _ in range(3):
+        assert cat(mnt / "small.txt") == new
+    assert fast_opens(mnt) > before  # settled again: back in C
+
+
+def test_a_writer_beside_held_c_opens_is_not_refused(mounted: tuple[Path, Path]) -> None:
+    """Opens answered in C are page-cache opens; a writer's open while they
+    are held is given the same mode (a passed-through one would be EIO)."""
+    home, mnt = mounted
+    for _ in range(2):
+        cat(mnt / "small.txt")
+    before = fast_opens(mnt)
+    with open(mnt / "small.txt", "rb") as reader:
+        assert fast_opens(mnt) == before + 1
+        with open(mnt / "small.txt", "r+b") as writer:
+            writer.write(b"W")
+        assert reader.read(1) == b"W"
+    assert (home / "small.txt").read_bytes()[:1] == b"W"
+    with open(mnt / "small.txt", "rb") as again:  # changed: Python's open, fine
+        assert again.read(2) == b"We"
+
+
+def test_a_cached_folder_s_opendir_is_answered_in_c_and_new_names_show(mounted: tuple[Path, Path]) -> None:
+    home, mnt = mounted
+    for _ in range(2):
+        os.listdir(mnt / "notes")
+    before = int(stats(mnt)["fast_folder_opens"])
+    names = os.listdir(mnt / "notes")
+    assert int(stats(mnt)["fast_folder_opens"]) == before + 1 and sorted(names) == sorted(os.listdir(home / "notes"))
+    (home / "notes" / "new.md").write_text("# New\n")
+    deadline = time.monotonic() + 1.0
+    while "new.md" not in os.listdir(mnt / "notes"):
+        assert time.monotonic() < deadline, "a new name beside the mount did not show within 1 s"
+        time.sleep(0.05)
+
+
+def test_attributes_of_a_registered_folder_are_answered_in_c_and_follow_the_source(mounted: tuple[Path, Path]) -> None:
+    """A registered folder's GETATTR (here: after the watcher dropped its
+    attributes for a chmod beside the mount) is answered in C with the
+    source's own fstat: the new mode shows within the bound, every field as
+    the source has it."""
+    home, mnt = mounted
+    for _ in range(2):
+        os.listdir(mnt / "notes")
+    before = int(stats(mnt)["fast_getattrs"])
+    os.chmod(home / "notes", 0o750)
+    deadline = time.monotonic() + 1.0
+    while os.stat(mnt / "notes").st_mode & 0o777 != 0o750:
+        assert time.monotonic() < deadline, "a mode changed beside the mount did not show within 1 s"
+        time.sleep(0.05)
+    assert int(stats(mnt)["fast_getattrs"]) > before
+    seen, real = os.stat(mnt / "notes"), os.stat(home / "notes")
+    assert (seen.st_ino, seen.st_mode, seen.st_nlink, seen.st_uid, seen.st_mtime_ns, seen.st_ctime_ns) == \
+        (real.st_ino, real.st_mode, real.st_nlink, real.st_uid, real.st_mtime_ns, real.st_ctime_ns)
