@@ -296,9 +296,11 @@ class Nas:
             rungs = _paged(a, view, declared, _outline_rungs(a, a.outline, None, top=a.outline.shown))
             return [_outline_or_file(a, rungs[0], declared, self.full_tokens(a)), *rungs[1:], skeleton], nothing
         if view.kind == "best":
-            rungs = [a.full, *_paged(a, view, declared, _outline_rungs(a, a.outline, None))]
-            if self.summaries is not None and self.summaries.settings.in_ladder:
-                rungs.append(lambda: self.summaries.ladder_rung(a) if self.summaries else None)
+            outlines = _outline_rungs(a, a.outline, None)
+            rungs = [a.full, *_paged(a, view, declared, outlines)]
+            if self.summaries is not None and self.summaries.settings.in_ladder:  # after every whole outline, before a page of one
+                summaries = self.summaries
+                rungs.insert(1 + max(len(outlines) - a.outline.page_depth, 1), lambda: summaries.ladder_rung(a))
             return [*rungs, skeleton], nothing
         if view.kind == "since":
             return self._since_rungs(a, view.arg), nothing

@@ -101,3 +101,25 @@ def start_model(log: Path, timeout: float = 120) -> tuple[subprocess.Popen, str]
             time.sleep(0.3)
     proc.kill()
     raise AssertionError(f"the model server did not answer in {timeout} s: {log.read_text()[-2000:]}")
+
+
+# A command summarizer for tests that need no model: it cites the first line
+# with a word in it, word for word (always supported); 'FAIL' in the file fails it.
+CITING_SCRIPT = """\
+import re, sys
+prompt = sys.stdin.read()
+if 'FAIL' in prompt:
+    sys.exit('model unavailable')
+for label, text in re.findall(r'^(\\[L\\d+-L\\d+\\])\\n(.*[A-Za-z]{3}.*)$', prompt, re.M)[:1]:
+    print(label, text.strip('#-* '))
+for n, text in re.findall(r'^\\[(\\d+)\\] [^:]+: (.*)$', prompt, re.M)[:1]:  # a folder's '[n] name: its summary'
+    print('[' + n + ']', text.split(' [')[0])
+"""
+
+
+def wait_idle(nas, timeout: float = 60) -> None:
+    """Until the summary worker of ``nas`` has nothing queued or running."""
+    deadline = time.monotonic() + timeout
+    while not nas.summaries.worker.idle():
+        assert time.monotonic() < deadline, "the summary worker did not finish"
+        time.sleep(0.02)

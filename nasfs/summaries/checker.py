@@ -83,17 +83,21 @@ def split_answer(answer: str, folder: bool = False) -> list[Sentence]:
     stands alone after a sentence's full stop belongs to that sentence."""
     pattern, read = (CHILD, _children) if folder else (CITATION, _ranges)
     out: list[Sentence] = []
+    waiting: tuple[tuple[int, int], ...] = ()  # a citation on a line of its own, before its sentence
     for piece in _SPLIT.split(answer.strip()):
         piece = _BULLET.sub("", piece).strip()
         if not piece:
             continue
         cited = tuple(r for m in pattern.finditer(piece) for r in read(m))
-        text = re.sub(r"\s+([.,;:!?])", r"\1", pattern.sub("", piece)).strip(" \t*")
+        text = re.sub(r"\s+([.,;:!?])", r"\1", pattern.sub("", piece)).strip(" \t*:")
         if not re.search(r"[A-Za-z]{2}", text):
-            if cited and out:  # "... renews yearly. [L11-L14]"
-                out[-1] = Sentence(out[-1].text, out[-1].cited + cited)
+            if cited and out and not out[-1].cited:  # "... renews yearly.\n[L11-L14]"
+                out[-1] = Sentence(out[-1].text, cited)
+            else:  # "[L11-L14]\nThe contract renews yearly."
+                waiting += cited
             continue
-        out.append(Sentence(text, cited))
+        out.append(Sentence(text, cited or waiting))
+        waiting = ()
     return out
 
 

@@ -7,7 +7,8 @@ file whose summary could not be made, its skeleton line from the folder
 map (kind, size, top entries). Each kept sentence must cite children
 ``[n]`` and be supported by their texts (checker.py); its evidence pointer
 is the cited child's own pointer whose sentence shares the most words with
-it, so it verifies as the child's does. The record is keyed by the
+it (kept as path, lines, commit and sha256, so it names whichever node and
+tree serve it), so it verifies as the child's does. The record is keyed by the
 folder's listing signature (every path, size and time under it): any change
 below the folder makes its summary stale.
 """
@@ -60,7 +61,7 @@ def _best(sentence: str, kept: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def summarize_folder(backend: Backend, path: str, items: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[str, Any]:
-    """``items``: (child name, its text, its kept sentences with ``pointer`` and ``sha256``)."""
+    """``items``: (child name, its text, its kept sentences with path, start, end, commit, sha256)."""
     prompt = folder_prompt(path, [(name, text) for name, text, _ in items])
     started = time.monotonic()
     answer = backend.generate(prompt.system, prompt.user)
@@ -78,7 +79,7 @@ def summarize_folder(backend: Backend, path: str, items: list[tuple[str, str, li
             refused.append({"text": sentence.text, "cited": sentence.cited, "reason": f"{child[0]} has no pointer to cite"})
             continue
         kept.append({"text": sentence.text, "cited": sentence.cited, "children": [items[n - 1][0] for n, _ in sentence.cited],
-                     "pointer": best["pointer"], "sha256": best["sha256"]})
+                     **{k: best[k] for k in ("path", "start", "end", "commit", "sha256")}})
     return {"model": backend.name, "path": path, "written": len(kept) + len(refused), "kept": kept,
             "refused": refused, "children": [name for name, _, _ in items], "seconds": round(seconds, 3), "answer": answer}
 
@@ -91,11 +92,12 @@ def child_items(files: list[str], folders: list[str], file_record: Callable[[str
     for child in files:
         record, a = file_record(child)
         if record is not None and record["kept"]:
-            kept = [dict(k, pointer=str(a.pointer(k["start"], k["end"]))) for k in record["kept"]]
+            kept = [dict(k, path=child, commit=a.content.commit) for k in record["kept"]]
             items.append((child, " ".join(k["text"] for k in kept), kept))
         elif a is not None:
             skeleton = a.skeleton(None)
-            pointers = [{"text": skeleton.body.decode(), "pointer": str(e.pointer), "sha256": e.sha256} for e in skeleton.evidence]
+            pointers = [{"text": skeleton.body.decode(), "path": child, "start": e.pointer.start, "end": e.pointer.end,
+                         "sha256": e.sha256, "commit": a.content.commit} for e in skeleton.evidence]
             items.append((child, skeleton.body.decode().strip(), pointers))
     for child in folders:
         record = folder_record(child)

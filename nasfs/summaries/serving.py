@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound, NotServable
-from ..pointers import Pointer, parse_pointer
+from ..pointers import Pointer
 from ..views import Analysis, Evidence, Served
 from . import folders as fold
 from .backends import BackendDown, make_backend
@@ -77,6 +77,7 @@ class Summaries:
     def folder_view(self, nas: Nas, path: str, at: str | None) -> Served:
         self.check_mode()
         listing = fold.listing_of(nas, path, at)
+        path = listing.folder  # "." and "" are the root; a link, the folder it names
         sig = fold.signature(listing, path)
         shown = path or "."
         record = self.store.get("folder", sig)
@@ -85,8 +86,7 @@ class Summaries:
             return self._folder_served(nas, record, shown, stale=False)
         ahead = self._queue(("folder", path, sig), path, lambda: self._folder_job(path, at), folder=True)
         last = self.store.last("folder", path)
-        if last is not None and all(nas.tree.hold(parse_pointer(k["pointer"], nas.tree.node, nas.tree.tree).commit)
-                                    for k in last["kept"]):
+        if last is not None and all(nas.tree.hold(k["commit"]) for k in last["kept"]):
             self.stale.add(shown + "/")
             return self._folder_served(nas, last, shown, stale=True)
         raise self._pending(shown, ahead, self.store.failure("folder", sig))
@@ -124,7 +124,7 @@ class Summaries:
     def _folder_served(self, nas: Nas, record: dict[str, Any], shown: str, stale: bool) -> Served:
         evidence, lines = [], []
         for k in record["kept"]:
-            e = Evidence(parse_pointer(k["pointer"], nas.tree.node, nas.tree.tree), k["sha256"])
+            e = Evidence(Pointer(nas.tree.node, nas.tree.tree, k["path"], k["commit"], k["start"], k["end"]), k["sha256"])
             evidence.append(e)
             lines.append(f"{k['text']} [{', '.join(k['children'])}] {e.pointer}")
         commit = evidence[0].pointer.commit if evidence else ""
@@ -213,6 +213,7 @@ class Summaries:
     def make_folder(self, nas: Nas, path: str, at: str | None) -> dict[str, Any]:
         """A folder's record, its children's made first when missing (bottom-up)."""
         listing = fold.listing_of(nas, path, at)
+        path = listing.folder
         sig = fold.signature(listing, path)
         record = self.store.get("folder", sig)
         if record is not None:
