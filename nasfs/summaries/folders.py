@@ -55,6 +55,18 @@ def children(listing: Listing, path: str) -> tuple[list[str], list[str]]:
     return sorted(files)[:MAX_FILES], sorted(folders)[:MAX_FOLDERS]
 
 
+def head(nas: Nas, files: list[str], at: str | None) -> dict[str, Any] | None:
+    """The header's pointer of a folder's summary: its first file, whole (as a folder map's names its first file)."""
+    if not files:
+        return None
+    a = nas.analysis(nas.content(files[0], at))
+    whole = a.whole_evidence()
+    if not whole:
+        return None
+    p = whole[0].pointer
+    return {"path": p.path, "start": p.start, "end": p.end, "commit": a.content.commit, "sha256": whole[0].sha256}
+
+
 def _best(sentence: str, kept: list[dict[str, Any]]) -> dict[str, Any] | None:
     words = set(content_words(sentence))
     return max(kept, key=lambda k: len(words & set(content_words(k["text"]))), default=None)

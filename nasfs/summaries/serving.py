@@ -86,7 +86,7 @@ class Summaries:
             return self._folder_served(nas, record, shown, stale=False)
         ahead = self._queue(("folder", path, sig), path, lambda: self._folder_job(path, at), folder=True)
         last = self.store.last("folder", path)
-        if last is not None and all(nas.tree.hold(k["commit"]) for k in last["kept"]):
+        if last is not None and all(nas.tree.hold(k["commit"]) for k in last["kept"] + ([last["head"]] if last.get("head") else [])):
             self.stale.add(shown + "/")
             return self._folder_served(nas, last, shown, stale=True)
         raise self._pending(shown, ahead, self.store.failure("folder", sig))
@@ -123,10 +123,11 @@ class Summaries:
 
     def _folder_served(self, nas: Nas, record: dict[str, Any], shown: str, stale: bool) -> Served:
         evidence, lines = [], []
-        for k in record["kept"]:
+        for k in ([record["head"]] if record.get("head") else []) + record["kept"]:
             e = Evidence(Pointer(nas.tree.node, nas.tree.tree, k["path"], k["commit"], k["start"], k["end"]), k["sha256"])
             evidence.append(e)
-            lines.append(f"{k['text']} [{', '.join(k['children'])}] {e.pointer}")
+            if k is not record.get("head"):
+                lines.append(f"{k['text']} [{', '.join(k['children'])}] {e.pointer}")
         commit = evidence[0].pointer.commit if evidence else ""
         return self._served(record, lines, tuple(evidence), commit, stale, (("path", shown),))
 
@@ -233,6 +234,7 @@ class Summaries:
         except BackendDown as exc:
             self.store.failed("folder", sig, str(exc))
             raise
+        record["head"] = fold.head(nas, files, at) or next((self.make_folder(nas, sub, at).get("head") for sub in folders), None)
         self.store.put("folder", sig, path, record)
         self.stale.discard((path or ".") + "/")
         return record
