@@ -246,3 +246,26 @@ def test_index_summaries_fills_the_cache_with_a_progress_bar(home: Path, tmp_pat
     nas = nas_for(home, command(tmp_path))
     assert header(nas.read(f"{ACME}@summary").text)["support"] == "1/1"
     assert header(nas.read(".@summary").text)["generated"] == "true"
+
+
+def test_a_hanging_endpoint_makes_no_read_through_the_mount_wait(home: Path, tmp_path: Path) -> None:
+    with FakeChat(lambda user: LIES, delay=120) as fake:
+        m = Mount(home, tmp_path / "mnt", "--summarizer", fake.url, "--summary-model", "slow")
+        try:
+            mnt = m.mountpoint
+            for name in (f"{ACME}@summary", "notes@summary", f"{ACME}@summary"):
+                t0 = time.monotonic()
+                done = subprocess.run(["cat", str(mnt / name)], capture_output=True, timeout=30)
+                assert done.returncode == 1 and b"Resource temporarily unavailable" in done.stderr
+                assert time.monotonic() - t0 < 3
+                assert subprocess.run(["cat", str(mnt / f"{ACME}@outline")], capture_output=True, timeout=30).returncode == 0
+            errors = (mnt / ".nas" / "errors").read_text().splitlines()
+            assert "notes/customer-acme.md@summary: the summary of notes/customer-acme.md by slow is not generated yet; queued" in errors[-1]
+            deadline = time.monotonic() + 10
+            while not fake.requests:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            status = subprocess.run([sys.executable, "-m", "nasfs", "status", str(mnt)], capture_output=True, text=True).stdout
+            assert "summaries (on-demand, slow): queued=1 running=1 done=0 failed=0 stale=0" in status, status
+        finally:
+            assert m.stop() == 0, m.log.read_text()[-2000:]  # a worker held by the endpoint does not hold the unmount
