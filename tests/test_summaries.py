@@ -269,3 +269,26 @@ def test_a_hanging_endpoint_makes_no_read_through_the_mount_wait(home: Path, tmp
             assert "summaries (on-demand, slow): queued=1 running=1 done=0 failed=0 stale=0" in status, status
         finally:
             assert m.stop() == 0, m.log.read_text()[-2000:]  # a worker held by the endpoint does not hold the unmount
+
+
+def test_background_mode_walks_the_tree_without_a_read(home: Path, tmp_path: Path) -> None:
+    nas = nas_for(home, command(tmp_path), mode="background")
+    nas.summaries.start_background()
+    deadline = time.monotonic() + 120
+    while "summaries_done=13" not in nas.stats.render():  # 8 files, then 5 folders, deepest first
+        assert time.monotonic() < deadline, nas.stats.render()
+        time.sleep(0.1)
+    assert header(nas.read("code/billing.py@summary").text)["stale"] == "false"
+    assert header(nas.read(".@summary").text)["generated"] == "true"
+
+
+def test_a_read_at_a_revision_summarizes_that_revision(home: Path, tmp_path: Path) -> None:
+    nas = nas_for(home, command(tmp_path))
+    with pytest.raises(SummaryPending):
+        nas.read(f"{ACME}@summary", at="v1")
+    wait_idle(nas)
+    old = nas.read(f"{ACME}@summary", at="v1")
+    v1 = git(home, "rev-parse", "v1").strip()
+    assert old.served.evidence[0].pointer.commit == v1 and header(old.text)["stale"] == "false"
+    now = nas.read(f"{ACME}@summary")  # the working file is another blob: v1's is its last summary
+    assert header(now.text)["stale"] == "true" and header(now.text)["describes"] == v1[:12]

@@ -34,12 +34,10 @@ def fill(nas: Nas, only: list[str] | None, quiet: bool) -> int:
             continue
         listing = fold.listing_of(nas, real, None)
         files += [i.path for i in sorted(listing.items, key=lambda i: (i.size, i.path))]
-        if only:  # a folder named: it and nothing below it but its files' and subfolders' own summaries
-            folders.append(real)
+        if only:  # a folder named: its summary (made from its files' and subfolders' own)
+            folders.append(listing.folder)
         else:
-            tops = {real} | {i.path.rsplit("/", 1)[0] for i in listing.items if "/" in i.path}
-            parents = {p.rsplit("/", k)[0] for p in tops for k in range(p.count("/") + 1)}
-            folders += sorted(tops | parents, key=lambda p: (-p.count("/") - (p != ""), p))
+            folders += fold.bottom_up(listing)
     failed: list[str] = []
     bar = tqdm(total=len(files) + len(folders), unit="summary", disable=quiet, file=sys.stderr)
     for path in files:

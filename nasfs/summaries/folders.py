@@ -67,6 +67,13 @@ def head(nas: Nas, files: list[str], at: str | None) -> dict[str, Any] | None:
     return {"path": p.path, "start": p.start, "end": p.end, "commit": a.content.commit, "sha256": whole[0].sha256}
 
 
+def bottom_up(listing: Listing) -> list[str]:
+    """Every folder of a listing that holds a file, and the folders above them, deepest first, the root ("") last."""
+    held = {listing.folder} | {i.path.rsplit("/", 1)[0] for i in listing.items if "/" in i.path}
+    every = {p.rsplit("/", k)[0] for p in held if p for k in range(p.count("/") + 1)} | {listing.folder}
+    return sorted(every, key=lambda p: (-p.count("/") - (p != ""), p))
+
+
 def _best(sentence: str, kept: list[dict[str, Any]]) -> dict[str, Any] | None:
     words = set(content_words(sentence))
     return max(kept, key=lambda k: len(words & set(content_words(k["text"]))), default=None)

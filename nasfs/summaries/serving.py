@@ -67,7 +67,7 @@ class Summaries:
         if record is not None:
             self.stale.discard(c.path)
             return self._file_served(record, a, stale=False)
-        ahead = self._queue(("file", c.path, c.blob_id), c.path, lambda: self._file_job(c.path))
+        ahead = self._queue(("file", c.path, c.blob_id), c.path, lambda: self._file_job(c.path, c.blob_id, c.commit))
         last = self.store.last("file", c.path)
         if last is not None and nas.tree.hold(last["commit"]):
             self.stale.add(c.path)
@@ -183,11 +183,15 @@ class Summaries:
             nas = self._local.nas = self._open_core()
         return nas
 
-    def _file_job(self, path: str) -> None:
-        """Summarize the file as it is now (if it changed again since the read, its newest content)."""
+    def _file_job(self, path: str, blob_id: str, commit: str) -> None:
+        """Summarize the blob a read asked for: the working file when it still
+        holds it, else the commit the read named (a read at a revision, or a
+        file changed again since)."""
         nas = self.core()
         try:
             content = nas.content(path)
+            if content.blob_id != blob_id and nas.tree.hold(commit):
+                content = nas.tree.at(commit, path)
         except (NotServable, NotFound):
             return  # a folder or gone by now: nothing to summarize
         self.make_file(nas.analysis(content))
@@ -256,15 +260,20 @@ class Summaries:
             time.sleep(WALK_SECONDS)
 
     def walk_once(self) -> None:
+        """Queue every file whose content has no summary and no failed try, then every folder."""
         nas = self.core()
         listing = fold.listing_of(nas, "", None)
-        for item in sorted(listing.items, key=lambda i: (i.size, i.path)):
-            blob = nas.content(item.path).blob_id
-            if self.store.get("file", blob) is None and self.store.failure("file", blob) is None:
-                try:
-                    self.worker.submit(("file", item.path, blob), lambda p=item.path: self._file_job(p))
-                except QueueFull:
-                    return
+        try:
+            for item in sorted(listing.items, key=lambda i: (i.size, i.path)):
+                c = nas.content(item.path)
+                if self.store.get("file", c.blob_id) is None and self.store.failure("file", c.blob_id) is None:
+                    self.worker.submit(("file", c.path, c.blob_id), lambda c=c: self._file_job(c.path, c.blob_id, c.commit))
+            for folder in fold.bottom_up(listing):
+                sig = fold.signature(fold.listing_of(nas, folder, None), folder)
+                if self.store.get("folder", sig) is None and self.store.failure("folder", sig) is None:
+                    self.worker.submit(("folder", folder, sig), lambda f=folder: self._folder_job(f, None))
+        except QueueFull:
+            pass  # the rest at the next walk
 
     def status(self) -> str:
         c = self.worker.counts
