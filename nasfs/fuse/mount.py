@@ -25,6 +25,7 @@ import trio
 from ..errors import NasError
 
 if TYPE_CHECKING:
+    from ..summaries import SummarySettings
     from .ops import NasOperations
 
 log = logging.getLogger("nasfs.mount")
@@ -94,7 +95,7 @@ def check_mountpoint(mountpoint: str) -> None:
 
 
 def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str | None, tokenizer: str,
-                   autocommit: bool, allow_other: bool, attr_timeout: float, summarizer: object = None,
+                   autocommit: bool, allow_other: bool, attr_timeout: float, summarizer: SummarySettings | None = None,
                    faults: bool = False, warm: bool = True) -> int:
     """Mount and serve until unmounted or signalled; returns an exit code.
     With ``warm``, a low-priority ``nasfs index`` warms the caches meanwhile."""

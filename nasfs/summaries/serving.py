@@ -84,7 +84,7 @@ class Summaries:
         if record is not None:
             self.stale.discard(shown + "/")
             return self._folder_served(nas, record, shown, stale=False)
-        ahead = self._queue(("folder", path, sig), path, lambda: self._folder_job(path, at), folder=True)
+        ahead = self._queue(("folder", path, sig), path, lambda: self._folder_job(path, at))
         last = self.store.last("folder", path)
         if last is not None and all(nas.tree.hold(k["commit"]) for k in last["kept"] + ([last["head"]] if last.get("head") else [])):
             self.stale.add(shown + "/")
@@ -143,17 +143,17 @@ class Summaries:
         return Served("summary", ("\n".join(lines) + "\n").encode(), evidence, generated=True, keys=keys)
 
     # -- queueing ---------------------------------------------------------------------
-    def _queue(self, key: tuple[str, str, str], path: str, job: Callable[[], None], folder: bool = False) -> str:
+    def _queue(self, key: tuple[str, str, str], path: str, job: Callable[[], None]) -> str:
         """Queue a job; what to tell the reader about where it stands."""
         if self.settings.detached:
-            return self._spawn(key, path, folder)
+            return self._spawn(key, path)
         try:
             ahead = self.worker.submit(key, job)
         except QueueFull as exc:
             return f"{exc}; it is queued again at a later read"
         return f"{ahead} ahead of it" if ahead else "next"
 
-    def _spawn(self, key: tuple[str, str, str], path: str, folder: bool) -> str:
+    def _spawn(self, key: tuple[str, str, str], path: str) -> str:
         """A one-shot door: start ``nasfs index --summaries-only PATH`` in the background."""
         marker = f"summ-spawned:{self.model}:{self.root}:{key[2]}"
         raw = self.store.disk.get(marker)
