@@ -36,7 +36,7 @@ class SummarySettings:
     api_key_file: str | None = None  # never logged; NASFS_SUMMARY_API_KEY when unset
     context_tokens: int = 2048  # the model's context: a larger file is given its outline and what sections fit
     max_tokens: int = 200  # of an answer
-    timeout: float = 120.0  # seconds one generation may take
+    timeout: float = 120.0  # seconds one generation may take ($NASFS_SUMMARY_TIMEOUT)
     retries: int = 2  # after the first try, with backoff 1 s, 2 s, 4 s ...
     in_flight: int = 1  # generations at once (worker threads)
     queue_size: int = 256
@@ -90,6 +90,7 @@ def build_settings(summarizer: str | None = None, model: str | None = None, mode
         raise BadView(f"the summarizer {summarizer} is an endpoint: it needs a model name",
                       "--summary-model NAME (or NASFS_SUMMARY_MODEL)")
     context = context or int(env("NASFS_SUMMARY_CONTEXT") or 2048)
+    timeout = float(env("NASFS_SUMMARY_TIMEOUT") or 120)
     if context < 512:
         raise BadView(f"--summary-context {context} is too small for a prompt", "512 or more (the model's context in tokens)")
     return SummarySettings(
@@ -97,4 +98,4 @@ def build_settings(summarizer: str | None = None, model: str | None = None, mode
         in_ladder=in_ladder or env("NASFS_SUMMARIES_IN_LADDER") == "1",
         keep_unsupported=keep_unsupported or env("NASFS_SUMMARIES_KEEP_UNSUPPORTED") == "1",
         api_key_file=key_file or env("NASFS_SUMMARY_KEY_FILE") or None,
-        context_tokens=context, detached=detached)
+        context_tokens=context, timeout=timeout, detached=detached)
