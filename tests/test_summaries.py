@@ -292,3 +292,13 @@ def test_a_read_at_a_revision_summarizes_that_revision(home: Path, tmp_path: Pat
     assert old.served.evidence[0].pointer.commit == v1 and header(old.text)["stale"] == "false"
     now = nas.read(f"{ACME}@summary")  # the working file is another blob: v1's is its last summary
     assert header(now.text)["stale"] == "true" and header(now.text)["describes"] == v1[:12]
+
+
+def test_fstab_options_carry_the_summary_flags() -> None:
+    from nasfs.fstab import parse
+
+    call = parse(["/srv/tree", "/mnt/tree", "-o", "summarizer=http://127.0.0.1:8080/v1,summary_model=local,"
+                  "summary_key_file=/etc/nasfs/key,summary_context=4096,summaries=background,summaries_in_ladder"])
+    assert call.mount_argv == ["mount", "/srv/tree", "/mnt/tree", "--summarizer", "http://127.0.0.1:8080/v1",
+                               "--summary-model", "local", "--summary-key-file", "/etc/nasfs/key", "--summary-context",
+                               "4096", "--summaries", "background", "--summaries-in-ladder"]
