@@ -79,25 +79,25 @@ def _children(m: re.Match[str]) -> tuple[tuple[int, int], ...]:
 
 
 def split_answer(answer: str, folder: bool = False) -> list[Sentence]:
-    """The sentences of an answer, each with what it cites. A citation that
-    stands alone after a sentence's full stop belongs to that sentence."""
+    """The sentences of an answer, each with what it cites. A citation on a
+    line of its own belongs to the sentence after it (the prompt asks for the
+    label first), or, at the very end, to an uncited sentence before it."""
     pattern, read = (CHILD, _children) if folder else (CITATION, _ranges)
     out: list[Sentence] = []
-    waiting: tuple[tuple[int, int], ...] = ()  # a citation on a line of its own, before its sentence
+    waiting: tuple[tuple[int, int], ...] = ()  # a citation on a line of its own: the next sentence's
     for piece in _SPLIT.split(answer.strip()):
         piece = _BULLET.sub("", piece).strip()
         if not piece:
             continue
         cited = tuple(r for m in pattern.finditer(piece) for r in read(m))
-        text = re.sub(r"\s+([.,;:!?])", r"\1", pattern.sub("", piece)).strip(" \t*:")
+        text = re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"\s+", " ", pattern.sub(" ", piece))).strip(" \t*:")
         if not re.search(r"[A-Za-z]{2}", text):
-            if cited and out and not out[-1].cited:  # "... renews yearly.\n[L11-L14]"
-                out[-1] = Sentence(out[-1].text, cited)
-            else:  # "[L11-L14]\nThe contract renews yearly."
-                waiting += cited
+            waiting += cited  # "[L11-L14]\nThe contract renews yearly." (as the prompt asks)
             continue
         out.append(Sentence(text, cited or waiting))
         waiting = ()
+    if waiting and out and not out[-1].cited:  # "... renews yearly.\n[L11-L14]" at the end
+        out[-1] = Sentence(out[-1].text, waiting)
     return out
 
 
