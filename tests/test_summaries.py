@@ -272,14 +272,18 @@ def test_a_hanging_endpoint_makes_no_read_through_the_mount_wait(home: Path, tmp
 
 
 def test_background_mode_walks_the_tree_without_a_read(home: Path, tmp_path: Path) -> None:
+    (home / "data" / "logo.bin").write_bytes(bytes(range(256)) * 4)  # binary: never summarized, never queued again
     nas = nas_for(home, command(tmp_path), mode="background")
     nas.summaries.start_background()
     deadline = time.monotonic() + 120
-    while "summaries_done=13" not in nas.stats.render():  # 8 files, then 5 folders, deepest first
+    while "summaries_done=14" not in nas.stats.render():  # 9 files, then 5 folders, deepest first
         assert time.monotonic() < deadline, nas.stats.render()
         time.sleep(0.1)
     assert header(nas.read("code/billing.py@summary").text)["stale"] == "false"
     assert header(nas.read(".@summary").text)["generated"] == "true"
+    nas.summaries.walk_once()  # the next walk: nothing left to queue
+    wait_idle(nas)
+    assert "summaries_done=14" in nas.stats.render()
 
 
 def test_a_read_at_a_revision_summarizes_that_revision(home: Path, tmp_path: Path) -> None:

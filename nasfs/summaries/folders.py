@@ -83,7 +83,7 @@ def summarize_folder(backend: Backend, path: str, items: list[tuple[str, str, li
     """``items``: (child name, its text, its kept sentences with path, start, end, commit, sha256)."""
     prompt = folder_prompt(path, [(name, text) for name, text, _ in items])
     started = time.monotonic()
-    answer = backend.generate(prompt.system, prompt.user)
+    answer = backend.generate(prompt.system, prompt.user) if items else ""  # nothing to summarize: no sentence
     seconds = time.monotonic() - started
     texts = [f"{name}\n{text}" for name, text, _ in items]
     kept, refused = [], []

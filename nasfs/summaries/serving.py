@@ -200,8 +200,11 @@ class Summaries:
         """The record of ``a``'s blob, made now if missing (None: binary or too large)."""
         c = a.content
         record = self.store.get("file", c.blob_id)
-        if record is not None or a.data is None or a.binary:
+        if record is not None:
             return record
+        if a.data is None or a.binary:  # remembered, so a background walk does not queue it again
+            self.store.failed("file", c.blob_id, f"{c.path} is binary or too large to summarize")
+            return None
         try:
             record = summarize_file(self.backend(), self.settings, c.path, c.blob_id, c.commit, a.data, a.outline)
         except BackendDown as exc:
