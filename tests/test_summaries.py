@@ -306,3 +306,13 @@ def test_fstab_options_carry_the_summary_flags() -> None:
     assert call.mount_argv == ["mount", "/srv/tree", "/mnt/tree", "--summarizer", "http://127.0.0.1:8080/v1",
                                "--summary-model", "local", "--summary-key-file", "/etc/nasfs/key", "--summary-context",
                                "4096", "--summaries", "background", "--summaries-in-ladder"]
+
+
+@pytest.mark.parametrize("answer, cited", [
+    ("Intro words here:\n\n[L1-L2]\nFirst fact.\n\n[L4]\nSecond fact.", [(), ((1, 2),), ((4, 4),)]),  # labels first
+    ("First fact. [L1-L2]\nSecond fact [L4]", [((1, 2),), ((4, 4),)]),  # after the full stop, same line
+    ("First fact.\n[L3]", [((3, 3),)]),  # alone at the very end: the sentence before
+    ("1. [L2] First fact. Second fact.", [((2, 2),), ()]),
+])
+def test_where_a_citation_belongs(answer: str, cited: list) -> None:
+    assert [s.cited for s in split_answer(answer)] == cited

@@ -29,7 +29,7 @@ _RANGE = r"L?(\d+)(?:\s*(?:-|–|to)\s*L?(\d+))?"
 CITATION = re.compile(rf"[\[(]\s*(?:lines?\s*)?{_RANGE}((?:\s*[,;]\s*{_RANGE})*)\s*[\])]", re.IGNORECASE)
 CHILD = re.compile(r"\[\s*#?(\d+)((?:\s*[,;]\s*#?\d+)*)\s*\]")
 _ONE = re.compile(_RANGE, re.IGNORECASE)
-_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 _IDENT = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b|\b\w*[a-z][A-Z]\w*\b|\b\w*_\w+\b|\b\w+(?=\(\))")
 _QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{2,80})\"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s.,;:!?]|$)")
@@ -85,18 +85,21 @@ def split_answer(answer: str, folder: bool = False) -> list[Sentence]:
     pattern, read = (CHILD, _children) if folder else (CITATION, _ranges)
     out: list[Sentence] = []
     waiting: tuple[tuple[int, int], ...] = ()  # a citation on a line of its own: the next sentence's
-    for piece in _SPLIT.split(answer.strip()):
-        piece = _BULLET.sub("", piece).strip()
-        if not piece:
-            continue
-        cited = tuple(r for m in pattern.finditer(piece) for r in read(m))
-        text = re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"\s+", " ", pattern.sub(" ", piece))).strip(" \t*:")
-        if not re.search(r"[A-Za-z]{2}", text):
-            waiting += cited  # "[L11-L14]\nThe contract renews yearly." (as the prompt asks)
-            continue
-        out.append(Sentence(text, cited or waiting))
-        waiting = ()
-    if waiting and out and not out[-1].cited:  # "... renews yearly.\n[L11-L14]" at the end
+    for line in answer.strip().splitlines():
+        for n, piece in enumerate(_SENTENCE_END.split(_BULLET.sub("", line).strip())):
+            piece = piece.strip()
+            if not piece:
+                continue
+            cited = tuple(r for m in pattern.finditer(piece) for r in read(m))
+            text = re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"\s+", " ", pattern.sub(" ", piece))).strip(" \t*:")
+            if re.search(r"[A-Za-z]{2}", text):
+                out.append(Sentence(text, cited or waiting))
+                waiting = ()
+            elif n and out and not out[-1].cited:  # "The contract renews yearly. [L11-L14]"
+                out[-1] = Sentence(out[-1].text, cited)
+            else:  # "[L11-L14]" alone on its line, before its sentence (as the prompt asks)
+                waiting += cited
+    if waiting and out and not out[-1].cited:  # "... renews yearly.\n[L11-L14]" at the very end
         out[-1] = Sentence(out[-1].text, waiting)
     return out
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..cache import DiskCache
 
-FORMAT = 2  # raised when a record's shape or the prompt changes, so older records are made again
+FORMAT = 3  # raised when a record's shape or the prompt changes, so older records are made again
 
 
 class Store:
