@@ -17,13 +17,40 @@ if TYPE_CHECKING:
     import argparse  # imported when a parser is made: a read answered by a daemon needs none (read_client.py)
 
 
-def _tree_args(p: argparse.ArgumentParser, views: bool = True) -> None:
+def _tree_args(p: argparse.ArgumentParser, views: bool = True, summary_mode: bool = True) -> None:
     p.add_argument("--repo", help="the git work tree to serve (default: the one around the current folder)")
     p.add_argument("--node", help="node name in pointers (default: the host name)")
     p.add_argument("--tree", help="tree name in pointers (default: the source folder's name)")
     if views:  # pointers (deref, verify) need neither a tokenizer nor a summarizer
         _tokenizer_args(p)
-        p.add_argument("--summarizer", help="command that summarizes stdin, for @summary (default: $NASFS_SUMMARIZER)")
+        _summary_args(p, summary_mode)
+
+
+def _summary_args(p: argparse.ArgumentParser, mode: bool = True) -> None:
+    """The flags of @summary (docs/summaries.md); each has an environment twin."""
+    p.add_argument("--summarizer", help="for @summary: an OpenAI-compatible endpoint http://HOST:PORT/v1, or a command "
+                                        "reading the prompt on stdin (default: $NASFS_SUMMARIZER)")
+    p.add_argument("--summary-model", help="the endpoint's model name (default: $NASFS_SUMMARY_MODEL)")
+    p.add_argument("--summary-key-file", help="file holding the endpoint's API key (default: $NASFS_SUMMARY_KEY_FILE, "
+                                              "else the key in $NASFS_SUMMARY_API_KEY); never logged")
+    p.add_argument("--summary-context", type=int, help="the model's context in tokens (default 2048, $NASFS_SUMMARY_CONTEXT)")
+    if mode:
+        p.add_argument("--summaries", choices=["off", "on-demand", "background"],
+                       help="off; on-demand (default: a read queues what is missing); background (also walks the tree)")
+    p.add_argument("--summaries-in-ladder", action="store_true", help="@N may serve a fresh, fully supported summary "
+                                                                      "between the outline and the skeleton")
+    p.add_argument("--summaries-keep-unsupported", action="store_true",
+                   help="keep the sentences the checker refused, marked (unsupported: why), instead of dropping them")
+
+
+def _summary_settings(args: argparse.Namespace, detached: bool = False):
+    from .summaries import build_settings
+
+    mode = getattr(args, "summaries", None)
+    return build_settings(getattr(args, "summarizer", None), getattr(args, "summary_model", None),
+                          mode if isinstance(mode, str) else None, getattr(args, "summaries_in_ladder", False),
+                          getattr(args, "summaries_keep_unsupported", False), getattr(args, "summary_key_file", None),
+                          getattr(args, "summary_context", None), detached)
 
 
 def _tokenizer_args(p: argparse.ArgumentParser) -> None:
@@ -41,7 +68,8 @@ views (PATH@VIEW; quote the argument if it holds spaces):
   nasfs read notes.md@L12-L18              exactly lines 12..18, no header (@L12: one line)
   nasfs read notes.md@section=Renewal      one section: heading, Class.method, a.b.0 key path
   nasfs read notes.md@since=v1             unified diff from a revision (since=A..B)
-  nasfs read notes.md@summary              a generated summary (needs --summarizer)
+  nasfs read notes.md@summary              a generated summary, cited line by line (needs --summarizer;
+                                           the first read queues it and answers at once)
   nasfs read notes.md@400                  the richest view within 400 tokens:
                                            full > outline > shallower outlines > a page > skeleton > none
   nasfs read notes.md@section=Renewal@200  any view, degraded to fit a budget
@@ -117,7 +145,7 @@ def _parser() -> argparse.ArgumentParser:
     mount.add_argument("--node", help="node name in pointers (default: the host name)")
     mount.add_argument("--tree", help="tree name in pointers (default: the source folder's name)")
     _tokenizer_args(mount)
-    mount.add_argument("--summarizer", help="command that summarizes stdin, for @summary (default: $NASFS_SUMMARIZER)")
+    _summary_args(mount)
     mount.add_argument("--autocommit", action="store_true", help="commit writes through the mount onto the checked-out branch on close")
     mount.add_argument("--allow-other", action="store_true", help="let other users (Samba, NFS servers) use the mount")
     mount.add_argument("--foreground", action="store_true", help="stay in the foreground (systemd, debugging)")
@@ -129,11 +157,13 @@ def _parser() -> argparse.ArgumentParser:
 
     index = sub.add_parser("index", help="warm the caches: the @outline view and token count of every file git does not "
                                          "ignore, and folder maps")
-    _tree_args(index)
+    _tree_args(index, summary_mode=False)
     index.add_argument("source", nargs="?", help="the git work tree (same as --repo)")
     index.add_argument("--jobs", type=int, help="worker processes (default: the CPU count)")
     index.add_argument("--quiet", action="store_true", help="no progress bar and no summary; errors only")
     index.add_argument("--progress-log", action="store_true", help="progress as 'warm-up: N/M files, S s' lines on stderr (the mount's warm-up)")
+    index.add_argument("--summaries", action="store_true", help="also fill the summary cache (needs --summarizer), with a progress bar")
+    index.add_argument("--summaries-only", nargs="+", metavar="PATH", help="only make the summaries of these files or folders")
 
     install = sub.add_parser("install", help="link this nasfs into /usr/local/sbin, where mount -t fuse.nasfs and fstab find it")
     install.add_argument("--bin-dir", default="/usr/local/sbin", help="where to link it (default /usr/local/sbin)")
@@ -178,8 +208,9 @@ def _open(args: argparse.Namespace):
     disk = DiskCache()
     tree = GitTree(args.repo or work_tree_top(os.getcwd()), node=args.node, tree=args.tree, hashes=disk)
     prefix = "" if args.repo else cwd_prefix(tree.root, os.getcwd())
-    tokenizer, summarizer = getattr(args, "tokenizer", "cl100k_base"), getattr(args, "summarizer", None)
-    return Nas(tree, tokenizer=tokenizer, disk=disk, summarizer=summarizer), prefix
+    tokenizer = getattr(args, "tokenizer", "cl100k_base")
+    settings = _summary_settings(args, detached=args.command == "read") if hasattr(args, "summarizer") else None
+    return Nas(tree, tokenizer=tokenizer, disk=disk, summarizer=settings or ""), prefix
 
 
 def _write(data: bytes) -> None:
@@ -267,7 +298,7 @@ def cmd_mount(args: argparse.Namespace) -> int:
     return run_foreground(
         args.source, args.mountpoint, node=args.node, tree=args.tree, tokenizer=args.tokenizer,
         autocommit=args.autocommit, allow_other=args.allow_other, attr_timeout=args.attr_timeout,
-        summarizer=args.summarizer, warm=not args.no_warm,
+        summarizer=_summary_settings(args), warm=not args.no_warm,
         faults=os.environ.get("NASFS_TEST_FAULTS") == "1",
     )
 
@@ -276,10 +307,13 @@ def _daemon_argv(args: argparse.Namespace) -> list[str]:
     """The same mount for the daemon, which runs in /: every path made absolute."""
     argv = ["mount", os.path.abspath(args.source), os.path.abspath(args.mountpoint),
             "--tokenizer", args.tokenizer, "--log-level", args.log_level, "--attr-timeout", str(args.attr_timeout)]
-    for flag, value in (("--node", args.node), ("--tree", args.tree), ("--summarizer", args.summarizer),
+    for flag, value in (("--node", args.node), ("--tree", args.tree),
                         ("--log-file", args.log_file and os.path.abspath(args.log_file))):
         if value is not None:
             argv += [flag, value]
+    settings = _summary_settings(args)
+    if settings is not None:
+        argv += settings.argv()
     return argv + [flag for flag, on in (("--autocommit", args.autocommit), ("--allow-other", args.allow_other),
                                          ("--no-warm", args.no_warm)) if on]
 
@@ -294,8 +328,15 @@ def cmd_index(args: argparse.Namespace) -> int:
     check_tokenizer(args.tokenizer)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # ends the workers too
     root = args.repo or args.source or str(work_tree_top(os.getcwd()))
-    run_index(root, node=args.node, tree=args.tree, tokenizer=args.tokenizer, jobs=args.jobs,
-              quiet=args.quiet, progress_log=args.progress_log)
+    if not args.summaries_only:
+        run_index(root, node=args.node, tree=args.tree, tokenizer=args.tokenizer, jobs=args.jobs,
+                  quiet=args.quiet, progress_log=args.progress_log)
+    if args.summaries or args.summaries_only:
+        from .summaries.fill import fill
+
+        args.repo = root
+        nas, _ = _open(args)
+        return fill(nas, args.summaries_only, args.quiet)
     return 0
 
 
@@ -333,6 +374,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     listen = Listen.parse(args.listen, args.token_file)  # refuse an unguarded address before opening anything
     nas, _ = _open(args)
+    if nas.summaries is not None:
+        nas.summaries.start_background()
     return serve(nas, listen, args.default_budget)
 
 
@@ -340,6 +383,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from .mcp import serve_stdio
 
     nas, _ = _open(args)
+    if nas.summaries is not None:
+        nas.summaries.start_background()
     return serve_stdio(nas, args.default_budget)
 
 

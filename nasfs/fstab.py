@@ -34,6 +34,11 @@ OWN: dict[str, tuple[str, bool]] = {
     "tokenizer": ("--tokenizer", True),
     "margin": ("--margin", True),
     "summarizer": ("--summarizer", True),
+    "summary_model": ("--summary-model", True),
+    "summary_key_file": ("--summary-key-file", True),
+    "summary_context": ("--summary-context", True),
+    "summaries": ("--summaries", True),
+    "summaries_in_ladder": ("--summaries-in-ladder", False),
     "log_file": ("--log-file", True),
     "log_level": ("--log-level", True),
     "attr_timeout": ("--attr-timeout", True),
@@ -65,7 +70,7 @@ REFUSED = {
     "dirsync": "dirsync is not supported (writes go to the source as its filesystem does them)",
 }
 
-VALID = ("node=NAME, tree=NAME, tokenizer=NAME|max:A+B+...|PRESET, margin=M, summarizer=CMD, autocommit, allow_other, "
+VALID = ("node=NAME, tree=NAME, tokenizer=NAME|max:A+B+...|PRESET, margin=M, summarizer=URL|CMD, summary_model=NAME, summary_key_file=FILE, summary_context=N, summaries=off|on-demand|background, summaries_in_ladder, autocommit, allow_other, "
          "log_file=FILE, log_level=debug|info|warning|error, attr_timeout=SECONDS, ro, noexec "
          "(generic ones such as rw, defaults, _netdev, nofail, noatime, x-systemd.* are ignored)")
 

@@ -31,7 +31,8 @@ nasfs: budgeted, checkable reads. A real file stays a plain file; views sit besi
                                     (re:REGEX, in:FOLDER, glob:PATTERN, skip:N; %2F for /;
                                     when no hit fits: view=none needs=N next=skip:K)
   cat .nas/diff/v1..main@300        tree diff, degrading to changed entries, then a diffstat
-  cat notes.md@summary              a generated summary, when a summarizer is configured
+  cat notes.md@summary              a generated summary, cited line by line, when a summarizer is
+                                    configured (EAGAIN: not generated yet, queued; try again later)
   cat .nas/stats  .nas/errors       what was served and saved; recent refusals and why
   cat .nas/status                   long work running now (a large folder map: files read so far)
 

@@ -27,6 +27,9 @@ from .outline import Entry, Outline
 from .pointers import Pointer, parse_pointer
 from .progress import Progress
 from .repo import Content, GitTree, clean_path
+from .summaries import SummarySettings, build_settings
+from .summaries.serving import Summaries
+from .summaries.settings import VALID_NOW
 from .views import VIEW_FORMAT, Analysis, Evidence, Served
 
 
@@ -39,6 +42,7 @@ class Stats:
     tokens_full: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
+    more: Callable[[], str] | None = None  # more lines (the summary queue's)
 
     def record(self, response: Response) -> None:
         """A view served to a reader (not a door's size probe)."""
@@ -63,7 +67,7 @@ class Stats:
             f"cache_hits={self.cache_hits}",
             f"cache_misses={self.cache_misses}",
         ]
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines) + "\n" + (self.more() if self.more else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,28 +81,34 @@ class Refusal:
         return f"{stamp} {one_line(self.name)}: {self.error}"
 
 
-SUMMARY_ALTERNATIVES = "@outline, @N, @section=NAME, @L12-L18"
 
 
 class Nas:
     """Views of one git-backed tree, declared and budgeted."""
 
     def __init__(self, tree: GitTree, tokenizer: str = tok.DEFAULT_TOKENIZER, disk: DiskCache | None = None,
-                 summarizer: str | None = None) -> None:
-        from .summary import Summarizer
-
+                 summarizer: str | SummarySettings | None = None) -> None:
+        """``summarizer``: a command or endpoint URL (else $NASFS_SUMMARIZER), or
+        whole settings (summaries/settings.py); "" for none."""
         self.tree = tree
         self.tokenizer = tok.check_tokenizer(tokenizer)
         self.disk = disk
-        command = summarizer if summarizer is not None else os.environ.get("NASFS_SUMMARIZER")
-        self.summarizer = Summarizer(command, disk) if command else None
         self.stats = Stats()
         self.progress = Progress()  # long work running now (.nas/status)
+        settings = summarizer if isinstance(summarizer, SummarySettings) else build_settings(summarizer)
+        self.summaries = Summaries(settings, self, self._summary_core) if settings else None
+        if self.summaries is not None:
+            self.stats.more = self.summaries.status
         self.errors: collections.deque[Refusal] = collections.deque(maxlen=100)
         self._analyses: LRU[tuple[str, str, str], Analysis] = LRU(256)
         self._responses: LRU[str, Response] = LRU(4096)
         self._full_tokens: LRU[tuple[str, str], int] = LRU(65536)
         self._lock = threading.Lock()
+
+    def _summary_core(self) -> Nas:
+        """A core of its own for a summary worker thread (pygit2 objects stay in one thread)."""
+        tree = GitTree(self.tree.root, node=self.tree.node, tree=self.tree.tree, hashes=self.disk)
+        return Nas(tree, tokenizer=self.tokenizer, disk=self.disk, summarizer="")
 
     # -- addressing ----------------------------------------------------------
     def split(self, spec: str, at: str | None = None) -> tuple[str, View]:
@@ -208,6 +218,9 @@ class Nas:
         if self.tree.is_dir(path, at):
             from .folder_map import folder_view
 
+            if view.kind == "summary":
+                return self._folder_summary(path, view, at, record)
+
             response = folder_view(self, path, view, at)
             if record:
                 self.stats.record(response)
@@ -260,6 +273,8 @@ class Nas:
             ends = str(self.tree.resolve(a_rev).id) + ".." + (str(self.tree.resolve(b_rev).id) if b_rev else "")
             plain = View("since", arg=ends, budget=view.budget)
         parts = (__version__, str(VIEW_FORMAT), self.tree.node, self.tree.tree, self.tokenizer, content.commit, content.path, content.blob_id, plain.spelled())
+        if view.kind == "best" and self.summaries is not None and self.summaries.settings.in_ladder:
+            parts += ("summary", self.summaries.ladder_state(content.blob_id))
         return "resp:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     def _serve(self, content: Content, view: View) -> Response:
@@ -317,7 +332,12 @@ class Nas:
             rungs = _paged(a, view, declared, _outline_rungs(a, a.outline, None, top=a.outline.shown))
             return [_outline_or_file(a, rungs[0], declared, self.full_tokens(a)), *rungs[1:], skeleton], nothing
         if view.kind == "best":
-            return [a.full, *_paged(a, view, declared, _outline_rungs(a, a.outline, None)), skeleton], nothing
+            outlines = _outline_rungs(a, a.outline, None)
+            rungs = [a.full, *_paged(a, view, declared, outlines)]
+            if self.summaries is not None and self.summaries.settings.in_ladder:  # after every whole outline, before a page of one
+                summaries = self.summaries
+                rungs.insert(1 + max(len(outlines) - a.outline.page_depth, 1), lambda: summaries.ladder_rung(a))
+            return [*rungs, skeleton], nothing
         if view.kind == "since":
             return self._since_rungs(a, view.arg), nothing
         if view.kind == "summary":
@@ -335,18 +355,23 @@ class Nas:
         return TreeDiff(self, old, a.content.commit, a.content.path).rungs()
 
     def _summary(self, a: Analysis) -> Rung:
-        """The generated summary, marked stale (with the commit it describes,
-        and that commit's evidence) when the summarizer could not redo it."""
-        if self.summarizer is None:
-            raise NotServable("no summarizer is configured for this tree (NASFS_SUMMARIZER or --summarizer)", SUMMARY_ALTERNATIVES)
-        if a.data is None or a.binary:
-            raise NotServable(f"{a.content.path} is binary or too large to summarize", SUMMARY_ALTERNATIVES)
-        c = a.content
-        summary = self.summarizer.summarize(c.path, c.blob_id, c.commit, a.data, self.tree.hold)
-        keys = (("stale", summary.stale), ("describes", summary.commit[:12]))
-        described = self.analysis(self.tree.at(summary.commit, c.path)).whole_evidence() if summary.stale else a.whole_evidence()
-        served = Served("summary", summary.text, described, generated=True, keys=keys)
+        """The cached summary (summaries/serving.py): served at once or refused, never waited for."""
+        if self.summaries is None:
+            raise NotServable("no summarizer is configured for this tree (--summarizer CMD or URL, or NASFS_SUMMARIZER)", VALID_NOW)
+        served = self.summaries.file_view(self, a)
         return lambda: served
+
+    def _folder_summary(self, path: str, view: View, at: str | None, record: bool) -> Response:
+        """A folder's summary, declared like a file's, degraded to none past a budget."""
+        if self.summaries is None:
+            raise NotServable("no summarizer is configured for this tree (--summarizer CMD or URL, or NASFS_SUMMARIZER)", VALID_NOW)
+        served = self.summaries.folder_view(self, path, at)
+        nothing = Served("none", b"", served.evidence[:1], truncated=True)
+        declared = lambda s: declare(s, None, self.tokenizer, view.budget)  # noqa: E731
+        response = declared(served) if view.budget is None else fit([lambda: served], declared, view.budget, nothing)
+        if record:
+            self.stats.record(response)
+        return response
 
     # -- evidence --------------------------------------------------------------
     def resolve_pointer(self, text: str) -> tuple[Pointer, Content]:

@@ -25,8 +25,10 @@ from nasfs.errors import BadView, NasError, NotFound, NotServable, VerifyFailed
 from nasfs.repo import KEEP_REF, GitTree
 from nasfs.search import search
 from nasfs.service import Nas
+from nasfs.summaries import SummaryPending
 
 from .conftest import git
+from .summary_servers import CITING_SCRIPT, wait_idle
 
 ACME = "notes/customer-acme.md"
 TREE = ("--node", "box", "--tree", "home")
@@ -228,14 +230,22 @@ def test_reading_a_kept_snapshot_again_keeps_nothing_more(home: Path) -> None:
 
 def summarizing(home: Path, tmp_path: Path) -> Nas:
     script = tmp_path / "summarize.py"
-    script.write_text("import sys\ndata = sys.stdin.read()\nif 'FAIL' in data:\n    sys.exit('down')\nprint('SUMMARY')\n")
+    script.write_text(CITING_SCRIPT)
     return Nas(GitTree(home, node="box", tree="home"), summarizer=f"{sys.executable} {script}")
+
+
+def summarized(nas: Nas, spec: str):
+    """The summary of ``spec``, once the worker has made it (the first read only queues it)."""
+    with pytest.raises(SummaryPending):
+        nas.read(spec)
+    wait_idle(nas)
+    return nas.read(spec)
 
 
 def test_a_stale_summary_names_a_commit_that_is_kept(home: Path, tmp_path: Path) -> None:
     nas = summarizing(home, tmp_path)
     changed_acme(home)
-    described = nas.read(f"{ACME}@summary").served.evidence[0].pointer.commit
+    described = summarized(nas, f"{ACME}@summary").served.evidence[0].pointer.commit
     git(home, "update-ref", "-d", KEEP_REF)
     changed_acme(home, "FAIL\n")
     stale = nas.read(f"{ACME}@summary")
@@ -247,11 +257,14 @@ def test_a_stale_summary_names_a_commit_that_is_kept(home: Path, tmp_path: Path)
 def test_a_stale_summary_of_a_commit_gone_is_not_served(home: Path, tmp_path: Path) -> None:
     nas = summarizing(home, tmp_path)
     changed_acme(home)
-    nas.read(f"{ACME}@summary")
+    summarized(nas, f"{ACME}@summary")
     git(home, "update-ref", "-d", KEEP_REF)
     git(home, "gc", "-q", "--prune=now")
     changed_acme(home, "FAIL\n")
-    with pytest.raises(NotServable, match="the summarizer failed"):
+    with pytest.raises(SummaryPending, match="not generated yet; queued"):
+        nas.read(f"{ACME}@summary")
+    wait_idle(nas)
+    with pytest.raises(SummaryPending, match="the last try failed: the summarizer command .* model unavailable"):
         nas.read(f"{ACME}@summary")
 
 

@@ -365,37 +365,6 @@ def test_large_file_is_streamed_in_bounded_memory(home: Path) -> None:
     assert out.stdout.startswith(b"nasfs view=")
 
 
-def test_summary_is_generated_cached_by_blob_and_marked_stale(home: Path, tmp_path: Path) -> None:
-    from nasfs.repo import GitTree
-
-    script = tmp_path / "summarize.py"
-    script.write_text(
-        "import sys\n"
-        "data = sys.stdin.read()\n"
-        "if 'FAIL' in data:\n    sys.exit('model unavailable')\n"
-        "open(sys.argv[1], 'a').write('x')\n"
-        "print('SUMMARY: ' + data.splitlines()[0])\n"
-    )
-    calls = tmp_path / "calls"
-    nas = Nas(GitTree(home, node="box", tree="home"), summarizer=f"{os.sys.executable} {script} {calls}")
-    r = nas.read(f"{ACME}@summary")
-    keys = header_keys(r.text)
-    assert r.served.body == b"SUMMARY: # Acme Corp\n"
-    assert keys["view"] == "summary" and keys["generated"] == "true" and keys["stale"] == "false"
-    nas.read(f"{ACME}@summary")
-    assert calls.read_text() == "x"  # cached by blob: summarized once
-    first_commit = r.served.evidence[0].pointer.commit
-    (home / ACME).write_text((home / ACME).read_text() + "FAIL\n")
-    stale = nas.read(f"{ACME}@summary")
-    keys = header_keys(stale.text)
-    assert keys["stale"] == "true" and keys["describes"] == first_commit[:12]
-    assert stale.served.evidence[0].pointer.commit == first_commit  # evidence of what it describes
-    assert nas.read(f"{ACME}@summary@60").view in ("summary", "skeleton", "none")
-    (home / "README.txt").write_text("FAIL\n")  # never summarized before: nothing to fall back on
-    with pytest.raises(NotServable, match="summarizer failed"):
-        nas.read("README.txt@summary")
-
-
 def test_a_duplicate_index_of_zero_is_a_clear_refusal(nas) -> None:
     """'NAME~0' once raised IndexError (EIO on the mount, 500 on HTTP); found by fuzz."""
     from nasfs.errors import NotFound

@@ -25,6 +25,7 @@ import trio
 from ..errors import NasError
 
 if TYPE_CHECKING:
+    from ..summaries import SummarySettings
     from .ops import NasOperations
     from .read_socket import ReadSocket
 
@@ -95,7 +96,7 @@ def check_mountpoint(mountpoint: str) -> None:
 
 
 def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str | None, tokenizer: str,
-                   autocommit: bool, allow_other: bool, attr_timeout: float, summarizer: str | None = None,
+                   autocommit: bool, allow_other: bool, attr_timeout: float, summarizer: SummarySettings | None = None,
                    faults: bool = False, warm: bool = True) -> int:
     """Mount and serve until unmounted or signalled; returns an exit code.
     With ``warm``, a low-priority ``nasfs index`` warms the caches meanwhile."""
@@ -117,6 +118,8 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
         options.add("allow_other")
     pyfuse3.init(ops, mountpoint, options)
     ops.watcher.start()
+    if nas.summaries is not None:
+        nas.summaries.start_background()  # --summaries background: worker threads, never the request loop
     warmer = _start_warm_up(git_tree, tokenizer) if warm else None
     clean = False
     try:
@@ -254,16 +257,27 @@ def unmount(mountpoint: str) -> None:
         time.sleep(0.05)
 
 
-def repository_problem(mountpoint: str) -> str | None:
-    """What the daemon says is wrong with its repository (``.nas/stats``)."""
+def _stats(mountpoint: str) -> dict[str, str]:
+    """The daemon's ``.nas/stats`` as a mapping (empty when it cannot be read)."""
     try:
         with open(os.path.join(mountpoint, ".nas", "stats")) as fh:
-            for line in fh:
-                if line.startswith("repository_problem="):
-                    return line.split("=", 1)[1].strip()
+            return dict(line.rstrip("\n").split("=", 1) for line in fh if "=" in line)
     except OSError:
-        pass
-    return None
+        return {}
+
+
+def repository_problem(mountpoint: str) -> str | None:
+    """What the daemon says is wrong with its repository (``.nas/stats``)."""
+    return _stats(mountpoint).get("repository_problem") or None
+
+
+def summaries_line(mountpoint: str) -> str:
+    """``summaries: queued=.. running=.. done=.. failed=.. stale=..`` from ``.nas/stats``, or ""."""
+    stats = _stats(mountpoint)
+    if "summaries_mode" not in stats:
+        return ""
+    counts = " ".join(f"{k}={stats.get('summaries_' + k, '?')}" for k in ("queued", "running", "done", "failed", "stale"))
+    return f"\n  summaries ({stats['summaries_mode']}, {stats.get('summaries_model', '?')}): {counts}"
 
 
 def describe(path: Path | str | None = None) -> tuple[str, bool]:
@@ -280,5 +294,6 @@ def describe(path: Path | str | None = None) -> tuple[str, bool]:
         state = "stale (daemon gone; clear it with 'nasfs umount')" if stale else "answering"
         if problem:
             state += f", but {problem}"
-        rows.append(f"{m.mountpoint}: nasfs over {m.source}, {state}, options {m.options}")
+        rows.append(f"{m.mountpoint}: nasfs over {m.source}, {state}, options {m.options}"
+                    + ("" if stale else summaries_line(m.mountpoint)))
     return "\n".join(rows), healthy

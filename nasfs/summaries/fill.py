@@ -1,0 +1,61 @@
+"""``nasfs index --summaries``: fill the summary cache now, with a progress bar.
+
+Files first (smallest first), then folders from the deepest up, so each
+folder's summary is made from its children's. A summarizer that is down
+fails the files it could not do (counted, named at the end) and the fill
+goes on; what was made stays cached.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from tqdm import tqdm
+
+from ..errors import NasError
+from . import folders as fold
+from .backends import BackendDown
+
+if TYPE_CHECKING:
+    from ..service import Nas
+
+
+def fill(nas: Nas, only: list[str] | None, quiet: bool) -> int:
+    """Make every missing summary under the tree (or of the paths in ``only``); 1 if any failed."""
+    summaries = nas.summaries
+    if summaries is None:
+        raise NasError("nasfs index --summaries needs a summarizer", "--summarizer CMD or URL (or NASFS_SUMMARIZER)")
+    files, folders = [], []
+    for path in only or [""]:
+        real = nas.tree.real_path(path)[0] if path not in ("", ".") else ""
+        if real and nas.tree.is_file(real):
+            files.append(real)
+            continue
+        listing = fold.listing_of(nas, real, None)
+        files += [i.path for i in sorted(listing.items, key=lambda i: (i.size, i.path))]
+        if only:  # a folder named: its summary (made from its files' and subfolders' own)
+            folders.append(listing.folder)
+        else:
+            folders += fold.bottom_up(listing)
+    failed: list[str] = []
+    bar = tqdm(total=len(files) + len(folders), unit="summary", disable=quiet, file=sys.stderr)
+    for path in files:
+        try:
+            summaries.make_file(nas.analysis(nas.content(path)))
+        except (BackendDown, NasError) as exc:
+            failed.append(f"{path}: {exc}")
+        bar.update(1)
+    for path in folders:
+        try:
+            summaries.make_folder(nas, path, None)
+        except (BackendDown, NasError) as exc:
+            failed.append(f"{path or '.'}/: {exc}")
+        bar.update(1)
+    bar.close()
+    if not quiet:
+        print(f"summaries: {len(files) + len(folders) - len(failed)} made or cached, {len(failed)} failed "
+              f"({len(files)} files, {len(folders)} folders) by {summaries.model}")
+    for line in failed[:20]:
+        print(f"nasfs index: summary failed: {line}", file=sys.stderr)
+    return 1 if failed else 0

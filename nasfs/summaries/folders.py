@@ -1,0 +1,125 @@
+"""Folder summaries, bottom-up (RAPTOR-style): made from the children's summaries.
+
+A folder's children are its own files and subfolders (at most MAX_FILES and
+MAX_FOLDERS, by name); each is shown to the model as ``[n] name: text``,
+where the text is the child's summary (made first when missing) or, for a
+file whose summary could not be made, its skeleton line from the folder
+map (kind, size, top entries). Each kept sentence must cite children
+``[n]`` and be supported by their texts (checker.py); its evidence pointer
+is the cited child's own pointer whose sentence shares the most words with
+it (kept as path, lines, commit and sha256, so it names whichever node and
+tree serve it), so it verifies as the child's does. The record is keyed by the
+folder's listing signature (every path, size and time under it): any change
+below the folder makes its summary stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..folders import Listing, walk_commit, walk_worktree
+from .backends import Backend
+from .checker import check_children, content_words, split_answer
+from .prompt import folder_prompt
+
+if TYPE_CHECKING:
+    from ..service import Nas
+
+MAX_FILES = 8
+MAX_FOLDERS = 4
+
+
+def listing_of(nas: Nas, path: str, at: str | None) -> Listing:
+    if at is None:
+        return walk_worktree(nas, path)
+    return walk_commit(nas, str(nas.tree.resolve(at).id), path)
+
+
+def signature(listing: Listing, path: str) -> str:
+    return hashlib.sha256(f"{path}\0{listing.signature}".encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def children(listing: Listing, path: str) -> tuple[list[str], list[str]]:
+    """The folder's own files and its subfolders (tree-relative paths), by name, capped."""
+    prefix = f"{path}/" if path else ""
+    files, folders = [], set()
+    for item in listing.items:
+        rest = item.path[len(prefix):]
+        if "/" in rest:
+            folders.add(prefix + rest.split("/", 1)[0])
+        else:
+            files.append(item.path)
+    return sorted(files)[:MAX_FILES], sorted(folders)[:MAX_FOLDERS]
+
+
+def head(nas: Nas, files: list[str], at: str | None) -> dict[str, Any] | None:
+    """The header's pointer of a folder's summary: its first file, whole (as a folder map's names its first file)."""
+    if not files:
+        return None
+    a = nas.analysis(nas.content(files[0], at))
+    whole = a.whole_evidence()
+    if not whole:
+        return None
+    p = whole[0].pointer
+    return {"path": p.path, "start": p.start, "end": p.end, "commit": a.content.commit, "sha256": whole[0].sha256}
+
+
+def bottom_up(listing: Listing) -> list[str]:
+    """Every folder of a listing that holds a file, and the folders above them, deepest first, the root ("") last."""
+    held = {listing.folder} | {i.path.rsplit("/", 1)[0] for i in listing.items if "/" in i.path}
+    every = {p.rsplit("/", k)[0] for p in held if p for k in range(p.count("/") + 1)} | {listing.folder}
+    return sorted(every, key=lambda p: (-p.count("/") - (p != ""), p))
+
+
+def _best(sentence: str, kept: list[dict[str, Any]]) -> dict[str, Any] | None:
+    words = set(content_words(sentence))
+    return max(kept, key=lambda k: len(words & set(content_words(k["text"]))), default=None)
+
+
+def summarize_folder(backend: Backend, path: str, items: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[str, Any]:
+    """``items``: (child name, its text, its kept sentences with path, start, end, commit, sha256)."""
+    prompt = folder_prompt(path, [(name, text) for name, text, _ in items])
+    started = time.monotonic()
+    answer = backend.generate(prompt.system, prompt.user) if items else ""  # nothing to summarize: no sentence
+    seconds = time.monotonic() - started
+    texts = [f"{name}\n{text}" for name, text, _ in items]
+    kept, refused = [], []
+    for sentence in split_answer(answer, folder=True):
+        verdict = check_children(sentence, texts)
+        if not verdict.supported:
+            refused.append({"text": sentence.text, "cited": sentence.cited, "reason": verdict.reason})
+            continue
+        child = items[sentence.cited[0][0] - 1]
+        best = _best(sentence.text, child[2])
+        if best is None:
+            refused.append({"text": sentence.text, "cited": sentence.cited, "reason": f"{child[0]} has no pointer to cite"})
+            continue
+        kept.append({"text": sentence.text, "cited": sentence.cited, "children": [items[n - 1][0] for n, _ in sentence.cited],
+                     **{k: best[k] for k in ("path", "start", "end", "commit", "sha256")}})
+    return {"model": backend.name, "path": path, "written": len(kept) + len(refused), "kept": kept,
+            "refused": refused, "children": [name for name, _, _ in items], "seconds": round(seconds, 3), "answer": answer}
+
+
+def child_items(files: list[str], folders: list[str], file_record: Callable[[str], tuple[dict[str, Any] | None, Any]],
+                folder_record: Callable[[str], dict[str, Any] | None]) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """What the model is shown of each child. ``file_record(path)`` gives the
+    child's record (or None) and its analysis; ``folder_record`` a subfolder's."""
+    items = []
+    for child in files:
+        record, a = file_record(child)
+        if record is not None and record["kept"]:
+            kept = [dict(k, path=child, commit=a.content.commit) for k in record["kept"]]
+            items.append((child, " ".join(k["text"] for k in kept), kept))
+        elif a is not None:
+            skeleton = a.skeleton(None)
+            pointers = [{"text": skeleton.body.decode(), "path": child, "start": e.pointer.start, "end": e.pointer.end,
+                         "sha256": e.sha256, "commit": a.content.commit} for e in skeleton.evidence]
+            items.append((child, skeleton.body.decode().strip(), pointers))
+    for child in folders:
+        record = folder_record(child)
+        if record is not None and record["kept"]:
+            items.append((child + "/", " ".join(k["text"] for k in record["kept"]), record["kept"]))
+    return items

@@ -1,0 +1,318 @@
+"""Summaries without a model: the checker's rules, a lying endpoint, a hanging
+one, one that is down, the key, stale summaries, the ladder rung, the CLI's
+background fill (tests/test_summaries_model.py has the real model)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from nasfs.errors import NotServable
+from nasfs.repo import GitTree
+from nasfs.service import Nas
+from nasfs.summaries import SummaryPending, build_settings
+from nasfs.summaries.checker import Sentence, check_lines, split_answer
+
+from .conftest import git, header
+from .mounts import Mount
+from .summary_servers import CITING_SCRIPT, FakeChat, free_port, wait_idle
+
+ACME = "notes/customer-acme.md"
+LIES = ("Acme is our largest customer in the logistics segment [L3-L4]. The contract renews on 2027-03-01 [L13]. "
+        "Acme pays 5,000,000 dollars a year [L13]. It has offices on Mars [L900-L901]. The `renewEarly()` clause "
+        "applies [L13]. Pricing is reviewed by the board of directors each winter [L15]. Chatter with no citation.")
+
+
+def nas_for(home: Path, summarizer: str, model: str = "", **flags: object) -> Nas:
+    return Nas(GitTree(home, node="box", tree="home"), summarizer=build_settings(summarizer, model, **flags))
+
+
+def command(tmp_path: Path) -> str:
+    script = tmp_path / "cite.py"
+    script.write_text(CITING_SCRIPT)
+    return f"{sys.executable} {script}"
+
+
+def lines_of(text: str):
+    rows = text.splitlines()
+    return len(rows), lambda a, b: "\n".join(rows[a - 1:b])
+
+
+@pytest.mark.parametrize("answer, reason", [
+    ("The contract renews on 2027-03-01 [L13].", None),
+    ("The contract renews on 2027-03-01.\n[L13]", None),  # a citation alone after the sentence is its
+    ("The contract renews on 2028-03-01 [L13].", "the number 2028"),
+    ("The contract renews on 2027-03-01 [L13-L99].", "not a range of this file's"),
+    ("The contract renews on 2027-03-01 [L0].", "not a range"),
+    ("The contract renews on 2027-03-01.", "cites no lines"),
+    ("The renew_terms function renews the contract [L13].", "the identifier 'renew_terms'"),
+    ("The contract renewsOn date is 2027-03-01 [L13].", "the identifier 'renewsOn'"),
+    ("The `cancel` clause renews the contract [L13].", "the quoted name 'cancel'"),
+    ('The "Gold plan" renews the contract [L13].', "the quoted name 'Gold plan'"),
+    ("Penguins enjoy swimming near icebergs while contract [L13].", "content words occur"),
+    ("It is what it is [L13].", "nothing that can be checked"),
+])
+def test_each_rule_of_the_checker(home: Path, answer: str, reason: str | None) -> None:
+    count, lines = lines_of((home / ACME).read_text())
+    [sentence] = split_answer(answer)
+    verdict = check_lines(sentence, count, lines)
+    assert (verdict.reason is None) if reason is None else (reason in (verdict.reason or "")), verdict.reason
+
+
+def test_a_wide_citation_is_too_broad_to_check() -> None:
+    verdict = check_lines(Sentence("Acme renews", ((1, 200),)), 300, lambda a, b: "Acme renews")
+    assert "too broad" in (verdict.reason or "")
+
+
+def test_a_lying_endpoint_has_its_lies_dropped_and_the_rest_verifies(home: Path) -> None:
+    with FakeChat(lambda user: LIES) as fake:
+        nas = nas_for(home, fake.url, "liar")
+        with pytest.raises(SummaryPending, match="not generated yet; queued"):
+            nas.read(f"{ACME}@summary")
+        wait_idle(nas)
+        r = nas.read(f"{ACME}@summary")
+    keys = header(r.text)
+    assert keys["generated"] == "true" and keys["model"] == "liar" and keys["support"] == "2/7" and keys["stale"] == "false"
+    body = r.served.body.decode()
+    assert "largest customer" in body and "2027-03-01" in body
+    for lie in ("5,000,000", "Mars", "renewEarly", "board", "Chatter"):
+        assert lie not in body
+    assert len(r.served.evidence) == 1 + 2  # the file's, then one per kept sentence
+    for e in r.served.evidence:
+        assert nas.verify(str(e.pointer), e.sha256).startswith("verified")
+    assert [str(e.pointer) for e in r.served.evidence[1:]] == [line.rsplit(" ", 1)[1] for line in body.splitlines()]
+    assert fake.requests[0]["body"]["messages"][1]["content"].count("\n[L") >= 10  # the file, in labelled parts
+
+
+def test_keep_unsupported_marks_instead_of_dropping(home: Path) -> None:
+    with FakeChat(lambda user: LIES) as fake:
+        nas = nas_for(home, fake.url, "liar", keep_unsupported=True)
+        with pytest.raises(SummaryPending):
+            nas.read(f"{ACME}@summary")
+        wait_idle(nas)
+        body = nas.read(f"{ACME}@summary").served.body.decode()
+    assert "(unsupported: it cites L900-L901, which is not a range of this file's 38 lines) It has offices on Mars." in body
+    assert "(unsupported: the number 5,000,000 is not in the cited text)" in body
+
+
+def test_a_hanging_endpoint_makes_no_read_wait(home: Path) -> None:
+    with FakeChat(lambda user: LIES, delay=60) as fake:
+        nas = nas_for(home, fake.url, "slow")
+        for _ in range(3):
+            t0 = time.monotonic()
+            with pytest.raises(SummaryPending, match="queued"):
+                nas.read(f"{ACME}@summary")
+            assert time.monotonic() - t0 < 1.0
+            assert nas.read(f"{ACME}@outline").view == "outline"
+        deadline = time.monotonic() + 10
+        while not fake.requests:  # the worker is inside the request the endpoint holds
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert nas.summaries.worker.counts.running == 1 and "summaries_running=1" in nas.stats.render()
+
+
+def test_an_endpoint_that_is_down_is_named_in_the_refusal(home: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    nas = nas_for(home, url, "gone")
+    with pytest.raises(SummaryPending):
+        nas.read(f"{ACME}@summary")
+    wait_idle(nas, timeout=30)  # three tries, 1 s and 2 s apart
+    with pytest.raises(SummaryPending, match=f"the last try failed: the summarizer endpoint {url} is down"):
+        nas.read(f"{ACME}@summary")
+    assert "summaries_failed=1" in nas.stats.render()
+
+
+def test_the_api_key_is_sent_and_never_shown(home: Path, tmp_path: Path) -> None:
+    key = tmp_path / "key"
+    key.write_text("sekrit-123\n")
+    with FakeChat(lambda user: "Chatter with no citation.") as fake:
+        nas = nas_for(home, fake.url, "keyed", key_file=str(key))
+        with pytest.raises(SummaryPending) as refused:
+            nas.read(f"{ACME}@summary")
+        wait_idle(nas)
+        r = nas.read(f"{ACME}@summary")
+    assert fake.requests[0]["auth"] == "Bearer sekrit-123"
+    assert "sekrit" not in str(refused.value) + r.text.decode() + nas.stats.render()
+    assert header(r.text)["support"] == "0/1" and b"read @outline instead" in r.served.body
+
+
+def test_an_endpoint_needs_a_model_and_a_mode_must_be_known(home: Path) -> None:
+    with pytest.raises(Exception, match="needs a model name"):
+        build_settings("http://127.0.0.1:9/v1")
+    with pytest.raises(Exception, match="off, on-demand, background"):
+        build_settings("cat", mode="sometimes")
+    nas = nas_for(home, "cat", mode="off")
+    with pytest.raises(NotServable, match="summaries are off"):
+        nas.read(f"{ACME}@summary")
+
+
+def test_a_changed_file_serves_the_last_summary_as_stale(home: Path, tmp_path: Path) -> None:
+    nas = nas_for(home, command(tmp_path))
+    with pytest.raises(SummaryPending):
+        nas.read(f"{ACME}@summary")
+    wait_idle(nas)
+    fresh = nas.read(f"{ACME}@summary")
+    described = fresh.served.evidence[0].pointer.commit
+    assert header(fresh.text)["support"] == "1/1" and b"Acme Corp [L1]" in fresh.served.body
+    (home / ACME).write_text((home / ACME).read_text() + "FAIL\n")  # the command now fails for it
+    stale = nas.read(f"{ACME}@summary")
+    keys = header(stale.text)
+    assert keys["stale"] == "true" and keys["describes"] == described[:12]
+    assert all(e.pointer.commit == described and nas.verify(str(e.pointer), e.sha256) for e in stale.served.evidence)
+    wait_idle(nas)
+    assert "summaries_failed=1" in nas.stats.render() and "summaries_stale=1" in nas.stats.render()
+    assert header(nas.read(f"{ACME}@summary").text)["stale"] == "true"
+
+
+def test_a_folder_summary_cites_its_children_and_goes_stale(home: Path, tmp_path: Path) -> None:
+    def answer(user: str) -> str:
+        if not user.startswith("Folder "):  # a child file: its first line, cited
+            label, text = re.search(r"^(\[L\d+-L\d+\])\n(.*[A-Za-z]{3}.*)$", user, re.M).groups()
+            return f"{label} {text.strip('# ')}"
+        first = user.split("[1] ", 1)[1].split(": ", 1)[1].split("\n")[0]
+        return f"{first} [1]. Something about penguins [9]."
+
+    with FakeChat(answer) as fake:
+        nas = nas_for(home, fake.url, "fake")
+        with pytest.raises(SummaryPending):
+            nas.read("notes@summary")
+        wait_idle(nas)
+        r = nas.read("notes@summary")
+        keys = header(r.text)
+        assert keys["path"] == "notes" and keys["support"] == "1/2" and keys["stale"] == "false"
+        assert "notes/customer-acme.md" in r.served.body.decode()
+        for e in r.served.evidence:
+            assert nas.verify(str(e.pointer), e.sha256)
+        (home / "notes" / "new.md").write_text("# New\n\nA new note about shipping.\n")
+        stale = nas.read("notes@summary")
+        assert header(stale.text)["stale"] == "true"
+        wait_idle(nas)
+        assert header(nas.read("notes@summary").text)["stale"] == "false"
+
+
+def test_the_ladder_serves_a_fully_supported_summary_between_outline_and_skeleton(home: Path, tmp_path: Path) -> None:
+    big = home / "notes" / "big.md"
+    big.write_text("Shipping handbook for the depot teams.\n\n" + "".join(
+        f"## Part {i}\n\nThe depot handles parcels of kind {i} with care.\n\n" for i in range(30)))
+    plain = nas_for(home, command(tmp_path))
+    nas = nas_for(home, command(tmp_path), in_ladder=True)
+    with pytest.raises(SummaryPending):
+        nas.read("notes/big.md@summary")
+    wait_idle(nas)
+    summary = nas.read("notes/big.md@summary")
+    budget = summary.tokens + 10  # the header then also says budget=N
+    assert nas.read(f"notes/big.md@outline").tokens > budget  # the outline does not fit
+    r = nas.read(f"notes/big.md@{budget}")
+    assert r.view == "summary" and header(r.text)["generated"] == "true"
+    assert "entries=1-" in plain.read(f"notes/big.md@{budget}").header  # by default: a page of the outline
+    big.write_text(big.read_text() + "FAIL\n")  # stale: never a rung
+    assert "entries=1-" in nas.read(f"notes/big.md@{budget}").header
+
+
+def test_the_cli_answers_at_once_and_a_background_fill_makes_it(home: Path, tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "nasfs", "read", "--repo", str(home), "--node", "box", "--tree", "home",
+            "--summarizer", command(tmp_path), f"{ACME}@summary"]
+    t0 = time.monotonic()
+    first = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 2 and "not generated yet; queued (background nasfs index --summaries pid" in first.stderr
+    assert time.monotonic() - t0 < 10
+    deadline = time.monotonic() + 60
+    while True:
+        later = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        if later.returncode == 0:
+            break
+        assert "a background nasfs index --summaries is making it" in later.stderr
+        assert time.monotonic() < deadline, later.stderr
+        time.sleep(0.3)
+    assert "Acme Corp [L1] nas://box/home/notes/customer-acme.md@" in later.stdout
+    pointer = later.stdout.splitlines()[1].rsplit(" ", 1)[1]
+    verify = subprocess.run([sys.executable, "-m", "nasfs", "verify", "--repo", str(home), "--node", "box", "--tree", "home",
+                             pointer], capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stderr
+
+
+def test_index_summaries_fills_the_cache_with_a_progress_bar(home: Path, tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "nasfs", "index", str(home), "--jobs", "1", "--summaries",
+                           "--summarizer", command(tmp_path)], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert "summary/s" in done.stderr or "summar" in done.stderr  # tqdm's bar
+    assert "summaries: 13 made or cached, 0 failed (8 files, 5 folders)" in done.stdout
+    nas = nas_for(home, command(tmp_path))
+    assert header(nas.read(f"{ACME}@summary").text)["support"] == "1/1"
+    assert header(nas.read(".@summary").text)["generated"] == "true"
+
+
+def test_a_hanging_endpoint_makes_no_read_through_the_mount_wait(home: Path, tmp_path: Path) -> None:
+    with FakeChat(lambda user: LIES, delay=120) as fake:
+        m = Mount(home, tmp_path / "mnt", "--summarizer", fake.url, "--summary-model", "slow")
+        try:
+            mnt = m.mountpoint
+            for name in (f"{ACME}@summary", "notes@summary", f"{ACME}@summary"):
+                t0 = time.monotonic()
+                done = subprocess.run(["cat", str(mnt / name)], capture_output=True, timeout=30)
+                assert done.returncode == 1 and b"Resource temporarily unavailable" in done.stderr
+                assert time.monotonic() - t0 < 3
+                assert subprocess.run(["cat", str(mnt / f"{ACME}@outline")], capture_output=True, timeout=30).returncode == 0
+            errors = (mnt / ".nas" / "errors").read_text().splitlines()
+            assert "notes/customer-acme.md@summary: the summary of notes/customer-acme.md by slow is not generated yet; queued" in errors[-1]
+            deadline = time.monotonic() + 10
+            while not fake.requests:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            status = subprocess.run([sys.executable, "-m", "nasfs", "status", str(mnt)], capture_output=True, text=True).stdout
+            assert "summaries (on-demand, slow): queued=1 running=1 done=0 failed=0 stale=0" in status, status
+        finally:
+            assert m.stop() == 0, m.log.read_text()[-2000:]  # a worker held by the endpoint does not hold the unmount
+
+
+def test_background_mode_walks_the_tree_without_a_read(home: Path, tmp_path: Path) -> None:
+    (home / "data" / "logo.bin").write_bytes(bytes(range(256)) * 4)  # binary: never summarized, never queued again
+    nas = nas_for(home, command(tmp_path), mode="background")
+    nas.summaries.start_background()
+    deadline = time.monotonic() + 120
+    while "summaries_done=14" not in nas.stats.render():  # 9 files, then 5 folders, deepest first
+        assert time.monotonic() < deadline, nas.stats.render()
+        time.sleep(0.1)
+    assert header(nas.read("code/billing.py@summary").text)["stale"] == "false"
+    assert header(nas.read(".@summary").text)["generated"] == "true"
+    nas.summaries.walk_once()  # the next walk: nothing left to queue
+    wait_idle(nas)
+    assert "summaries_done=14" in nas.stats.render()
+
+
+def test_a_read_at_a_revision_summarizes_that_revision(home: Path, tmp_path: Path) -> None:
+    nas = nas_for(home, command(tmp_path))
+    with pytest.raises(SummaryPending):
+        nas.read(f"{ACME}@summary", at="v1")
+    wait_idle(nas)
+    old = nas.read(f"{ACME}@summary", at="v1")
+    v1 = git(home, "rev-parse", "v1").strip()
+    assert old.served.evidence[0].pointer.commit == v1 and header(old.text)["stale"] == "false"
+    now = nas.read(f"{ACME}@summary")  # the working file is another blob: v1's is its last summary
+    assert header(now.text)["stale"] == "true" and header(now.text)["describes"] == v1[:12]
+
+
+def test_fstab_options_carry_the_summary_flags() -> None:
+    from nasfs.fstab import parse
+
+    call = parse(["/srv/tree", "/mnt/tree", "-o", "summarizer=http://127.0.0.1:8080/v1,summary_model=local,"
+                  "summary_key_file=/etc/nasfs/key,summary_context=4096,summaries=background,summaries_in_ladder"])
+    assert call.mount_argv == ["mount", "/srv/tree", "/mnt/tree", "--summarizer", "http://127.0.0.1:8080/v1",
+                               "--summary-model", "local", "--summary-key-file", "/etc/nasfs/key", "--summary-context",
+                               "4096", "--summaries", "background", "--summaries-in-ladder"]
+
+
+@pytest.mark.parametrize("answer, cited", [
+    ("Intro words here:\n\n[L1-L2]\nFirst fact.\n\n[L4]\nSecond fact.", [(), ((1, 2),), ((4, 4),)]),  # labels first
+    ("First fact. [L1-L2]\nSecond fact [L4]", [((1, 2),), ((4, 4),)]),  # after the full stop, same line
+    ("First fact.\n[L3]", [((3, 3),)]),  # alone at the very end: the sentence before
+    ("1. [L2] First fact. Second fact.", [((2, 2),), ()]),
+])
+def test_where_a_citation_belongs(answer: str, cited: list) -> None:
+    assert [s.cited for s in split_answer(answer)] == cited
