@@ -116,3 +116,19 @@ def test_only_users_the_mount_lets_read_a_file_are_answered(home: Path) -> None:
                 assert m.stop() == 0
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_mount_with_a_summarizer_leaves_reads_to_the_cli(home: Path, tmp_path: Path) -> None:
+    """Summary settings come from flags and environment variables the
+    request does not carry, so such a daemon never answers: the CLI reads
+    for itself, with its own settings, and gives the same bytes."""
+    m = Mount(home, tmp_path / "mnt", "--summarizer", "cat", "--summaries", "off")
+    try:
+        before = answered(m)
+        through = read(*NAMES, f"{ACME}@outline", cwd=home)
+        summary = read(*NAMES, f"{ACME}@summary", cwd=home)
+        assert answered(m) == before
+    finally:
+        assert m.stop() == 0
+    assert through == read(*NAMES, f"{ACME}@outline", cwd=home) and through[0] == 0
+    assert summary[0] == 2 and b"no summarizer" in summary[2]  # the CLI's own settings: none

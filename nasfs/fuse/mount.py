@@ -111,7 +111,7 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     git_tree = GitTree(source, node=node, tree=tree, hashes=disk)
     nas = Nas(git_tree, tokenizer=tokenizer, disk=disk, summarizer=summarizer)
     ops = NasOperations(nas, autocommit=autocommit, attr_timeout=attr_timeout, faults=faults)
-    reads = ReadSocket(ops, allow_other, summarizer if summarizer is not None else os.environ.get("NASFS_SUMMARIZER"))
+    reads = ReadSocket(ops, allow_other, summaries=summarizer is not None)
     options = set(pyfuse3.default_options)
     options |= {f"fsname={git_tree.root}", "subtype=nasfs"}
     if allow_other:

@@ -48,11 +48,11 @@ FALLBACK = {"fallback": True}
 class ReadSocket:
     """The socket of one mount; ``serve`` runs beside the request loop."""
 
-    def __init__(self, door: NasOperations, allow_other: bool, summarizer: str | None) -> None:
+    def __init__(self, door: NasOperations, allow_other: bool, summaries: bool) -> None:
         self.door = door
         self.nas = door.nas
         self.allow_other = allow_other
-        self.summarizer = summarizer or None
+        self.summaries = summaries  # a summarizer is configured: the CLI reads for itself (below)
         self.path = str(Path(self.nas.tree.git_dir) / SOCKET_NAME)
         self._ino: int | None = None
 
@@ -121,12 +121,14 @@ class ReadSocket:
 
     def serves(self, request: dict[str, Any]) -> bool:
         """Whether the CLI would make this read with this daemon's tree and
-        settings (the same node, tree and tokenizer names, the same summarizer)."""
+        settings (the same node, tree and tokenizer names). Where either side
+        has a summarizer, the CLI reads for itself: its summary settings come
+        from flags and environment variables that the request does not carry."""
         tree = self.nas.tree
         return (isinstance(request.get("spec"), str) and request.get("root") == str(tree.root)
                 and (request.get("node") or _host()) == tree.node and (request.get("tree") or tree.root.name) == tree.tree
                 and (request.get("tokenizer") or "cl100k_base") == self.nas.tokenizer
-                and (request.get("summarizer") or None) == self.summarizer
+                and request.get("summarizer") is None and not self.summaries
                 and all(isinstance(request.get(k), (str, type(None))) for k in ("at", "cwd")))
 
     def read(self, request: dict[str, Any], peer: tuple[int, int, int]) -> dict[str, Any]:
