@@ -26,13 +26,13 @@ from .checker import check_children, content_words, split_answer
 from .prompt import folder_prompt
 
 if TYPE_CHECKING:
-    from ..service import Nas
+    from ..reader import Reader
 
 MAX_FILES = 8
 MAX_FOLDERS = 4
 
 
-def listing_of(nas: Nas, path: str, at: str | None) -> Listing:
+def listing_of(nas: Reader, path: str, at: str | None) -> Listing:
     if at is None:
         return walk_worktree(nas, path)
     return walk_commit(nas, str(nas.tree.resolve(at).id), path)
@@ -55,7 +55,7 @@ def children(listing: Listing, path: str) -> tuple[list[str], list[str]]:
     return sorted(files)[:MAX_FILES], sorted(folders)[:MAX_FOLDERS]
 
 
-def head(nas: Nas, files: list[str], at: str | None) -> dict[str, Any] | None:
+def head(nas: Reader, files: list[str], at: str | None) -> dict[str, Any] | None:
     """The header's pointer of a folder's summary: its first file, whole (as a folder map's names its first file)."""
     if not files:
         return None

@@ -33,7 +33,7 @@ from .store import Store
 from .worker import QueueFull, Worker
 
 if TYPE_CHECKING:
-    from ..service import Nas
+    from ..reader import Reader
 
 log = logging.getLogger("nasfs.summaries")
 SPAWN_AGAIN_SECONDS = 600  # a one-shot door starts at most one background fill per file in this time
@@ -41,7 +41,7 @@ WALK_SECONDS = 30.0  # background mode: how often the tree is walked again for c
 
 
 class Summaries:
-    def __init__(self, settings: SummarySettings, nas: Nas, open_core: Callable[[], Nas]) -> None:
+    def __init__(self, settings: SummarySettings, nas: Reader, open_core: Callable[[], Reader]) -> None:
         self.settings = settings
         self.model = settings.model_name
         self.root = str(nas.tree.root)
@@ -58,7 +58,7 @@ class Summaries:
         if self.settings.mode == "off":
             raise NotServable("summaries are off for this tree (--summaries off)", VALID_NOW)
 
-    def file_view(self, nas: Nas, a: Analysis) -> Served:
+    def file_view(self, nas: Reader, a: Analysis) -> Served:
         self.check_mode()
         c = a.content
         if a.data is None or a.binary:
@@ -74,7 +74,7 @@ class Summaries:
             return self._file_served(last, nas.analysis(nas.tree.at(last["commit"], c.path)), stale=True)
         raise self._pending(c.path, ahead, self.store.failure("file", c.blob_id))
 
-    def folder_view(self, nas: Nas, path: str, at: str | None) -> Served:
+    def folder_view(self, nas: Reader, path: str, at: str | None) -> Served:
         self.check_mode()
         listing = fold.listing_of(nas, path, at)
         path = listing.folder  # "." and "" are the root; a link, the folder it names
@@ -121,7 +121,7 @@ class Summaries:
             lines.append(f"{k['text']} [{_cited(k['cited'])}] {e.pointer}")
         return self._served(record, lines, tuple(evidence), c.commit, stale)
 
-    def _folder_served(self, nas: Nas, record: dict[str, Any], shown: str, stale: bool) -> Served:
+    def _folder_served(self, nas: Reader, record: dict[str, Any], shown: str, stale: bool) -> Served:
         evidence, lines = [], []
         for k in ([record["head"]] if record.get("head") else []) + record["kept"]:
             e = Evidence(Pointer(nas.tree.node, nas.tree.tree, k["path"], k["commit"], k["start"], k["end"]), k["sha256"])
@@ -176,7 +176,7 @@ class Summaries:
                 self._backend = make_backend(self.settings)
             return self._backend
 
-    def core(self) -> Nas:
+    def core(self) -> Reader:
         """This thread's own core over the same tree (pygit2 objects are not shared)."""
         nas = getattr(self._local, "nas", None)
         if nas is None:
@@ -218,7 +218,7 @@ class Summaries:
     def _folder_job(self, path: str, at: str | None) -> None:
         self.make_folder(self.core(), path, at)
 
-    def make_folder(self, nas: Nas, path: str, at: str | None) -> dict[str, Any]:
+    def make_folder(self, nas: Reader, path: str, at: str | None) -> dict[str, Any]:
         """A folder's record, its children's made first when missing (bottom-up)."""
         listing = fold.listing_of(nas, path, at)
         path = listing.folder
