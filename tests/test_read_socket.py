@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from nasfs.read_client import parse
@@ -24,6 +25,17 @@ def read(*args: str, cwd: Path, user: list[str] | None = None, env: dict[str, st
     done = subprocess.run([*(user or []), sys.executable, "-P", "-m", "nasfs", "read", *args], cwd=cwd,
                           capture_output=True, timeout=120, env=env)
     return done.returncode, done.stdout, done.stderr
+
+
+def socket_of(home: Path) -> Path:
+    """The daemon's read socket, waited for: the daemon binds it on its
+    request loop, just after the mount is ready (a read before then is the
+    CLI's own)."""
+    sock = home / ".git" / "nasfs-read.sock"
+    deadline = time.monotonic() + 10
+    while not sock.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return sock
 
 
 def answered(m: Mount) -> int:
@@ -51,7 +63,7 @@ CASES = [  # (arguments, folder below the tree to run in)
 def test_reads_through_the_daemon_are_the_cli_s_own_bytes(home: Path, tmp_path: Path) -> None:
     m = Mount(home, tmp_path / "mnt")
     try:
-        assert (home / ".git" / "nasfs-read.sock").exists()
+        assert socket_of(home).exists()
         before = answered(m)
         through = [read(*NAMES, *args, cwd=home / sub) for args, sub in CASES]
         assert answered(m) - before == len(CASES)  # every one answered by the daemon
@@ -100,6 +112,7 @@ def test_only_users_the_mount_lets_read_a_file_are_answered(home: Path) -> None:
         for allow_other in (False, True):
             m = Mount(tree, base / f"mnt{int(allow_other)}", *(["--allow-other"] if allow_other else []))
             try:
+                assert socket_of(tree).exists()
                 n = answered(m)
                 mine = read(*NAMES, f"{ACME}@outline", cwd=tree)
                 assert answered(m) == n + 1
@@ -124,6 +137,7 @@ def test_a_mount_with_a_summarizer_leaves_reads_to_the_cli(home: Path, tmp_path:
     for itself, with its own settings, and gives the same bytes."""
     m = Mount(home, tmp_path / "mnt", "--summarizer", "cat", "--summaries", "off")
     try:
+        assert socket_of(home).exists()  # bound: the daemon could answer, and does not
         before = answered(m)
         through = read(*NAMES, f"{ACME}@outline", cwd=home)
         summary = read(*NAMES, f"{ACME}@summary", cwd=home)
