@@ -1,0 +1,252 @@
+"""May this reader see this path: the one access decision of nasfs.
+
+Every door (the mount's virtual files, the read socket, the CLI, HTTP, MCP)
+and every answer built from many files (folder maps, folder summaries,
+search) asks this module, and nothing else decides. It judges a path the way
+the kernel judges ``cat path`` on the source tree: each folder walked needs
+its search bit, a symlink inside the tree is followed (and the folders of its
+target walked in turn), and the file needs its read bit (a folder: read and
+search, for its listing). Owner, then group (primary and supplementary), then
+other, as the kernel does; root reads everything.
+
+Nothing here is cached across requests: each call stats the path anew, so a
+file made unreadable is unreadable at the next question. A ``Decider`` may
+remember folders within one request (one folder map, one search), no longer.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import grp
+import os
+import pwd
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import NasError
+
+_MAX_LINKS = 40  # the kernel's limit on symlinks followed in one walk (ELOOP past it)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who asks: uid, primary group and supplementary groups. ``uid`` 0 is root."""
+
+    uid: int
+    gid: int
+    groups: frozenset[int] = field(default_factory=frozenset)
+
+    @property
+    def is_root(self) -> bool:
+        return self.uid == 0
+
+    @property
+    def key(self) -> tuple[int, ...]:
+        """A stable, hashable form (uid, gid, sorted groups) for request nodes."""
+        return (self.uid, self.gid, *sorted(self.groups))
+
+    @classmethod
+    def root(cls) -> Caller:
+        return cls(0, 0)
+
+    @classmethod
+    def current(cls) -> Caller:
+        """This process's own account (the CLI run by a user)."""
+        return cls(os.geteuid(), os.getegid(), frozenset(os.getgroups()))
+
+    @classmethod
+    def of_process(cls, pid: int, uid: int, gid: int) -> Caller:
+        """A client process known by the kernel's credentials (FUSE request,
+        SO_PEERCRED): its supplementary groups read from ``/proc``; its
+        primary group alone once the process is gone (the narrower answer)."""
+        groups: set[int] = set()
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                for line in fh:
+                    if line.startswith("Groups:"):
+                        groups.update(int(g) for g in line.split()[1:])
+                        break
+        except (OSError, ValueError):
+            pass
+        return cls(uid, gid, frozenset(groups))
+
+    @classmethod
+    def of_account(cls, name: str) -> Caller:
+        """An account by name or number (an HTTP token's user), with the
+        groups the system gives it at login."""
+        try:
+            entry = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
+        except (KeyError, OverflowError):
+            raise NasError(f"no account named {name!r} on this machine",
+                           "a user name or uid that `id` knows") from None
+        return cls(entry.pw_uid, entry.pw_gid, frozenset(os.getgrouplist(entry.pw_name, entry.pw_gid)))
+
+    @classmethod
+    def from_key(cls, key: tuple[int, ...]) -> Caller:
+        """Inverse of ``key`` (a worker process is handed the key)."""
+        return cls(key[0], key[1], frozenset(key[2:]))
+
+    def may(self, st: os.stat_result, bits: int) -> bool:
+        """The kernel's check of ``bits`` (given as 'other' bits, e.g. 0o4
+        read, 0o1 search) against one inode's owner and mode."""
+        if self.is_root:
+            return True
+        mode = st.st_mode
+        if st.st_uid == self.uid:
+            return mode & (bits << 6) == bits << 6
+        if st.st_gid == self.gid or st.st_gid in self.groups:
+            return mode & (bits << 3) == bits << 3
+        return mode & bits == bits
+
+    def __str__(self) -> str:
+        try:
+            return pwd.getpwuid(self.uid).pw_name
+        except KeyError:
+            return f"uid {self.uid}"
+
+
+class Seen(enum.Enum):
+    """The decision. Only ``ALLOWED`` lets a door answer with content;
+    ``MISSING`` may be told (the caller could have seen the name is absent);
+    ``DENIED`` must be told as a refusal that says nothing of what lies
+    behind it (no existence, no link target, no size)."""
+
+    ALLOWED = "allowed"
+    DENIED = "denied"
+    MISSING = "missing"
+    OUTSIDE = "outside"  # a symlink the caller may follow leaves the tree
+
+
+class AccessDenied(NasError):
+    """The caller may not see this path (the same answer whether or not it exists)."""
+
+    exit_code = 2
+    http_status = 403
+    errno = errno.EACCES
+    kind = "access_denied"
+
+
+@dataclass
+class Decider:
+    """The decision for one tree root, for the span of one request.
+
+    ``folders`` remembers, within this object only, which folders the caller
+    may search, so that a folder map of ten thousand entries stats each folder
+    once; make a new ``Decider`` for each request."""
+
+    root: Path
+    caller: Caller
+    folders: dict[str, bool] = field(default_factory=dict)
+
+    def decide(self, path: str, want_dir: bool = False) -> Seen:
+        """May the caller see ``path`` (relative to the root, '' for the root
+        itself)? A file needs read; a folder (or ``want_dir``) read and search."""
+        if self.caller.is_root:
+            return self._exists(path)
+        parts = [p for p in path.split("/") if p not in ("", ".")]
+        here: list[str] = []
+        links = 0
+        if not self._search(""):
+            return Seen.DENIED
+        while parts:
+            name = parts.pop(0)
+            if name == "..":
+                if not here:
+                    return Seen.OUTSIDE
+                here.pop()
+                continue
+            rel = "/".join([*here, name])
+            try:
+                st = os.lstat(self.root / rel)
+            except FileNotFoundError:
+                return Seen.MISSING
+            except OSError:
+                return Seen.DENIED
+            if stat.S_ISLNK(st.st_mode):
+                links += 1
+                if links > _MAX_LINKS:
+                    return Seen.DENIED
+                try:
+                    target = os.readlink(self.root / rel)
+                except OSError:
+                    return Seen.DENIED
+                if target.startswith("/"):
+                    inside = _inside(self.root, target)
+                    if inside is None:
+                        return Seen.OUTSIDE
+                    here, parts = [], [*inside.split("/"), *parts]
+                else:
+                    parts = [*target.split("/"), *parts]
+                parts = [p for p in parts if p not in ("", ".")]
+                continue
+            if parts:  # a folder walked through: search
+                if not stat.S_ISDIR(st.st_mode):
+                    return Seen.MISSING
+                if not self._search(rel, st):
+                    return Seen.DENIED
+                here.append(name)
+                continue
+            bits = 0o5 if want_dir or stat.S_ISDIR(st.st_mode) else 0o4
+            return Seen.ALLOWED if self.caller.may(st, bits) else Seen.DENIED
+        resolved = "/".join(here)
+        try:
+            st = os.stat(self.root / resolved if resolved else self.root)
+        except OSError:
+            return Seen.DENIED
+        return Seen.ALLOWED if self.caller.may(st, 0o5) else Seen.DENIED
+
+    def may_see(self, path: str) -> bool:
+        return self.decide(path) is Seen.ALLOWED
+
+    def check(self, path: str, want_dir: bool = False) -> None:
+        """Raise ``AccessDenied`` unless the caller may see ``path``; a missing
+        path the caller could have looked for is left to the door's own
+        NotFound (the caller may know it is absent), and a symlink out of the
+        tree to the door's BadPath (the caller may read where it points)."""
+        seen = self.decide(path, want_dir)
+        if seen is Seen.DENIED:
+            raise AccessDenied(f"{self.caller} may not read {path or '.'}",
+                               "paths this account could cat on the source tree")
+
+    def _search(self, rel: str, st: os.stat_result | None = None) -> bool:
+        if rel not in self.folders:
+            try:
+                st = st or os.stat(self.root / rel if rel else self.root)
+            except OSError:
+                self.folders[rel] = False
+            else:
+                self.folders[rel] = stat.S_ISDIR(st.st_mode) and self.caller.may(st, 0o1)
+        return self.folders[rel]
+
+    def _exists(self, path: str) -> Seen:
+        try:
+            real = os.path.realpath(self.root / path)
+        except OSError:
+            return Seen.MISSING
+        if _inside(self.root, real) is None:
+            return Seen.OUTSIDE
+        return Seen.ALLOWED if os.path.lexists(real) else Seen.MISSING
+
+
+def _inside(root: Path, absolute: str) -> str | None:
+    """``absolute`` relative to the tree root ('' for the root), or None when
+    it lies outside the tree (the root's own real path counts too)."""
+    for base in {str(root), os.path.realpath(root)}:
+        rel = os.path.relpath(os.path.normpath(absolute), base)
+        if rel == ".":
+            return ""
+        if not rel.startswith(".."):
+            return rel
+    return None
+
+
+def decider(root: Path | str, caller: Caller | None) -> Decider:
+    """The decision for one request; ``None`` means the daemon's own account
+    asking for itself (the CLI, a single-user door): root-equivalent only if
+    that account is root, else judged as that account."""
+    return Decider(Path(root), caller if caller is not None else Caller.current())
+
+
+__all__ = ["AccessDenied", "Caller", "Decider", "Seen", "decider"]
