@@ -62,14 +62,19 @@ class Caller:
         SO_PEERCRED): its supplementary groups read from ``/proc``; its
         primary group alone once the process is gone (the narrower answer)."""
         groups: set[int] = set()
+        owner: int | None = None
         try:
             with open(f"/proc/{pid}/status") as fh:
                 for line in fh:
-                    if line.startswith("Groups:"):
+                    if line.startswith("Uid:"):
+                        owner = int(line.split()[2])  # effective uid, as the kernel's credentials give it
+                    elif line.startswith("Groups:"):
                         groups.update(int(g) for g in line.split()[1:])
                         break
         except (OSError, ValueError):
             pass
+        if owner != uid:  # the pid was reused by another account's process: its groups are not the caller's
+            groups = set()
         return cls(uid, gid, frozenset(groups))
 
     @classmethod

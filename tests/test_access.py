@@ -92,3 +92,10 @@ def test_root_sees_all_and_accounts_resolve() -> None:
     assert Caller.of_account("root") == Caller(0, 0, frozenset(os.getgrouplist("root", 0)))
     assert Caller.from_key(Caller(5, 6, frozenset({7, 8})).key) == Caller(5, 6, frozenset({7, 8}))
     assert Caller.of_process(os.getpid(), 0, 0).groups == frozenset(os.getgroups()) | frozenset()
+
+
+def test_a_reused_pid_of_another_account_gives_no_groups() -> None:
+    """SO_PEERCRED's pid may be reused once the client is gone: groups are
+    taken from /proc only while that pid still runs as the caller's uid."""
+    assert Caller.of_process(os.getpid(), 12345, 12345).groups == frozenset()
+    assert Caller.of_process(os.getpid(), os.geteuid(), os.getegid()).groups == frozenset(os.getgroups())
