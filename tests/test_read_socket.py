@@ -164,11 +164,11 @@ try:
 except (BrokenPipeError, ConnectionResetError):
     pass  # the daemon refused before reading it all: its line is still there to read
 got = b""
-while True:
-    part = s.recv(65536)
-    if not part:
-        break
-    got += part
+try:
+    while part := s.recv(65536):
+        got += part
+except ConnectionResetError:  # closed with some of the request unread: after the line, the end
+    pass
 sys.stdout.buffer.write(got)
 """
 
