@@ -16,9 +16,9 @@ is mapped to the tree by string arithmetic (a folder of the mount is the
 same folder of the tree; one of its virtual folders is refused), and the
 access decision runs outside the core slot, so a lookup it might make through
 the mount (a symlink of the tree into it) cannot wait for the slot the
-request holds. A view of a file over ``HEAVY_BYTES`` and a raw read over
-``RAW_LIMIT`` are left to the client, so that no socket client holds the
-core thread long.
+request holds. A read of a file over ``HEAVY_BYTES`` (a view or its raw
+bytes) is left to the client, so that no socket client holds the core thread
+long (nor the daemon's memory: an answer is sent from one buffer).
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from .virtual import AT, NAS
 if TYPE_CHECKING:
     from .ops import NasOperations
 
-RAW_LIMIT = 16 << 20
 FALLBACK = {"fallback": True}
 
 
@@ -139,8 +138,9 @@ class ReadAnswers:
         return item is not None and item.size > HEAVY_BYTES
 
     def _read(self, spec: str, at: str | None, as_json: bool) -> bytes | None:
-        """In the core thread: the CLI's bytes, or None (a raw read over RAW_LIMIT)."""
-        chunks = read_chunks(self.nas, spec, at, as_json, "", RAW_LIMIT)
+        """In the core thread: the CLI's bytes, or None (a raw read of a file
+        that grew past ``HEAVY_BYTES`` since it was looked at)."""
+        chunks = read_chunks(self.nas, spec, at, as_json, "", HEAVY_BYTES)
         return None if chunks is None else b"".join(chunks)
 
 

@@ -120,7 +120,8 @@ class ReadSocket:
                 log.info("read socket: accepting again after %d failed accepts", failures)
             pause, failures = PAUSE_S[0], 0
             if self.connections >= MAX_CONNECTIONS:
-                _refuse_now(conn, f"busy: {MAX_CONNECTIONS} connections are being answered; try again")
+                with conn:
+                    _write_now(conn, {**FALLBACK, "error": f"busy: {MAX_CONNECTIONS} connections are being answered"})
                 continue
             self.connections += 1
             nursery.start_soon(self._handle, conn)
@@ -138,21 +139,26 @@ class ReadSocket:
         try:
             with conn:
                 try:
-                    request = await _request(conn)
-                except Refused as exc:
-                    log.debug("read socket: refused: %s", exc)
-                    await _send(conn, _header({**FALLBACK, "error": str(exc)}))
-                    return
-                pid, uid, gid = PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEERCRED.size))
-                answer = await self.answers.answer(request, (pid, uid, gid))
-                body = answer.pop("body", b"")
-                await _send(conn, _header({**answer, "size": len(body)}), body)
-        except (OSError, Refused) as exc:
-            log.debug("read socket: %s", exc)
-        except Exception:  # the daemon goes on; the client does the read itself
-            log.exception("read socket: internal error")
+                    await self._exchange(conn)
+                except (OSError, Refused) as exc:
+                    log.debug("read socket: %s", exc)
+                except Exception:  # the daemon goes on; the client does the read itself
+                    log.exception("read socket: internal error")
+                    _write_now(conn, {**FALLBACK, "error": "internal error of the daemon (in its log)"})
         finally:
             self.connections -= 1
+
+    async def _exchange(self, conn: trio.socket.SocketType) -> None:
+        try:
+            request = await _request(conn)
+        except Refused as exc:
+            log.debug("read socket: refused: %s", exc)
+            await _send(conn, _header({**FALLBACK, "error": str(exc)}))
+            return
+        pid, uid, gid = PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEERCRED.size))
+        answer = await self.answers.answer(request, (pid, uid, gid))
+        body = answer.pop("body", b"")
+        await _send(conn, _header({**answer, "size": len(body)}), body)
 
 
 def _bind_in_place(path: str) -> socket.socket:
@@ -229,13 +235,13 @@ async def _send(conn: trio.socket.SocketType, *parts: bytes) -> None:
             view = view[sent:]
 
 
-def _refuse_now(conn: trio.socket.SocketType, reason: str) -> None:
-    """One refusal line, written at once (a new connection's buffer takes it), and closed."""
+def _write_now(conn: trio.socket.SocketType, fields: dict[str, Any]) -> None:
+    """One line, written at once or not at all (a new connection's buffer
+    takes it; a client that filled it gets none): never waits."""
     try:
-        os.write(conn.fileno(), _header({**FALLBACK, "error": reason}))
+        os.write(conn.fileno(), _header(fields))
     except OSError:
         pass
-    conn.close()
 
 
 __all__ = ["ReadSocket"]
