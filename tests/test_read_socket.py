@@ -260,6 +260,8 @@ def test_nothing_about_a_private_path_is_told_before_access_is_decided(home: Pat
             assert "may not read" in said and "hostname" not in said and "hunter2" not in said, said
         header, _, body = ask(sock, request(tree, f"{ACME}@outline", cwd=str(tree)), user=AS_NOBODY).partition(b"\n")
         assert json.loads(header)["exit"] == 0 and body.startswith(b"nasfs ")
+        # a folder's map is made with the daemon's rights: another uid makes its own
+        assert json.loads(ask(sock, request(tree, "public@200", cwd=str(tree)), user=AS_NOBODY)) == {"size": 0, "fallback": True}
     finally:
         assert m.stop() == 0
         shutil.rmtree(tree.parent, ignore_errors=True)
