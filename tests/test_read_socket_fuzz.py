@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .mounts import Mount, abort_connection
-from .test_read_socket import ACME, NAMES, answered, one_line, read, request, socket_of
+from .test_read_socket import ACME, NAMES, answered, ask, one_line, read, request, socket_of
 
 SEED = 20261204
 
@@ -61,25 +61,6 @@ def watched(mnt: Path) -> Iterator[list[float]]:
     assert took and max(took) < 1.0, f"slowest of {len(took)} reads of the mount: {max(took):.2f} s"
 
 
-def exchange(sock: Path, payload: bytes, timeout: float = 20) -> bytes:
-    """What the daemon sends for ``payload`` until it closes the connection."""
-    with socket.socket(socket.AF_UNIX) as conn:
-        conn.settimeout(timeout)
-        conn.connect(str(sock))
-        try:
-            conn.sendall(payload)
-            conn.shutdown(socket.SHUT_WR)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # refused before it was all read: the line is still there
-        got = b""
-        try:
-            while part := conn.recv(65536):
-                got += part
-        except ConnectionResetError:  # closed with some of the request unread: after the line, the end
-            pass
-        return got
-
-
 def idle(sock: Path, count: int) -> list[socket.socket]:
     """``count`` connections that send nothing (some are refused at once: busy)."""
     held = []
@@ -113,7 +94,7 @@ def test_the_socket_neither_ends_nor_wedges_the_mount(home: Path, tmp_path: Path
 
             def fuzz() -> None:
                 for _ in range(100):
-                    answers.append(exchange(sock, rng.randbytes(rng.choice([1, 100, 5000, 70_000])) + b"\n"))
+                    answers.append(ask(sock, rng.randbytes(rng.choice([1, 100, 5000, 70_000])) + b"\n"))
 
             thread = threading.Thread(target=fuzz)
             thread.start()
@@ -125,12 +106,12 @@ def test_the_socket_neither_ends_nor_wedges_the_mount(home: Path, tmp_path: Path
             assert len(answers) == 100 and all(one_line(a)["error"] for a in answers)
             assert all("busy" in one_line(b)["error"] for b in busy)
             for payload in (b"[" * 10**5, b"[" * 30000 + b"]" * 30000 + b"\n"):
-                assert one_line(exchange(sock, payload))["error"]
+                assert one_line(ask(sock, payload))["error"]
 
             never = socket.socket(socket.AF_UNIX)  # asks for its 484 kB JSON envelope and reads nothing
             never.connect(str(sock))
             never.sendall(request(home, "big.txt", cwd=str(home), json=True))
-            at_head = json.loads(exchange(sock, request(home, f"{ACME}@outline", cwd=str(m.mountpoint / ".at" / "HEAD" / "notes"))))
+            at_head = json.loads(ask(sock, request(home, f"{ACME}@outline", cwd=str(m.mountpoint / ".at" / "HEAD" / "notes"))))
             assert at_head["exit"] == 2 and "virtual .at/" in at_head["stderr"]
             time.sleep(12)  # past the send timeout (10 s)
             never.settimeout(10)
