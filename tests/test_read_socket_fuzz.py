@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .mounts import Mount, abort_connection
-from .test_read_socket import ACME, NAMES, answered, ask, one_line, read, request, socket_of
+from .test_read_socket import ACME, NAMES, answered, ask, one_line, read, request, socket_of, wedge_fails
 
 SEED = 20261204
 
@@ -88,7 +88,7 @@ def test_the_socket_neither_ends_nor_wedges_the_mount(home: Path, tmp_path: Path
     sock = socket_of(home)
     try:
         (m.mountpoint / f"{ACME}@outline").read_bytes()  # made once before: what is timed is the answer, not its first making
-        with watched(m.mountpoint) as took:
+        with wedge_fails(m.mountpoint), watched(m.mountpoint) as took:
             held = idle(sock, 1000)
             answers: list[bytes] = []
 

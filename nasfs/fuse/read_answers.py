@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from ..access import AccessDenied, Caller, decider
+from ..access import AccessDenied, Caller, Decider, Seen, decider
 from ..errors import BadPath, NasError
 from ..reads import cwd_prefix, read_chunks
 from ..repo.paths import clean_path
@@ -66,12 +66,11 @@ class ReadAnswers:
                 spec = self.prefix(request.get("cwd") or "/") + spec
             if at is None:
                 shown = clean_path(spec)
-                await self._check(caller, shown, shown)
-            path, folder = await self.door.core(self._split, spec, at)
-            if at is None:
-                await self._check(caller, path, shown)
-                if folder and uid != os.geteuid():
+                if not await self._check(caller, shown, shown):
                     return dict(FALLBACK)
+            path, folder = await self.door.core(self._split, spec, at)
+            if at is None and (not await self._check(caller, path, shown) or (folder and uid != os.geteuid())):
+                return dict(FALLBACK)
             if await self._heavy(path, at):
                 return dict(FALLBACK)
             body = await self.door.core(self._read, spec, at, bool(request.get("json")))
@@ -111,14 +110,17 @@ class ReadAnswers:
             here = str(self.nas.tree.root / inside)
         return cwd_prefix(self.nas.tree.root, here)
 
-    async def _check(self, caller: Caller, path: str, shown: str) -> None:
+    async def _check(self, caller: Caller, path: str, shown: str) -> bool:
         """nasfs/access.py's decision, in a thread of its own: AccessDenied
         naming the path as the client wrote it (``shown``), so that a private
         file and an absent one, or a link into a private folder and the file
-        it names, are refused in the same words."""
+        it names, are refused in the same words. False for a path whose
+        symlinks leave the tree: the core would resolve it, through the mount
+        itself if it points there, while holding the core slot, so the client
+        reads it (and is told what the CLI says of it) for itself."""
         try:
-            await trio.to_thread.run_sync(decider(self.nas.tree.root, caller).check, path,
-                                          limiter=self._threads, abandon_on_cancel=True)
+            return await trio.to_thread.run_sync(_judge, decider(self.nas.tree.root, caller), path,
+                                                 limiter=self._threads, abandon_on_cancel=True)
         except AccessDenied as exc:
             raise AccessDenied(f"{caller} may not read {shown or '.'}", exc.valid) from None
 
@@ -142,6 +144,13 @@ class ReadAnswers:
         that grew past ``HEAVY_BYTES`` since it was looked at)."""
         chunks = read_chunks(self.nas, spec, at, as_json, "", HEAVY_BYTES)
         return None if chunks is None else b"".join(chunks)
+
+
+def _judge(decision: Decider, path: str) -> bool:
+    """AccessDenied, or whether the path stays in the tree (a second walk,
+    its folders remembered; one that changed meanwhile to denied says False)."""
+    decision.check(path)
+    return decision.decide(path) in (Seen.ALLOWED, Seen.MISSING)
 
 
 def _larger(path: str, limit: int) -> bool:
