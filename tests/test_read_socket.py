@@ -337,3 +337,39 @@ def test_malformed_huge_or_deep_requests_get_one_line_and_a_closed_connection(ho
         assert m.alive() and read(*NAMES, f"{ACME}@L1", cwd=home) == (0, b"# Acme Corp\n", b"")
     finally:
         assert m.stop() == 0
+
+
+def test_an_owner_of_the_git_dir_cannot_redirect_the_sockets_mode(tmp_path: Path, monkeypatch) -> None:
+    """The daemon may run as root over a ``.git`` another account owns and
+    may write. That account renames the daemon's private folder away the
+    moment the socket is bound in it and puts its own folder there, with
+    ``sock`` a symlink to a file of root's: the socket's mode 0666 must go
+    to the socket the daemon bound, never through that link (on the
+    branch's first version ``os.chmod(inside, 0o666)`` followed it)."""
+    from nasfs.fuse import read_socket
+
+    git = tmp_path / "git"
+    git.mkdir()
+    victim = tmp_path / "shadow"
+    victim.write_text("root's\n")
+    os.chmod(victim, 0o600)
+    real_socket = socket.socket
+    swapped: list[Path] = []
+
+    class Raced(real_socket):  # type: ignore[misc, valid-type]
+        def bind(self, address):  # type: ignore[no-untyped-def]
+            super().bind(address)
+            for private in git.glob(".nasfs-read-*"):  # the attacker's move, between bind and chmod
+                private.rename(tmp_path / "moved")
+                private.mkdir()
+                (private / "sock").symlink_to(victim)
+                swapped.append(private)
+
+    monkeypatch.setattr(socket, "socket", Raced)
+    sock = read_socket._bind_in_place(str(git / "nasfs-read.sock"))
+    monkeypatch.setattr(socket, "socket", real_socket)
+    sock.close()
+    assert swapped, "the race was not run"
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o600
+    st = os.lstat(git / "nasfs-read.sock")
+    assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o666

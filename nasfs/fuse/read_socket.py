@@ -5,9 +5,10 @@ and removed when it ends. One already answering there is left alone (another
 daemon serves that tree); a dead one is replaced; anything else there (a
 file, a folder, a symlink) is left alone too, said in the log, and the mount
 goes on without a socket. The socket is bound in a private folder the daemon
-makes inside the git dir (mode 0700: no one else can put a link where it
-binds), given mode 0666 there and renamed into place, which replaces what is
-at the final name and follows no link.
+makes inside the git dir (mode 0700), held open by descriptor: the bind, its
+mode 0666 and the rename into place (which replaces what is at the final
+name and follows no link) go through that descriptor, so an account that may
+write the git dir cannot swap the folder for its own and redirect them.
 
 Anyone may connect; each request is answered for the peer's credentials
 (SO_PEERCRED) by read_answers.py. The socket can neither end nor wedge the
@@ -163,22 +164,47 @@ class ReadSocket:
 
 def _bind_in_place(path: str) -> socket.socket:
     """A listening socket bound at ``path`` with mode 0666, made in a private
-    folder beside it and renamed over ``path`` (a dead socket there)."""
-    private = tempfile.mkdtemp(prefix=".nasfs-read-", dir=os.path.dirname(path))  # 0700, this daemon's
-    inside = os.path.join(private, "sock")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    folder beside it and renamed over ``path`` (a dead socket there).
+
+    The git dir may be writable by another account (a daemon run as root over
+    a user's repository): that account can rename the private folder away and
+    put its own, or a symlink, at its name at any moment. So the folder is
+    named by names only once, to open it (no symlink followed; it must be this
+    daemon's and 0700); the bind, the chmod and the rename then go through
+    that descriptor (``/proc/self/fd/N``, ``dir_fd``), inside a folder no one
+    else may write, and no path anyone else controls is followed."""
+    parent, name = os.path.split(path)
+    private = tempfile.mkdtemp(prefix=".nasfs-read-", dir=parent)  # 0700, this daemon's
+    gitfd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        sock.bind(inside)
-        os.chmod(inside, 0o666)  # every user may ask; each request is decided (read_answers.py)
-        os.rename(inside, path)
-        sock.listen(BACKLOG)
-    except BaseException:
-        sock.close()
-        if os.path.lexists(inside):
-            os.unlink(inside)
+        here = os.open(private, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        os.close(gitfd)
         raise
+    try:
+        st = os.fstat(here)
+        if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) != 0o700:
+            raise OSError(f"{private} was replaced by someone else's folder before the socket was bound in it")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.bind(f"/proc/self/fd/{here}/sock")
+            os.chmod("sock", 0o666, dir_fd=here)  # every user may ask; each request is decided (read_answers.py)
+            os.rename("sock", name, src_dir_fd=here, dst_dir_fd=gitfd)
+            sock.listen(BACKLOG)
+        except BaseException:
+            sock.close()
+            try:
+                os.unlink("sock", dir_fd=here)
+            except OSError:
+                pass
+            raise
     finally:
-        os.rmdir(private)
+        try:
+            os.rmdir(os.path.basename(private), dir_fd=gitfd)  # an empty folder at that name, whosever
+        except OSError:
+            pass
+        os.close(here)
+        os.close(gitfd)
     return sock
 
 
