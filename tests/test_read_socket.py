@@ -373,3 +373,21 @@ def test_an_owner_of_the_git_dir_cannot_redirect_the_sockets_mode(tmp_path: Path
     assert stat.S_IMODE(victim.stat().st_mode) == 0o600
     st = os.lstat(git / "nasfs-read.sock")
     assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o666
+
+
+def test_a_view_of_a_symlink_into_the_mount_is_left_to_the_client(home: Path, tmp_path: Path) -> None:
+    """``link@outline`` where ``link`` itself (not a folder above it) points
+    into the mount's ``.at/HEAD/``: the path as written does not exist, so
+    the first access check passes it; the core must not then resolve the
+    link (realpath, through the mount, holding the core slot)."""
+    (home / "filelink").symlink_to(tmp_path / "mnt" / ".at" / "HEAD" / ACME)
+    (home / "dirlink").symlink_to(tmp_path / "mnt" / ".at" / "HEAD" / "notes")
+    m = Mount(home, tmp_path / "mnt")
+    sock = socket_of(home)
+    try:
+        with wedge_fails(m.mountpoint):
+            for spec in ("filelink@outline", "dirlink@200", "filelink@L1"):
+                assert json.loads(ask(sock, request(home, spec, cwd=str(home)), timeout=10)) == {"size": 0, "fallback": True}, spec
+            run_on_mount(m.mountpoint, ["stat", str(m.mountpoint / f"{ACME}@outline")], timeout=5, what="stat of a view")
+    finally:
+        assert m.stop() == 0

@@ -148,9 +148,23 @@ class ReadAnswers:
 
 def _judge(decision: Decider, path: str) -> bool:
     """AccessDenied, or whether the path stays in the tree (a second walk,
-    its folders remembered; one that changed meanwhile to denied says False)."""
+    its folders remembered; one that changed meanwhile to denied says False).
+
+    Splitting ``name@view`` in the core resolves each left part of the last
+    name at an ``@`` (``link`` of ``link@outline``) with realpath: a left part
+    whose symlink leaves the tree (into the mount's ``.at/HEAD/``, say) is
+    found here, outside the core slot, and left to the client, though the
+    path as written (``link@outline``) does not exist."""
     decision.check(path)
-    return decision.decide(path) in (Seen.ALLOWED, Seen.MISSING)
+    if decision.decide(path) not in (Seen.ALLOWED, Seen.MISSING):
+        return False
+    folder, _, leaf = path.rpartition("/")
+    prefix = folder + "/" if folder else ""
+    pos = len(leaf)
+    while (pos := leaf.rfind("@", 0, pos)) > 0:
+        if decision.decide(prefix + leaf[:pos]) is Seen.OUTSIDE:
+            return False
+    return True
 
 
 def _larger(path: str, limit: int) -> bool:
