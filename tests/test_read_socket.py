@@ -210,6 +210,7 @@ def private_tree(home: Path) -> Path:
     (tree / "public").mkdir(mode=0o755)
     (tree / "public" / "link").symlink_to("../private/secret.md")
     (tree / "public" / "gone").symlink_to("../private/nope.md")
+    (tree / "public" / "chain").symlink_to("../private/out")  # in the tree, through a private folder, out of it
     return tree
 
 
@@ -269,7 +270,9 @@ def test_nothing_about_a_private_path_is_told_before_access_is_decided(home: Pat
                              ("private/out@outline", "private/nope.md@outline"),
                              ("private/secret.md", "private/nope.md"),
                              ("private@200", "private/nope@200"),
-                             ("public/link@outline", "public/gone@outline")]:
+                             ("public/link@outline", "public/gone@outline"),
+                             ("public/chain@outline", "public/gone@outline"),
+                             ("public/chain@bogus", "public/gone@bogus")]:
             said, unsaid = answer(real), answer(absent)
             assert said.replace(real, "X") == unsaid.replace(absent, "X"), (said, unsaid)
             assert "may not read" in said and "hostname" not in said and "hunter2" not in said, said

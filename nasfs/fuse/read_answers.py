@@ -154,16 +154,26 @@ def _judge(decision: Decider, path: str) -> bool:
     name at an ``@`` (``link`` of ``link@outline``) with realpath: a left part
     whose symlink leaves the tree (into the mount's ``.at/HEAD/``, say) is
     found here, outside the core slot, and left to the client, though the
-    path as written (``link@outline``) does not exist."""
+    path as written (``link@outline``) does not exist; and one the caller
+    may not see is refused here, in the same words as the path (the split
+    would say where its private symlink leads, or whether what it names
+    exists). Longest left part first, as the split takes them, up to the
+    first the caller sees."""
     decision.check(path)
-    if decision.decide(path) not in (Seen.ALLOWED, Seen.MISSING):
-        return False
+    seen = decision.decide(path)
+    if seen is not Seen.MISSING:
+        return seen is Seen.ALLOWED
     folder, _, leaf = path.rpartition("/")
     prefix = folder + "/" if folder else ""
     pos = len(leaf)
     while (pos := leaf.rfind("@", 0, pos)) > 0:
-        if decision.decide(prefix + leaf[:pos]) is Seen.OUTSIDE:
+        seen = decision.decide(prefix + leaf[:pos])
+        if seen is Seen.OUTSIDE:
             return False
+        if seen is Seen.DENIED:
+            decision.check(prefix + leaf[:pos])  # AccessDenied, said of the path as written by _check
+        if seen is Seen.ALLOWED:
+            break
     return True
 
 
