@@ -1,10 +1,11 @@
 """What ``nasfs read`` prints, shared by the CLI and the mount daemon's read
-socket (fuse/read_socket.py), so an answer is the same bytes either way."""
+socket (fuse/read_answers.py), so an answer is the same bytes either way."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -13,9 +14,12 @@ if TYPE_CHECKING:
 
 def cwd_prefix(root: Path, cwd: str) -> str:
     """The current folder's path inside the tree (``sub/dir/``), so relative
-    paths work from a subfolder; '' at the top or outside."""
-    here = Path(cwd).resolve()
-    return here.relative_to(root).as_posix() + "/" if root in here.parents else ""
+    paths work from a subfolder; '' at the top or outside. By string
+    arithmetic on the absolute path (``getcwd`` names no symlink): nothing is
+    looked up, so the mount daemon never resolves a client's folder through
+    its own mount (fuse/read_answers.py)."""
+    here = PurePosixPath(os.path.normpath(cwd))
+    return here.relative_to(root).as_posix() + "/" if here.is_absolute() and PurePosixPath(root) in here.parents else ""
 
 
 def read_chunks(nas: Nas, spec: str, at: str | None, as_json: bool, prefix: str = "",

@@ -111,7 +111,9 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     git_tree = GitTree(source, node=node, tree=tree, hashes=disk)
     nas = Nas(git_tree, tokenizer=tokenizer, disk=disk, summarizer=summarizer)
     ops = NasOperations(nas, autocommit=autocommit, attr_timeout=attr_timeout, faults=faults)
-    reads = ReadSocket(ops, allow_other, summaries=summarizer is not None)
+    # the mountpoint's real path, taken before the mount: the socket maps a client's folder in
+    # the mount to the tree by this string, and never resolves a path through its own mount
+    reads = ReadSocket(ops, allow_other, summaries=summarizer is not None, mountpoint=os.path.realpath(mountpoint))
     options = set(pyfuse3.default_options)
     options |= {f"fsname={git_tree.root}", "subtype=nasfs"}
     if allow_other:
@@ -184,7 +186,7 @@ async def _serve(ops: NasOperations, reads: ReadSocket) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_on_signals, nursery.cancel_scope)
         nursery.start_soon(ops.watch_repository)
-        nursery.start_soon(reads.serve)  # nasfs read from other processes (read_client.py)
+        nursery.start_soon(reads.serve)  # nasfs read from other processes (read_client.py); never raises
         _notify_systemd()
         await pyfuse3.main()
         nursery.cancel_scope.cancel()
