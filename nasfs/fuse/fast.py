@@ -38,6 +38,7 @@ nothing.
 from __future__ import annotations
 
 import os
+import time
 
 import pyfuse3
 
@@ -47,25 +48,20 @@ MAX_FILES = 1 << 20  # entries are a file handle and three numbers each
 # open(2) flags a read-only open answered in C may carry: none changes what a
 # read returns (O_LARGEFILE is the kernel's own, 0o100000 on every 64-bit arch)
 PLAIN_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOATIME | os.O_NOCTTY | 0o100000
+HOT_NS = 2_000_000_000  # a file changed this recently may be mid-rewrite (git's racy window is the same 2 s)
 
 
-_hot_ns = 0
-
-
-def enable(hot_ns: int, attr_timeout: float) -> None:
+def enable(attr_timeout: float) -> None:
     """Opens as above; GETATTR of a registered inode answered in C too, with
     ``attr_timeout`` (the real entries' timeout: the watcher's)."""
-    global _hot_ns
-    _hot_ns = hot_ns
     if ON:
-        pyfuse3.fast_opens_enable(PLAIN_FLAGS, hot_ns, attr_timeout)
+        pyfuse3.fast_opens_enable(PLAIN_FLAGS, HOT_NS, attr_timeout)
 
 
 def attrs_cached_for(attr_timeout: float) -> None:
     """The watcher's timeout changed (it can no longer watch): GETATTRs
     answered in C say so from now on."""
-    if ON:
-        pyfuse3.fast_opens_enable(PLAIN_FLAGS, _hot_ns, attr_timeout)
+    enable(attr_timeout)
 
 
 def plain_read_only(flags: int) -> bool:
@@ -87,12 +83,29 @@ def inode_of(fh: int) -> int:
     return fh & ~FAST_FH
 
 
+def version(st: os.stat_result) -> tuple[int, int, int]:
+    """The keep-cache rule, the one place it is written: a regular file's
+    page cache is kept across opens while this is what it was at the last
+    open (and the file is settled: ``hot``). The open answered in C checks
+    the same three (registered by ``add_file``). The ctime because the mtime
+    can be set back (``utime``, ``touch -d``, ``tar``, ``rsync -t``) after a
+    same-size rewrite nothing announced (a write through a map, or any write
+    while the watcher is down); no call sets the ctime."""
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_size
+
+
+def hot(st: os.stat_result) -> bool:
+    """Changed within the last ``HOT_NS``: its page cache is never kept (the
+    C handler leaves it to Python)."""
+    return time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < HOT_NS
+
+
 def add_file(ino: int, handle: tuple[int, bytes] | None, st: os.stat_result) -> None:
     """Register ``ino`` (``handle``: RealInodes.handle; None on a filesystem
-    without file handles: then never) with its stat ``st``."""
-    if ON and handle is not None and not pyfuse3.fast_file_current(ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size) \
+    without file handles: then never) with its ``version(st)``."""
+    if ON and handle is not None and not pyfuse3.fast_file_current(ino, *version(st)) \
             and pyfuse3.fast_stats()[0] < MAX_FILES:
-        pyfuse3.fast_file_add(ino, handle[0], handle[1], st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+        pyfuse3.fast_file_add(ino, handle[0], handle[1], *version(st))
 
 
 def drop_file(ino: int) -> None:

@@ -24,7 +24,7 @@ from ..repo.one_version import stat_key
 from ..service import Nas
 from . import fast
 from .nodes import Node
-from .passthrough import HOT_NS, PASSTHROUGH, PassThrough
+from .passthrough import PASSTHROUGH, PassThrough
 from .real import O_PATH, ROOT, VIRTUAL_BASE
 from .virtual import AT, NAS, Virtual, display_name
 
@@ -126,7 +126,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     def init(self) -> None:
         """At the kernel's INIT (the binding has negotiated passthrough)."""
         self.passthrough_granted = PASSTHROUGH and pyfuse3.passthrough_enabled()
-        fast.enable(HOT_NS, self.watcher.timeout)
+        fast.enable(self.watcher.timeout)
 
     # -- lookup ------------------------------------------------------------------------
     @fuse_op

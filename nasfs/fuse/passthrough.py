@@ -21,7 +21,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import time
 
 import pyfuse3
 from pyfuse3 import FUSEError
@@ -32,7 +31,6 @@ from .syscalls import chown_fd, fallocate, link_fd, rename2
 from .watch import Watcher
 
 SETID = stat.S_ISUID | stat.S_ISGID
-HOT_NS = 2_000_000_000  # a file changed this recently may be mid-rewrite (git's racy window is the same 2 s)
 PASS_FROM = 1 << 20  # a settled file this large is passed through, a smaller one read from the page cache (measured: docs/performance.md §4)
 PASSTHROUGH = hasattr(pyfuse3, "passthrough_enabled")  # the patched binding: FileInfo.backing_fd
 _STAT_FIELDS = ("st_mode", "st_nlink", "st_uid", "st_gid", "st_rdev", "st_size", "st_atime_ns",
@@ -68,7 +66,7 @@ class PassThrough:
         self._fd_ino: dict[int, int] = {}  # open real fds -> inode
         self._ino_fds: dict[int, set[int]] = {}
         self._unprivileged: set[int] = set()  # fds opened by a non-root caller
-        self._opened_at: dict[int, tuple[int, int]] = {}  # inode -> (mtime, size) at last open
+        self._opened_at: dict[int, tuple[int, int, int]] = {}  # inode -> fast.version at last open
         self._passed: dict[int, bool] = {}  # inode -> whether its opens are passed through, while it has any
         self.passthrough_granted = False  # set at the kernel's INIT (ops.init)
 
@@ -262,11 +260,11 @@ class PassThrough:
         page's zero fill up to the size it still believes (torn reads of
         NULs). A direct read returns what the file holds, as a native read
         would. Writers' opens keep the page cache (mmap, fsx), which is kept
-        across opens while size and mtime are unchanged."""
+        across opens while ``fast.version`` (mtime, ctime, size) is unchanged."""
         st = os.fstat(fd)
         writer = flags & os.O_ACCMODE != os.O_RDONLY
-        hot = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < HOT_NS
-        seen = (st.st_mtime_ns, st.st_size)
+        hot = fast.hot(st)
+        seen = fast.version(st)
         keep = not hot and self._opened_at.get(ino) == seen  # unchanged since the last open: keep the page cache
         # (a passed-through open drops it: the binding clears keep_cache; tried, with a change no watch saw)
         self._opened_at[ino] = seen
