@@ -133,3 +133,22 @@ def test_attributes_of_a_registered_folder_are_answered_in_c_and_follow_the_sour
     seen, real = os.stat(mnt / "notes"), os.stat(home / "notes")
     assert (seen.st_ino, seen.st_mode, seen.st_nlink, seen.st_uid, seen.st_mtime_ns, seen.st_ctime_ns) == \
         (real.st_ino, real.st_mode, real.st_nlink, real.st_uid, real.st_mtime_ns, real.st_ctime_ns)
+
+
+def test_a_daemon_that_may_not_open_by_handle_says_so_and_serves_every_open(home: Path, tmp_path: Path) -> None:
+    """``open_by_handle_at`` needs CAP_DAC_READ_SEARCH, which a daemon not
+    run as root lacks: the C handler's every open failed with EPERM while
+    ``.nas/stats`` said ``fast_opens=yes``. Run without that capability (as
+    root without it: the mount itself still allowed), the mount says why
+    not, and every open is served, by Python."""
+    (home / "small.txt").write_bytes(b"settled line\n" * 100)
+    settle(home / "small.txt")
+    m = Mount(home, tmp_path / "mnt", prefix=("setpriv", "--bounding-set", "-dac_read_search", "--inh-caps", "-dac_read_search"))
+    try:
+        line = stats(m.mountpoint)["fast_opens"]
+        assert line.startswith("no (") and "CAP_DAC_READ_SEARCH" in line, line
+        for _ in range(4):
+            assert cat(m.mountpoint / "small.txt") == (home / "small.txt").read_bytes()
+        assert "fast_file_opens" not in stats(m.mountpoint)
+    finally:
+        assert m.stop() == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import mmap
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,41 @@ def test_a_same_size_rewrite_with_its_mtime_set_back_is_not_served_from_the_page
         settle(src)  # not hot: the keep-cache rule decides, not the hot one
         assert cat(mnt / "small.txt") == b"new line\n" * 100
     os.close(fd)
+
+
+def shell(script: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=timeout)
+
+
+GETCWD = f"{sys.executable} -c 'import os; print(os.getcwd())'"
+
+
+def test_a_folder_made_through_the_mount_stays_a_working_directory(mount: tuple[Path, Path]) -> None:
+    """The issue's own steps: the watcher sees ``pjd`` appear in the source
+    (the echo of the mount's mkdir); the shell's working directory must keep
+    its path (before: getcwd failed with ENOENT, every time)."""
+    home, mnt = mount
+    done = shell(f"mkdir {mnt}/pjd && cd {mnt}/pjd && sleep 2 && {GETCWD}")
+    assert done.returncode == 0 and done.stdout.strip() == f"{mnt}/pjd", done.stderr
+
+
+def test_getcwd_in_a_build_folder_made_through_the_mount(mount: tuple[Path, Path]) -> None:
+    """As cmake does: a subfolder made through the mount, files made in it,
+    then getcwd and a program that resolves ``..`` from there."""
+    home, mnt = mount
+    done = shell(f"mkdir -p {mnt}/proj/build && cd {mnt}/proj/build && echo x > CMakeCache.txt && mkdir CMakeFiles"
+                 f" && sleep 2 && {GETCWD} && /bin/pwd -P && ls .. && cat ../build/CMakeCache.txt")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [f"{mnt}/proj/build", f"{mnt}/proj/build", "build", "x"]
+    assert (home / "proj" / "build" / "CMakeCache.txt").read_text() == "x\n"
+
+
+def test_a_working_directory_made_or_renamed_beside_or_through_the_mount_keeps_a_path(mount: tuple[Path, Path]) -> None:
+    """A folder made beside the mount and entered through it at once (the
+    watcher's drop of its entry comes after: expired, not unhashed), and a
+    working directory renamed through the mount (its events are echoes)."""
+    home, mnt = mount
+    done = shell(f"mkdir {home}/beside && cd {mnt}/beside && sleep 2 && {GETCWD}")
+    assert done.returncode == 0 and done.stdout.strip() == f"{mnt}/beside", done.stderr
+    done = shell(f"mkdir {mnt}/old && cd {mnt}/old && mv {mnt}/old {mnt}/new && sleep 2 && {GETCWD}")
+    assert done.returncode == 0 and done.stdout.strip() == f"{mnt}/new", done.stderr
