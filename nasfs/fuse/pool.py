@@ -39,7 +39,6 @@ import logging
 import multiprocessing
 import os
 import queue
-import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
