@@ -164,9 +164,13 @@ class Watcher:
         try:
             yield
         except BaseException:
+            # Not made: no echo of it comes. An echo expected and already
+            # taken was the same change made beside the mount meanwhile (the
+            # name made there first: EEXIST; moved away there first: ENOENT),
+            # which must drop the name as any change beside the mount does.
             with self._lock:
-                for key in changes:
-                    self._echo(key)
+                self._queue_entries({(folder, name) for folder, name, event in changes
+                                     if not self._echo((folder, name, event))})
             raise
 
     def _echo(self, key: tuple[int, bytes, int]) -> bool:
@@ -272,17 +276,22 @@ class Watcher:
         for ino in changes.attrs - changes.data:
             _inval_inode(ino, attr_only=True)
         with self._lock:
-            for folder, name in changes.entries:
-                names = self._pending.get(folder)
-                if names is not None:  # waiting, or its sender sends this one too
-                    names.add(name)
-                    continue
-                self._pending[folder] = {name}
-                self._waiting.append(folder)
-            for _ in range(min(SENDERS - len(self._senders), len(self._waiting))):  # a sender per waiting folder
-                th = threading.Thread(target=self._send_entries, name="nasfs-watch-entries", daemon=True)
-                self._senders.add(th)
-                th.start()  # under the lock: stop() joins only started threads
+            self._queue_entries(changes.entries)
+
+    def _queue_entries(self, entries: Iterable[tuple[int, bytes]]) -> None:
+        """Queue names to drop to the sender threads (under the lock; sends
+        nothing itself, so a request handler may call it)."""
+        for folder, name in entries:
+            names = self._pending.get(folder)
+            if names is not None:  # waiting, or its sender sends this one too
+                names.add(name)
+                continue
+            self._pending[folder] = {name}
+            self._waiting.append(folder)
+        for _ in range(min(SENDERS - len(self._senders), len(self._waiting))):  # a sender per waiting folder
+            th = threading.Thread(target=self._send_entries, name="nasfs-watch-entries", daemon=True)
+            self._senders.add(th)
+            th.start()  # under the lock: stop() joins only started threads
 
     def _send_entries(self) -> None:
         """Take a waiting folder and drop its names until none is left, then
