@@ -140,3 +140,23 @@ def test_an_own_change_drops_no_name_but_a_failed_one_hides_no_change_made_besid
 
 
 REPEAT_WAIT = watch.REPEAT * 2 + 0.2
+
+
+def test_after_an_overflow_no_event_is_taken_for_an_echo_it_may_have_lost() -> None:
+    """An overflowed queue loses events, the echo of an own change among
+    them: the echo still expected would take the next event of that name, a
+    change made beside the mount within ECHO_S (say the name removed and
+    made again there), and the kernel would keep the entry it cached in
+    between (negative, for the LONG timeout)."""
+    from inotify_simple import Event, flags
+
+    w = Watcher(1.0)
+    w._watched[FOLDER], w._folders[7] = 7, FOLDER  # (as watch() does, with watch descriptor 7)
+    try:
+        with w.own((FOLDER, b"x", MADE)):
+            pass  # made through the mount; its event is lost in the overflow
+        w._changes([Event(-1, flags.Q_OVERFLOW, 0, "")])
+        w._changes([Event(7, flags.DELETE | flags.ISDIR, 0, "x")])  # beside the mount: removed ...
+        assert (FOLDER, b"x") in w._changes([Event(7, flags.CREATE | flags.ISDIR, 0, "x")]).entries  # ... made again
+    finally:
+        w.stop()

@@ -245,6 +245,7 @@ class Watcher:
                     changes.attrs.update(self._names.values())
                     changes.data.update(self._names.values())
                     changes.data.update(self._watched)
+                    self._echoes.clear()  # the echoes expected may be among the events lost: none is taken for one now
                     continue
                 folder = self._folders.get(ev.wd)
                 if folder is None:
