@@ -27,14 +27,15 @@ def clear_stale_mounts(under: str, quiet_for: float = 0) -> None:
 class Mount:
     """A daemon in the foreground, as s3ql's tests run theirs."""
 
-    def __init__(self, source: Path, mountpoint: Path, *extra: str) -> None:
+    def __init__(self, source: Path, mountpoint: Path, *extra: str, prefix: tuple[str, ...] = ()) -> None:
+        """``prefix``: a command the daemon runs under (e.g. setpriv)."""
         self.source, self.mountpoint = source, mountpoint
         mountpoint.mkdir(exist_ok=True)
         self.log = mountpoint.parent / f"{mountpoint.name}.log"
         env = dict(os.environ, NASFS_TEST_FAULTS="1")
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "nasfs", "mount", str(source), str(mountpoint), "--foreground",
+                [*prefix, sys.executable, "-m", "nasfs", "mount", str(source), str(mountpoint), "--foreground",
                  "--node", "box", "--tree", "home", "--log-level", os.environ.get("NASFS_TEST_LOG_LEVEL", "info"), *extra],
                 stdout=log, stderr=subprocess.STDOUT, env=env,
             )

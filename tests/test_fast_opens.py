@@ -133,3 +133,65 @@ def test_attributes_of_a_registered_folder_are_answered_in_c_and_follow_the_sour
     seen, real = os.stat(mnt / "notes"), os.stat(home / "notes")
     assert (seen.st_ino, seen.st_mode, seen.st_nlink, seen.st_uid, seen.st_mtime_ns, seen.st_ctime_ns) == \
         (real.st_ino, real.st_mode, real.st_nlink, real.st_uid, real.st_mtime_ns, real.st_ctime_ns)
+
+
+def test_a_daemon_that_may_not_open_by_handle_says_so_and_serves_every_open(home: Path, tmp_path: Path) -> None:
+    """``open_by_handle_at`` needs CAP_DAC_READ_SEARCH, which a daemon not
+    run as root lacks: the C handler's every open failed with EPERM while
+    ``.nas/stats`` said ``fast_opens=yes``. Run without that capability (as
+    root without it: the mount itself still allowed), the mount says why
+    not, and every open is served, by Python."""
+    (home / "small.txt").write_bytes(b"settled line\n" * 100)
+    settle(home / "small.txt")
+    m = Mount(home, tmp_path / "mnt", prefix=("setpriv", "--bounding-set", "-dac_read_search", "--inh-caps", "-dac_read_search"))
+    try:
+        line = stats(m.mountpoint)["fast_opens"]
+        assert line.startswith("no (") and "CAP_DAC_READ_SEARCH" in line, line
+        for _ in range(4):
+            assert cat(m.mountpoint / "small.txt") == (home / "small.txt").read_bytes()
+        assert "fast_file_opens" not in stats(m.mountpoint)
+    finally:
+        assert m.stop() == 0
+
+
+def drop_cached_listing(folder: Path) -> None:
+    """Make the kernel drop its cached listing of ``folder`` (its pages):
+    the next READDIR of a handle opened in C reaches the daemon."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def test_two_listings_of_one_folder_opened_in_c_each_keep_their_own(home: Path, tmp_path: Path) -> None:
+    """Each opendir answered in C has a handle of its own: a listing started
+    after a name was removed does not replace one half read (before, both
+    had the folder's one handle, and the first went on in the second's
+    names, skipping a name that never went away)."""
+    many = home / "many"
+    many.mkdir()
+    for i in range(2000):
+        (many / f"name-{i:04d}-{'x' * 40}").write_text("x")
+    m = Mount(home, tmp_path / "mnt")
+    try:
+        folder = m.mountpoint / "many"
+        for _ in range(3):  # listed whole: cached by the kernel, its opendir answered in C
+            os.listdir(folder)
+        drop_cached_listing(folder)
+        first = os.scandir(folder)  # a first getdents: part of the listing, from the daemon
+        seen = [next(first).name]
+        removed = seen[0]
+        (many / removed).unlink()  # beside the mount: the watcher drops the folder's listing
+        time.sleep(1.0)
+        assert removed not in os.listdir(folder)  # listed whole again: registered again
+        drop_cached_listing(folder)
+        with os.scandir(folder) as second:  # from the start, while the first is half read
+            next(second)
+        seen += [e.name for e in first]
+        first.close()
+        missing = set(os.listdir(many)) - set(seen)
+        assert not missing, f"{len(missing)} names that never went away missing from the first listing"
+        assert len(seen) == len(set(seen)) and int(stats(m.mountpoint)["fast_folder_opens"]) >= 2
+    finally:
+        assert m.stop() == 0

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from nasfs.fuse.passthrough import HOT_NS, PASS_FROM
+from nasfs.fuse.fast import HOT_NS
+from nasfs.fuse.passthrough import PASS_FROM
 
 from .conftest import git
 from .mounts import Mount, stats

@@ -8,13 +8,15 @@ same through a real mount."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from nasfs.fuse import watch
-from nasfs.fuse.watch import SENDERS, Changes, Watcher
+from nasfs.fuse.watch import MADE, MOVED_IN, MOVED_OUT, SENDERS, Changes, Watcher
 
 SLOW = 7  # the folder whose invalidations the "kernel" holds
 
@@ -42,6 +44,7 @@ def kernel(monkeypatch: pytest.MonkeyPatch):
             sent.append((folder, name))
 
     monkeypatch.setattr(watch.pyfuse3, "invalidate_entry", invalidate_entry)
+    monkeypatch.setattr(watch.pyfuse3, "expire_entry", invalidate_entry, raising=False)  # (sent instead where it exists)
     yield sent, release, busy
     release.set()
 
@@ -76,5 +79,84 @@ def test_many_folders_at_once_use_at_most_senders_threads_and_a_held_folder_hold
         assert sent.count((SLOW, b"held")) == sent.count((SLOW, b"second")) == 1
         assert wait_for(lambda: not w._senders), "senders still alive with nothing to send"
         assert not w._pending
+    finally:
+        w.stop()
+
+
+FOLDER = 42  # the FUSE inode the watched source folder stands for
+
+
+@pytest.fixture
+def watched(kernel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A watcher running over a real source folder (inotify), as FOLDER; the
+    kernel's calls recorded (inode invalidations dropped: no session here)."""
+    monkeypatch.setattr(watch, "_inval_inode", lambda ino, attr_only: None)
+    sent = kernel[0]
+    source = tmp_path / "source"
+    source.mkdir()
+    w = Watcher(1.0)
+    fd = os.open(source, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        w.watch(FOLDER, fd)
+        assert w.watching(FOLDER)
+        w.start()
+        yield w, source, sent
+    finally:
+        w.stop()
+        os.close(fd)
+
+
+def test_an_own_change_drops_no_name_but_a_failed_one_hides_no_change_made_beside_it(watched) -> None:
+    """The echo of a change the mount made drops no name. A change the mount
+    tried and that failed because the same change was made beside it first
+    (mkdir: EEXIST; rename: ENOENT) must still drop the name: before, the
+    outside event was taken as the expected echo, nothing was sent, and the
+    kernel kept its (negative, or moved-away) entry for the LONG timeout."""
+    w, source, sent = watched
+    with w.own((FOLDER, b"mine", MADE)):
+        (source / "mine").mkdir()  # made through the mount: an echo
+    events = w.events
+    with pytest.raises(FileExistsError):
+        with w.own((FOLDER, b"raced", MADE)):
+            (source / "raced").mkdir()  # made beside the mount first ...
+            assert wait_for(lambda: w.events >= events + 1, 10)  # ... and its event handled as an echo
+            os.mkdir(source / "raced")  # the mount's own mkdir: EEXIST
+    (source / "away").write_text("x")
+    assert wait_for(lambda: (FOLDER, b"away") in sent, 10)
+    time.sleep(REPEAT_WAIT)  # (sent twice: at once and REPEAT later)
+    made_away, events = sent.count((FOLDER, b"away")), w.events
+    with pytest.raises(FileNotFoundError):
+        with w.own((FOLDER, b"away", MOVED_OUT), (FOLDER, b"there", MOVED_IN)):
+            os.rename(source / "away", source / "gone")  # moved away beside the mount first ...
+            assert wait_for(lambda: w.events >= events + 2, 10)
+            os.rename(source / "away", source / "there")  # the mount's own rename: ENOENT
+    with pytest.raises(FileExistsError):
+        with w.own((FOLDER, b"untouched", MADE)):  # failed, and nothing made beside it: nothing to drop
+            raise FileExistsError
+    assert wait_for(lambda: (FOLDER, b"raced") in sent, 5), "a name made beside the mount was hidden as an echo"
+    assert wait_for(lambda: sent.count((FOLDER, b"away")) > made_away, 5), "a name moved away beside the mount was hidden"
+    time.sleep(REPEAT_WAIT)
+    assert (FOLDER, b"mine") not in sent and (FOLDER, b"untouched") not in sent and (FOLDER, b"there") not in sent
+
+
+REPEAT_WAIT = watch.REPEAT * 2 + 0.2
+
+
+def test_after_an_overflow_no_event_is_taken_for_an_echo_it_may_have_lost() -> None:
+    """An overflowed queue loses events, the echo of an own change among
+    them: the echo still expected would take the next event of that name, a
+    change made beside the mount within ECHO_S (say the name removed and
+    made again there), and the kernel would keep the entry it cached in
+    between (negative, for the LONG timeout)."""
+    from inotify_simple import Event, flags
+
+    w = Watcher(1.0)
+    w._watched[FOLDER], w._folders[7] = 7, FOLDER  # (as watch() does, with watch descriptor 7)
+    try:
+        with w.own((FOLDER, b"x", MADE)):
+            pass  # made through the mount; its event is lost in the overflow
+        w._changes([Event(-1, flags.Q_OVERFLOW, 0, "")])
+        w._changes([Event(7, flags.DELETE | flags.ISDIR, 0, "x")])  # beside the mount: removed ...
+        assert (FOLDER, b"x") in w._changes([Event(7, flags.CREATE | flags.ISDIR, 0, "x")]).entries  # ... made again
     finally:
         w.stop()

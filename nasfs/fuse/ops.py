@@ -24,7 +24,7 @@ from ..repo.one_version import stat_key
 from ..service import Nas
 from . import fast
 from .nodes import Node
-from .passthrough import HOT_NS, PASSTHROUGH, PassThrough
+from .passthrough import PASSTHROUGH, PassThrough
 from .real import O_PATH, ROOT, VIRTUAL_BASE
 from .virtual import AT, NAS, Virtual, display_name
 
@@ -126,7 +126,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     def init(self) -> None:
         """At the kernel's INIT (the binding has negotiated passthrough)."""
         self.passthrough_granted = PASSTHROUGH and pyfuse3.passthrough_enabled()
-        fast.enable(HOT_NS, self.watcher.timeout)
+        fast.enable(self.watcher.timeout, self.real.handle(ROOT))
 
     # -- lookup ------------------------------------------------------------------------
     @fuse_op
@@ -246,8 +246,12 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
         listing = self._dirs.get(fh)
         if listing is None and fast.is_fast(fh):  # opened in C; the kernel no longer holds its listing
-            listing = self._fast_listings.get(fh) if start_id else None
-            listing = listing or RealListing(fast.inode_of(fh))
+            listing = self._fast_listings.get(fh) if start_id else None  # (each opendir's handle is its own)
+            if listing is None:
+                ino = fast.inode_of(fh)
+                if not ino:
+                    raise FUSEError(errno.EBADF)
+                listing = RealListing(ino)
             self._fast_listings.put(fh, listing)
         if isinstance(listing, RealListing):
             if listing.names is None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import time
 
 import pyfuse3
 from pyfuse3 import FUSEError
@@ -29,10 +28,10 @@ from pyfuse3 import FUSEError
 from . import fast
 from .real import O_PATH, ROOT, RealInodes
 from .syscalls import chown_fd, fallocate, link_fd, rename2
-from .watch import Watcher
+from .watch import MADE, MOVED_IN, MOVED_OUT, REMOVED, Watcher
 
 SETID = stat.S_ISUID | stat.S_ISGID
-HOT_NS = 2_000_000_000  # a file changed this recently may be mid-rewrite (git's racy window is the same 2 s)
+RENAME_EXCHANGE = 2  # renameat2(2)
 PASS_FROM = 1 << 20  # a settled file this large is passed through, a smaller one read from the page cache (measured: docs/performance.md §4)
 PASSTHROUGH = hasattr(pyfuse3, "passthrough_enabled")  # the patched binding: FileInfo.backing_fd
 _STAT_FIELDS = ("st_mode", "st_nlink", "st_uid", "st_gid", "st_rdev", "st_size", "st_atime_ns",
@@ -68,7 +67,7 @@ class PassThrough:
         self._fd_ino: dict[int, int] = {}  # open real fds -> inode
         self._ino_fds: dict[int, set[int]] = {}
         self._unprivileged: set[int] = set()  # fds opened by a non-root caller
-        self._opened_at: dict[int, tuple[int, int]] = {}  # inode -> (mtime, size) at last open
+        self._opened_at: dict[int, tuple[int, int, int]] = {}  # inode -> fast.version at last open
         self._passed: dict[int, bool] = {}  # inode -> whether its opens are passed through, while it has any
         self.passthrough_granted = False  # set at the kernel's INIT (ops.init)
 
@@ -152,7 +151,9 @@ class PassThrough:
 
     def real_create(self, parent: int, name: bytes, mode: int, flags: int, ctx: pyfuse3.RequestContext) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         dir_fd = self.real.fd(parent)
-        fd = os.open(name, flags | os.O_CREAT | os.O_NOFOLLOW, stat.S_IMODE(mode) & ~ctx.umask, dir_fd=dir_fd)
+        made = () if self.real_exists(parent, name) else ((parent, name, MADE),)
+        with self.watcher.own(*made):
+            fd = os.open(name, flags | os.O_CREAT | os.O_NOFOLLOW, stat.S_IMODE(mode) & ~ctx.umask, dir_fd=dir_fd)
         try:
             attrs = self.settle_new(parent, name, os.open(_proc(fd), os.O_PATH), mode, ctx)
         except BaseException:
@@ -162,40 +163,50 @@ class PassThrough:
 
     def real_mkdir(self, parent: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
         dir_fd = self.real.fd(parent)
-        os.mkdir(name, stat.S_IMODE(mode) & ~ctx.umask, dir_fd=dir_fd)
+        with self.watcher.own((parent, name, MADE)):
+            os.mkdir(name, stat.S_IMODE(mode) & ~ctx.umask, dir_fd=dir_fd)
         return self.settle_new(parent, name, os.open(name, O_PATH, dir_fd=dir_fd), mode, ctx)
 
     def real_mknod(self, parent: int, name: bytes, mode: int, rdev: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
         dir_fd = self.real.fd(parent)
-        os.mknod(name, mode & ~ctx.umask, rdev, dir_fd=dir_fd)
+        with self.watcher.own((parent, name, MADE)):
+            os.mknod(name, mode & ~ctx.umask, rdev, dir_fd=dir_fd)
         return self.settle_new(parent, name, os.open(name, O_PATH, dir_fd=dir_fd), mode, ctx)
 
     def real_symlink(self, parent: int, name: bytes, target: bytes, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
         dir_fd = self.real.fd(parent)
-        os.symlink(target, name, dir_fd=dir_fd)
+        with self.watcher.own((parent, name, MADE)):
+            os.symlink(target, name, dir_fd=dir_fd)
         return self.settle_new(parent, name, os.open(name, O_PATH, dir_fd=dir_fd), 0o777, ctx)
 
     def real_link(self, ino: int, parent: int, name: bytes) -> pyfuse3.EntryAttributes:
         fd = self.real.fd(ino)
-        link_fd(fd, self.real.fd(parent), name)
+        with self.watcher.own((parent, name, MADE)):
+            link_fd(fd, self.real.fd(parent), name)
         self.real.looked_up(ino)
         self.watcher.seen(parent, name, ino)
         return self.real_attrs(ino, os.fstat(self.real.fd(ino)))
 
     # -- removing and renaming -----------------------------------------------------
     def real_unlink(self, parent: int, name: bytes) -> None:
-        os.unlink(name, dir_fd=self.real.fd(parent))
+        with self.watcher.own((parent, name, REMOVED)):
+            os.unlink(name, dir_fd=self.real.fd(parent))
 
     def real_rmdir(self, parent: int, name: bytes) -> None:
-        os.rmdir(name, dir_fd=self.real.fd(parent))
+        with self.watcher.own((parent, name, REMOVED)):
+            os.rmdir(name, dir_fd=self.real.fd(parent))
 
     def real_rename(self, old_parent: int, old: bytes, new_parent: int, new: bytes, flags: int) -> None:
         old_fd = self.real.fd(old_parent)
         new_fd = self.real.fd(new_parent)
-        if flags:
-            rename2(old_fd, old, new_fd, new, flags)
-        else:
-            os.rename(old, new, src_dir_fd=old_fd, dst_dir_fd=new_fd)
+        echoes = [(old_parent, old, MOVED_OUT), (new_parent, new, MOVED_IN)]
+        if flags & RENAME_EXCHANGE:
+            echoes += [(new_parent, new, MOVED_OUT), (old_parent, old, MOVED_IN)]
+        with self.watcher.own(*echoes):
+            if flags:
+                rename2(old_fd, old, new_fd, new, flags)
+            else:
+                os.rename(old, new, src_dir_fd=old_fd, dst_dir_fd=new_fd)
         try:  # the kernel now holds the moved inode under its new name
             st = os.stat(new, dir_fd=new_fd, follow_symlinks=False)
         except OSError:
@@ -262,11 +273,11 @@ class PassThrough:
         page's zero fill up to the size it still believes (torn reads of
         NULs). A direct read returns what the file holds, as a native read
         would. Writers' opens keep the page cache (mmap, fsx), which is kept
-        across opens while size and mtime are unchanged."""
+        across opens while ``fast.version`` (mtime, ctime, size) is unchanged."""
         st = os.fstat(fd)
         writer = flags & os.O_ACCMODE != os.O_RDONLY
-        hot = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < HOT_NS
-        seen = (st.st_mtime_ns, st.st_size)
+        hot = fast.hot(st)
+        seen = fast.version(st)
         keep = not hot and self._opened_at.get(ino) == seen  # unchanged since the last open: keep the page cache
         # (a passed-through open drops it: the binding clears keep_cache; tried, with a change no watch saw)
         self._opened_at[ino] = seen

@@ -14,13 +14,22 @@ Workers start on first use, run at NICE (below the daemon, whose request
 loop serves real files: on a machine with few cores a worker outlining for
 seconds would otherwise slow those), are replaced after about MAX_TASKS
 answers each (bounding any leak), and a worker that dies fails only the call
-it was serving (EIO); the pool is made anew for the next one.
+it was serving (EIO) and is made anew for the next one.
 
-Replacing is done here, a whole executor at a time, not with the executor's
-``max_tasks_per_child``: on Python 3.11 to 3.13 that deadlocks once a backlog
-is queued and a worker exits at its limit (CPython gh-115634): no worker is
-spawned in its place, and every search or heavy view queued hangs for good
-(seen as a 60 s hang of 44 searches in scripts/bench/load.py).
+Each worker is an executor of its own, and a call is handed only to an idle
+one (the backlog waits here, in ``_idle``): a worker past MAX_TASKS is
+retired when idle, so it ends at once and the pool never runs more than its
+size; a worker that dies breaks its own executor only, which alone is made
+anew. Before, the pool was one executor retired whole, with its queue still
+to run: under a backlog every retired one went on running it (a pool of 2
+was seen with 6 processes), and a worker that died dropped whichever
+executor was current by then.
+
+Replacing is done here, not with the executor's ``max_tasks_per_child``: on
+Python 3.11 to 3.13 that deadlocks once a backlog is queued and a worker
+exits at its limit (CPython gh-115634): no worker is spawned in its place,
+and every search or heavy view queued hangs for good (seen as a 60 s hang of
+44 searches in scripts/bench/load.py).
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ import errno
 import logging
 import multiprocessing
 import os
-import threading
+import queue
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
@@ -51,44 +60,60 @@ MAX_TASKS = 200
 NICE = 5
 
 
+class _Worker:
+    """One worker process, as an executor of one (made on first use)."""
+
+    def __init__(self) -> None:
+        self.executor: ProcessPoolExecutor | None = None
+        self.answered = 0  # calls taken by this executor
+
+    def retire(self) -> None:
+        """End the worker, idle (its caller holds it) or dead. Ended by a
+        signal, not told to stop: an interpreter's own exit takes seconds of
+        CPU at NICE on a busy machine, and an idle worker has nothing to lose."""
+        if self.executor is not None:
+            processes = _processes(self.executor)
+            self.executor.shutdown(wait=False)
+            for proc in processes:
+                proc.terminate()
+            self.executor = None
+
+
 class Pool:
     """Worker processes over one tree (``nasfs index``'s ``_init_worker``)."""
 
     def __init__(self, tree: GitTree, tokenizer: str, workers: int | None = None) -> None:
         self._tree = tree
         self._args = (str(tree.root), tree.node, tree.tree, tokenizer)
-        self._workers = workers or min(2, os.cpu_count() or 1)
-        self._executor: ProcessPoolExecutor | None = None
-        self._retired: list[Any] = []  # processes of retired executors: finishing their queue, then ending
-        self._submitted = 0  # to the current executor
-        self._lock = threading.Lock()  # answer() runs in several threads at once
-
-    def _submit(self, fn: Any, *args: Any) -> Any:
-        """``fn(*args)`` queued to the current executor; one that has taken
-        MAX_TASKS per worker is retired (its queue still runs) for a new one."""
-        with self._lock:
-            if self._executor is not None and self._submitted >= MAX_TASKS * self._workers:
-                self._retired = [p for p in self._retired if p.is_alive()] + _processes(self._executor)
-                self._executor.shutdown(wait=False)  # what is queued still runs; then its workers end
-                self._executor = None
-            if self._executor is None:
-                # spawn: a worker inherits no FUSE descriptor, thread or libgit2 handle of the daemon
-                self._executor = ProcessPoolExecutor(self._workers, mp_context=multiprocessing.get_context("spawn"),
-                                                     initializer=_start, initargs=self._args)
-                self._submitted = 0
-            self._submitted += 1
-            return self._executor.submit(fn, *args)
+        self._all = [_Worker() for _ in range(workers or min(2, os.cpu_count() or 1))]
+        self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()  # answer() runs in several threads at once
+        for worker in self._all:
+            self._idle.put(worker)
+        self._closed = False
 
     def answer(self, fn: Any, *args: Any) -> Response:
         """Run ``fn(*args)`` in a worker and rebuild the response it returns.
-        Blocks: call it from a thread, never from the request loop."""
+        Blocks (for an idle worker, then for the answer): call it from a
+        thread, never from the request loop."""
+        worker = self._idle.get()
         try:
-            raw = self._submit(fn, *args).result()
+            if self._closed:
+                raise pyfuse3.FUSEError(errno.ESHUTDOWN)
+            if worker.answered >= MAX_TASKS:
+                worker.retire()
+            if worker.executor is None:
+                # spawn: a worker inherits no FUSE descriptor, thread or libgit2 handle of the daemon
+                worker.executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                                      initializer=_start, initargs=self._args)
+                worker.answered = 0
+            worker.answered += 1
+            raw = worker.executor.submit(fn, *args).result()
         except BrokenProcessPool:
-            log.error("a view worker process died; the pool is made anew for the next view")
-            with self._lock:
-                self._executor = None
+            log.error("a view worker process died; it is made anew for the next view")
+            worker.retire()
             raise pyfuse3.FUSEError(errno.EIO) from None
+        finally:
+            self._idle.put(worker)
         response = _response_from_json(raw, self._tree)
         if response is None:
             raise RuntimeError("a view worker returned an answer that does not parse")
@@ -96,12 +121,13 @@ class Pool:
 
     def close(self) -> None:
         """End the workers now, a slow view in progress included."""
-        with self._lock:
-            executor, self._executor = self._executor, None
-            processes, self._retired = self._retired, []
-        if executor is not None:
-            processes += _processes(executor)  # shutdown() alone waits for a running view
-            executor.shutdown(wait=False, cancel_futures=True)
+        self._closed = True
+        processes = []
+        for worker in self._all:
+            if worker.executor is not None:
+                processes += _processes(worker.executor)  # shutdown() alone waits for a running view
+                worker.executor.shutdown(wait=False, cancel_futures=True)
+                worker.executor = None
         for proc in processes:
             if proc.is_alive():
                 proc.terminate()

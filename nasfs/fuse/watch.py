@@ -12,6 +12,15 @@ folder drops the folder's data too: with the patched binding the kernel
 caches the folder's listing there (ops.py), and comparing the folder's mtime
 alone would miss a second change within one timestamp tick.
 
+A name is expired, not invalidated, where the kernel allows (Linux 6.2,
+``FUSE_EXPIRE_ONLY``, through the patched binding's ``expire_entry``): its
+next use looks it up again, and until then a dentry in use stays. An
+invalidated dentry is unhashed, and a process whose working directory it is
+has no path any more (``getcwd`` fails with ``ENOENT``: pjdfstest's prove,
+``cmake`` in a build folder). And the event a change made through the mount
+itself causes (``own``: made, removed, renamed by the daemon) drops no name
+at all: the kernel learnt that change from the reply.
+
 Invalidations are sent only from this module's own threads, never from a
 request handler (libfuse deadlocks on that), and every one is sent twice:
 at once, and again REPEAT seconds later, which covers a reply with the old
@@ -42,7 +51,8 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import pyfuse3
 from inotify_simple import INotify, flags
@@ -58,6 +68,9 @@ MASK = (flags.MODIFY | flags.ATTRIB | flags.CLOSE_WRITE | flags.CREATE | flags.D
 ENTRY_EVENTS = flags.CREATE | flags.DELETE | flags.MOVED_FROM | flags.MOVED_TO
 DATA_EVENTS = flags.MODIFY | flags.CLOSE_WRITE
 GONE_EVENTS = flags.DELETE | flags.MOVED_FROM
+MADE, REMOVED, MOVED_OUT, MOVED_IN = flags.CREATE, flags.DELETE, flags.MOVED_FROM, flags.MOVED_TO  # for ``own``
+ECHO_S = 2.0  # an echo of the mount's own change not seen by then is forgotten (the name is then expired as any)
+ECHOES_HELD = 4096
 
 
 class Changes:
@@ -85,6 +98,8 @@ class Watcher:
         self._pending: dict[int, set[bytes]] = {}  # folder -> names to drop (waiting, or being sent)
         self._waiting: deque[int] = deque()  # folders with names that no sender has taken yet
         self._senders: set[threading.Thread] = set()
+        self._echoes: dict[tuple[int, bytes, int], list[float]] = {}  # (folder, name, event) the mount made -> until when
+        self._expire = hasattr(pyfuse3, "expire_entry")  # until the kernel says it has no FUSE_EXPIRE_ONLY
         self.events = 0
         try:
             self._inotify: INotify | None = INotify()
@@ -132,6 +147,46 @@ class Watcher:
         with self._lock:
             self._names[(parent, name)] = ino
             self._name_of[ino] = (parent, name)
+
+    @contextmanager
+    def own(self, *changes: tuple[int, bytes, int]) -> Iterator[None]:
+        """The mount is about to make these changes itself: (folder, name,
+        the inotify event it causes there). Their events are echoes, which
+        drop no name (the kernel learns the change from the reply); if the
+        change fails, none is expected."""
+        now = time.monotonic()
+        changes = tuple(key for key in changes if self.watching(key[0]))  # no event comes from others
+        with self._lock:
+            if len(self._echoes) > ECHOES_HELD:  # echoes that never came (an overflowed queue)
+                self._echoes = {k: v for k, v in self._echoes.items() if v[-1] >= now}
+            for key in changes:
+                self._echoes.setdefault(key, []).append(now + ECHO_S)
+        try:
+            yield
+        except BaseException:
+            # Not made: no echo of it comes. An echo expected and already
+            # taken was the same change made beside the mount meanwhile (the
+            # name made there first: EEXIST; moved away there first: ENOENT),
+            # which must drop the name as any change beside the mount does.
+            with self._lock:
+                self._queue_entries({(folder, name) for folder, name, event in changes
+                                     if not self._echo((folder, name, event))})
+            raise
+
+    def _echo(self, key: tuple[int, bytes, int]) -> bool:
+        """Whether an event is an echo expected (under the lock); takes it."""
+        whens = self._echoes.get(key)
+        if not whens:
+            return False
+        now = time.monotonic()
+        while whens and whens[0] < now:
+            whens.pop(0)
+        found = bool(whens)
+        if found:
+            whens.pop(0)
+        if not whens:
+            del self._echoes[key]
+        return found
 
     def forgot(self, ino: int) -> None:
         """The kernel let go of ``ino``: its name need no longer be remembered."""
@@ -190,6 +245,7 @@ class Watcher:
                     changes.attrs.update(self._names.values())
                     changes.data.update(self._names.values())
                     changes.data.update(self._watched)
+                    self._echoes.clear()  # the echoes expected may be among the events lost: none is taken for one now
                     continue
                 folder = self._folders.get(ev.wd)
                 if folder is None:
@@ -204,7 +260,8 @@ class Watcher:
                 name = os.fsencode(ev.name)
                 ino = self._names.get((folder, name))
                 if ev.mask & ENTRY_EVENTS:
-                    changes.entries.add((folder, name))
+                    if not self._echo((folder, name, ev.mask & ENTRY_EVENTS)):
+                        changes.entries.add((folder, name))
                     changes.data.add(folder)  # its mtime, nlink, and the kernel's cached listing of it
                 if ino is not None:
                     (changes.data if ev.mask & DATA_EVENTS else changes.attrs).add(ino)
@@ -220,17 +277,22 @@ class Watcher:
         for ino in changes.attrs - changes.data:
             _inval_inode(ino, attr_only=True)
         with self._lock:
-            for folder, name in changes.entries:
-                names = self._pending.get(folder)
-                if names is not None:  # waiting, or its sender sends this one too
-                    names.add(name)
-                    continue
-                self._pending[folder] = {name}
-                self._waiting.append(folder)
-            for _ in range(min(SENDERS - len(self._senders), len(self._waiting))):  # a sender per waiting folder
-                th = threading.Thread(target=self._send_entries, name="nasfs-watch-entries", daemon=True)
-                self._senders.add(th)
-                th.start()  # under the lock: stop() joins only started threads
+            self._queue_entries(changes.entries)
+
+    def _queue_entries(self, entries: Iterable[tuple[int, bytes]]) -> None:
+        """Queue names to drop to the sender threads (under the lock; sends
+        nothing itself, so a request handler may call it)."""
+        for folder, name in entries:
+            names = self._pending.get(folder)
+            if names is not None:  # waiting, or its sender sends this one too
+                names.add(name)
+                continue
+            self._pending[folder] = {name}
+            self._waiting.append(folder)
+        for _ in range(min(SENDERS - len(self._senders), len(self._waiting))):  # a sender per waiting folder
+            th = threading.Thread(target=self._send_entries, name="nasfs-watch-entries", daemon=True)
+            self._senders.add(th)
+            th.start()  # under the lock: stop() joins only started threads
 
     def _send_entries(self) -> None:
         """Take a waiting folder and drop its names until none is left, then
@@ -249,10 +311,24 @@ class Watcher:
                     folder = self._waiting.popleft()
                 name = self._pending[folder].pop()
             try:
-                pyfuse3.invalidate_entry(folder, name)
+                self._drop_entry(folder, name)
             except OSError as exc:
                 if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF):
                     log.warning("invalidating entry %r in %d: %s", name, folder, exc)
+
+    def _drop_entry(self, folder: int, name: bytes) -> None:
+        """Expire the kernel's entry; invalidate it where it cannot be expired."""
+        if self._expire:
+            try:
+                pyfuse3.expire_entry(folder, name)
+                return
+            except OSError as exc:
+                if exc.errno != errno.ENOSYS:
+                    raise
+                self._expire = False
+                log.warning("the kernel cannot expire an entry (FUSE_EXPIRE_ONLY, Linux 6.2): entries changed beside "
+                            "the mount are invalidated, and a process working in such a folder loses its path")
+        pyfuse3.invalidate_entry(folder, name)
 
 
 def _inval_inode(ino: int, attr_only: bool) -> None:

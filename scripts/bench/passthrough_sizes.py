@@ -53,7 +53,7 @@ from mount import count_requests  # noqa: E402
 MiB = 1 << 20
 NOMATCH = "qzxv_nasfs_never_7261"
 SIDES = ("native", "page", "pass")
-HOT_S = 2.1  # nasfs.fuse.passthrough.HOT_NS, and a little
+HOT_S = 2.1  # nasfs.fuse.fast.HOT_NS, and a little
 LAUNCH = """import sys
 import nasfs.fuse.passthrough as p
 choice = sys.argv.pop(1)
