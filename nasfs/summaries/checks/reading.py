@@ -1,0 +1,171 @@
+"""The cited lines as the rules read them: words, numbers, statements, records.
+
+A *statement* is what polarity is judged on: a line of structured text (a
+YAML/TOML/INI key, a list item, a section header), or a sentence of prose.
+A *record* is what two words must share to be said together: a structured
+line with the lines above it (its keys and section), its own children, and
+the scalar keys beside it and beside each line above it (one mapping's
+values); a list item is a record of its own (``- {name: Windows, os:
+windows-latest}`` is not the next item's); prose is one record.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .words import Token, content, is_identifier, key, numbers_of, stem, tokens
+
+_HEADER = re.compile(r"\s*(?:\[[^\]]+\]\s*(?:#.*)?|#{1,6}\s.*)$")
+_ITEM = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|[\"'{\[])")
+_KEY = re.compile(r"\s*[\w.$\"'/-]+\s*(?::(?:\s|$)|=)")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(\[])")
+
+
+@dataclass
+class Line:
+    raw: str
+    tokens: list[Token]
+    indent: int
+    kind: str  # blank, header, item, key, prose
+
+
+@dataclass
+class Reading:
+    text: str
+    lines: list[Line] = field(default_factory=list)
+    words: set[str] = field(default_factory=set)  # lowercase tokens, their parts, and their letters joined
+    stems: set[str] = field(default_factory=set)
+    numbers: set[str] = field(default_factory=set)
+    statements: list[list[Token]] = field(default_factory=list)
+    records: list[set[int]] = field(default_factory=list)
+    lowered: str = ""
+
+    def __post_init__(self) -> None:
+        self.lowered = self.text.lower()
+        for raw in self.text.split("\n"):
+            toks = tokens(raw)
+            if not raw.strip():
+                kind = "blank"
+            elif _HEADER.match(raw):
+                kind = "header"
+            elif _ITEM.match(raw):
+                kind = "item"
+            elif _KEY.match(raw):
+                kind = "key"
+            else:
+                kind = "prose"
+            self.lines.append(Line(raw, toks, len(raw) - len(raw.lstrip()), kind))
+            for t in toks:
+                self.words.update((t.lower, t.lower.strip("."), re.sub(r"\W", "", t.lower), *t.parts))
+                self.stems.update(stem(p) for p in (t.lower, *t.parts))
+                self.numbers.update(numbers_of(t))
+                self.numbers.update(n for p in t.parts for n in numbers_of(Token(p, 0, (p,))) if "." in p)
+        self._statements()
+        self._records()
+
+    def has(self, word: str) -> bool:
+        """A word (lowercase) of a sentence occurs here, as a word or a stem (``renews`` finds ``renewal``)."""
+        s = stem(word)
+        return word in self.words or s in self.stems or (len(s) >= 5 and any(x.startswith(s[:5]) for x in self.stems))
+
+    def _statements(self) -> None:
+        prose: list[Line] = []
+
+        def flush() -> None:
+            if prose:
+                for piece in _SENTENCE.split(" ".join(ln.raw.strip() for ln in prose)):
+                    self.statements.append(tokens(piece))
+                prose.clear()
+
+        for ln in self.lines:
+            if ln.kind == "prose":
+                prose.append(ln)
+                continue
+            flush()
+            if ln.kind != "blank":
+                self.statements.append(ln.tokens)
+        flush()
+
+    def _records(self) -> None:
+        lines = self.lines
+        parent: list[int | None] = []
+        for i, ln in enumerate(lines):
+            p = None
+            if ln.kind not in ("blank", "header"):
+                for j in range(i - 1, -1, -1):
+                    up = lines[j]
+                    if up.kind in ("blank", "prose"):
+                        continue
+                    if up.kind == "header" or up.indent < ln.indent:
+                        p = j
+                        break
+            parent.append(p)
+
+        def chain(i: int) -> list[int]:
+            out = []
+            while parent[i] is not None:
+                i = parent[i]  # type: ignore[assignment]
+                out.append(i)
+            return out
+
+        chains = [chain(i) for i in range(len(lines))]
+
+        def subtree(p: int) -> set[int]:
+            return {j for j in range(len(lines)) if p in chains[j]}
+
+        def attributes(p: int | None) -> set[int]:
+            """The scalar keys directly under ``p`` (or at the top, for None): one mapping's values."""
+            return {j for j in range(len(lines)) if parent[j] == p and lines[j].kind == "key" and not subtree(j)}
+
+        prose = {i for i, ln in enumerate(lines) if ln.kind == "prose"}
+        for i, ln in enumerate(lines):
+            if ln.kind == "prose":
+                self.records.append(prose)
+                continue
+            record = {i, *chains[i], *subtree(i), *attributes(parent[i])}
+            for up in chains[i]:
+                record |= attributes(up)
+            self.records.append(record)
+
+    def lines_with(self, word: str) -> set[int]:
+        s = stem(word)
+        return {i for i, ln in enumerate(self.lines)
+                if any(t.lower == word or s in (stem(t.lower), *(stem(p) for p in t.parts)) for t in ln.tokens)}
+
+    def together(self, a: str, b: str) -> bool:
+        """Words ``a`` and ``b`` occur in one record (see the module's docstring)."""
+        where_a, where_b = self.lines_with(a), self.lines_with(b)
+        return any(self.records[i] & where_b for i in where_a) or any(self.records[i] & where_a for i in where_b)
+
+    def identifier_next_to(self, ident: str, after: bool) -> set[str]:
+        """The identifiers within three tokens after (or before) ``ident`` on its lines."""
+        found: set[str] = set()
+        for ln in self.lines:
+            for k, t in enumerate(ln.tokens):
+                if key(t) != ident:
+                    continue
+                span = ln.tokens[k + 1:k + 4] if after else list(reversed(ln.tokens[max(0, k - 3):k]))
+                found.update(key(x) for x in span[:1] + [x for x in span[1:] if is_identifier(x)][:1] if is_identifier(x))
+        return found
+
+    def numbers_next_to(self, word: str, after: bool) -> set[str]:
+        """The numbers that follow (or precede) ``word`` on its line, within four tokens: what it qualifies."""
+        s = stem(word)
+        found: set[str] = set()
+        for ln in self.lines:
+            toks = ln.tokens
+            for k, t in enumerate(toks):
+                if s not in (stem(t.lower), *(stem(p) for p in t.parts)):
+                    continue
+                span = toks[k + 1:k + 5] if after else list(reversed(toks[max(0, k - 4):k]))
+                near: list[str] = []
+                for other in span:
+                    got = numbers_of(other)
+                    if got:
+                        near.extend(got)
+                    elif near and content(other):
+                        break  # the numbers next to the word end at the next word
+                found.update(near)
+        return found
+

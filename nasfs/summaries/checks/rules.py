@@ -1,0 +1,189 @@
+"""Is a sentence supported by the lines it cites? The rules, in order.
+
+1. every number it says (``90s``, ``three``, ``v1.4.0``) is a number of the cited text;
+2. every quoted or backticked text, identifier and name (a word outside the
+   common-English list, or capitalised inside the sentence) occurs there;
+then clause by clause (sentences.py):
+3. at least OVERLAP of its content words occur there, and at least one;
+4. a number goes with the same word as there: when the word next to it in
+   the sentence is, in the cited lines, next to another number the sentence
+   also says, the two were swapped;
+5. two names the clause relates (not merely lists, ``X and Y``) are said
+   together there, in one record (reading.py);
+6. polarity agrees: the clause negates (not, no, never, without, cannot,
+   false, off, excludes, an ``un-``/``in-`` form of a cited word...) exactly
+   when the cited statements it matches best do, and a restriction it makes
+   (only, except) is made there too.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .reading import Reading
+from .sentences import split_clauses
+from .words import (COORDINATORS, NEGATING_PREFIXES, NEGATIONS, Token, content, is_identifier, is_name, is_negation,
+                    is_restriction, key, numbers_of, stem, tokens, STOP)
+
+OVERLAP = 0.4
+NEGATING_PHRASE = re.compile(r"\b(?:leaves?|left|leaving) out\b", re.IGNORECASE)
+_QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{2,80})\"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s.,;:!?]|$)")
+
+
+def unsupported_by(text: str, source: str) -> str | None:
+    """Why ``text`` is not supported by ``source`` (the cited lines), or None."""
+    reading = Reading(source)
+    toks = tokens(text)
+    if not any(content(t) for t in toks):
+        return "it says nothing that can be checked (no content words)"
+    for t in toks:
+        for n in numbers_of(t):
+            if n not in reading.numbers:
+                return f"the number {t.text} is not in the cited text"
+    for m in _QUOTED.finditer(text):
+        quoted = next(g for g in m.groups() if g is not None)
+        if quoted.lower() not in source.lower() and not all(_present(t, reading) for t in tokens(quoted)):
+            return f"the quoted name {quoted!r} is not in the cited text"
+    first = _first_word(text)
+    for t in toks:
+        if is_name(t, t.start == first) and not _present(t, reading):
+            kind = "identifier" if is_identifier(t) else "name"
+            return f"the {kind} {t.text!r} is not in the cited text"
+    for clause in split_clauses(text):
+        reason = _clause(clause, reading, toks)
+        if reason:
+            return reason
+    return None
+
+
+def _first_word(text: str) -> int:
+    m = re.search(r"[A-Za-z0-9`\"']", text)
+    return m.start() if m else 0
+
+
+def _present(t: Token, reading: Reading) -> bool:
+    """A name occurs in the cited text. An identifier must occur whole (``GitHub`` in ``github.com``);
+    another name whole, its letters joined, or part by part (``INI-file``)."""
+    low = t.lower.strip(".")
+    if is_identifier(t):
+        plain = low.removesuffix("()").lstrip("$")
+        pieces = [p for p in plain.split("-") if ("." in p or "_" in p) and re.search(r"[a-z]", p)]
+        return any(piece in reading.lowered for piece in (plain, *pieces))
+    if low in reading.words or re.sub(r"\W", "", low) in reading.words:
+        return True
+    if re.fullmatch(r"[0-9a-f]{7,40}", low):  # an abbreviated commit or hash
+        return any(w.startswith(low) for w in reading.words)
+    letters = [p for p in t.parts if p.isalpha()]
+    return bool(letters) and all(p in reading.words or stem(p) in reading.stems for p in letters)
+
+
+def _clause(clause: str, reading: Reading, sentence: list[Token]) -> str | None:
+    toks = tokens(clause)
+    words = [t for t in toks if content(t) or numbers_of(t)]
+    if not words:
+        return None
+    hits = sum(1 for t in words if numbers_of(t) or reading.has(t.lower) or _present(t, reading))
+    if hits == 0 or hits / len(words) < OVERLAP:
+        return f"only {hits} of its {len(words)} content words occur in the cited text (needs {OVERLAP:.0%}): {clause!r}"
+    return (_numbers_bound(toks, reading, sentence) or _names_bound(toks, reading, sentence)
+            or _together(clause, toks, reading) or _polarity(clause, toks, reading))
+
+
+def _numbers_bound(toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
+    said = {n for t in sentence for n in numbers_of(t)}
+    for k, t in enumerate(toks):
+        for n in numbers_of(t):
+            for anchor, after in ((_neighbour(toks, k, -1), True), (_neighbour(toks, k, 1), False)):
+                if anchor is None:
+                    continue
+                there = reading.numbers_next_to(anchor, after)
+                if there and n not in there and there & said:
+                    other = ", ".join(sorted(there & said))
+                    return f"the number {t.text} goes with {anchor!r} here, but with {other} in the cited text"
+    return None
+
+
+def _neighbour(toks: list[Token], k: int, step: int) -> str | None:
+    """The nearest content word (not a number) within three tokens of toks[k] in direction ``step``."""
+    for j in range(k + step, k + step * 4, step):
+        if not 0 <= j < len(toks):
+            return None
+        if numbers_of(toks[j]):
+            continue
+        if content(toks[j]):
+            return toks[j].lower
+    return None
+
+
+def _names_bound(toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
+    """Two identifiers the clause pairs (``A is set from B``) that the cited text pairs otherwise (``A=$C``)."""
+    said = {key(t) for t in sentence if is_identifier(t)}
+    idents = [t for t in toks if is_identifier(t)]
+    for a, b in zip(idents, idents[1:]):
+        for x, y, after in ((a, b, True), (b, a, False)):
+            there = reading.identifier_next_to(key(x), after)
+            if there and key(y) not in there and there & said:
+                return f"{x.text!r} goes with {y.text!r} here, but with {', '.join(sorted(there & said))} in the cited text"
+    return None
+
+
+def _together(clause: str, toks: list[Token], reading: Reading) -> str | None:
+    """Consecutive words of the clause found in the cited text, unless merely listed, share a record."""
+    found = [t for t in toks if content(t) and reading.lines_with(t.lower)]
+    for a, b in zip(found, found[1:]):
+        between = clause[a.start + len(a.text):b.start]
+        said = re.findall(r"[a-z]+", between.lower())
+        if not said or (any(w in COORDINATORS for w in said) and all(w in COORDINATORS or w in STOP for w in said)):
+            continue  # a list: "ruff, tox and tox-uv", "by pull requests and by pushes"
+        if stem(a.lower) != stem(b.lower) and not reading.together(a.lower, b.lower):
+            return f"{a.text!r} and {b.text!r} are never said together in the cited text"
+    return None
+
+
+def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
+    stems = {stem(x) for t in toks if content(t) for x in (t.lower, *t.parts)}
+    scored = [(len(stems & {stem(x) for t in s for x in (t.lower, *t.parts)}), s) for s in reading.statements]
+    best = max((score for score, _ in scored), default=0)
+    if best == 0:
+        return None
+    top = [s for score, s in scored if score == best]
+    negated = any(is_negation(t) for t in toks) or bool(NEGATING_PHRASE.search(clause)) or _flipped(toks, top)
+    cited_negated = any(_negates(s, stems) or _flipped(s, [toks]) for s in top)
+    if negated and not cited_negated:
+        return f"{clause!r} negates what the cited text affirms"
+    if cited_negated and not negated:
+        return f"{clause!r} affirms what the cited text negates"
+    restricts = any(is_restriction(t) for t in toks)
+    if restricts != any(is_restriction(x) for s in top for x in s):
+        return f"{clause!r} {'restricts' if restricts else 'drops the restriction'} (only, except) of the cited text"
+    return None
+
+
+def _negates(statement: list[Token], stems: set[str]) -> bool:
+    """A negation in a cited statement that bears on the clause: its scope (the words after it; a ``false``
+    value's key; the rest of ``no-default-groups``) shares a word with the clause."""
+    for k, t in enumerate(statement):
+        if not is_negation(t):
+            continue
+        if len(t.parts) > 1:  # no-default-groups, paths-ignore: the rest of the word
+            scope: list[Token] = []
+        else:
+            scope = [x for x in statement[k + 1:k + 7] if content(x)]
+        if t.lower in ("false", "off", "disabled"):  # a key's value
+            scope += [x for x in statement[max(0, k - 3):k] if content(x)]
+        words = {stem(p) for x in scope for p in (x.lower, *x.parts)} | {stem(p) for p in t.parts if p not in NEGATIONS}
+        if words & stems:
+            return True
+    return False
+
+
+def _flipped(toks: list[Token], others: list[list[Token]]) -> bool:
+    """An ``un-``/``in-`` form of a word the others have plain (``unencrypted`` for ``encrypted``)."""
+    plain = {stem(x.lower) for s in others for x in s}
+    for t in toks:
+        low = t.lower
+        for prefix in NEGATING_PREFIXES:
+            rest = low[len(prefix):]
+            if low.startswith(prefix) and len(rest) >= 4 and stem(rest) in plain and stem(low) not in plain:
+                return True
+    return False
