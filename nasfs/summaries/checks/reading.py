@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .words import Token, content, is_identifier, key, numbers_of, stem, tokens
+from .words import Token, content, is_identifier, is_name, key, numbers_of, stem, tokens
 
-_HEADER = re.compile(r"\s*(?:\[[^\]]+\]\s*(?:#.*)?|#{1,6}\s.*)$")
+_HEADER = re.compile(r"(?:\s*\[[^\]]+\]\s*(?:#.*)?|#{1,6}\s.*)$")
 _ITEM = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|[\"'{\[])")
 _KEY = re.compile(r"\s*[\w.$\"'/-]+\s*(?::(?:\s|$)|=)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(\[])")
@@ -27,7 +27,13 @@ class Line:
     raw: str
     tokens: list[Token]
     indent: int
-    kind: str  # blank, header, item, key, prose
+    kind: str  # blank, header, comment (indented #), item, key, prose
+
+
+@dataclass(frozen=True)
+class Statement:
+    text: str
+    tokens: list[Token]
 
 
 @dataclass
@@ -37,7 +43,8 @@ class Reading:
     words: set[str] = field(default_factory=set)  # lowercase tokens, their parts, and their letters joined
     stems: set[str] = field(default_factory=set)
     numbers: set[str] = field(default_factory=set)
-    statements: list[list[Token]] = field(default_factory=list)
+    statements: list[Statement] = field(default_factory=list)
+    paragraph: list[int | None] = field(default_factory=list)  # of each line: which run of prose lines
     records: list[set[int]] = field(default_factory=list)
     lowered: str = ""
 
@@ -49,6 +56,8 @@ class Reading:
                 kind = "blank"
             elif _HEADER.match(raw):
                 kind = "header"
+            elif raw.lstrip().startswith("#"):
+                kind = "comment"
             elif _ITEM.match(raw):
                 kind = "item"
             elif _KEY.match(raw):
@@ -75,7 +84,7 @@ class Reading:
         def flush() -> None:
             if prose:
                 for piece in _SENTENCE.split(" ".join(ln.raw.strip() for ln in prose)):
-                    self.statements.append(tokens(piece))
+                    self.statements.append(Statement(piece, tokens(piece)))
                 prose.clear()
 
         for ln in self.lines:
@@ -84,7 +93,7 @@ class Reading:
                 continue
             flush()
             if ln.kind != "blank":
-                self.statements.append(ln.tokens)
+                self.statements.append(Statement(ln.raw, ln.tokens))
         flush()
 
     def _records(self) -> None:
@@ -116,9 +125,15 @@ class Reading:
 
         def attributes(p: int | None) -> set[int]:
             """The scalar keys directly under ``p`` (or at the top, for None): one mapping's values."""
-            return {j for j in range(len(lines)) if parent[j] == p and lines[j].kind == "key" and not subtree(j)}
+            return {j for j in range(len(lines))
+                    if parent[j] == p and lines[j].kind in ("key", "comment") and not subtree(j)}
 
         prose = {i for i, ln in enumerate(lines) if ln.kind == "prose"}
+        run = 0
+        for i, ln in enumerate(lines):
+            prose_before = i > 0 and lines[i - 1].kind == "prose"
+            run += ln.kind == "prose" and not prose_before
+            self.paragraph.append(run if ln.kind == "prose" else None)
         for i, ln in enumerate(lines):
             if ln.kind == "prose":
                 self.records.append(prose)
@@ -138,6 +153,9 @@ class Reading:
         where_a, where_b = self.lines_with(a), self.lines_with(b)
         return any(self.records[i] & where_b for i in where_a) or any(self.records[i] & where_a for i in where_b)
 
+    def paragraphs_of(self, word: str) -> set[int]:
+        return {p for i in self.lines_with(word) if (p := self.paragraph[i]) is not None}
+
     def identifier_next_to(self, ident: str, after: bool) -> set[str]:
         """The identifiers within three tokens after (or before) ``ident`` on its lines."""
         found: set[str] = set()
@@ -148,6 +166,20 @@ class Reading:
                 span = ln.tokens[k + 1:k + 4] if after else list(reversed(ln.tokens[max(0, k - 3):k]))
                 found.update(key(x) for x in span[:1] + [x for x in span[1:] if is_identifier(x)][:1] if is_identifier(x))
         return found
+
+    def names_next_to(self, word: str, after: bool) -> tuple[set[str], set[str]]:
+        """The nearest name after (or before) each ``word`` on its line, and every name within four tokens."""
+        s = stem(word)
+        nearest: set[str] = set()
+        near: set[str] = set()
+        for ln in self.lines:
+            for k, t in enumerate(ln.tokens):
+                if s in (stem(t.lower), *(stem(p) for p in t.parts)):
+                    span = ln.tokens[k + 1:k + 5] if after else list(reversed(ln.tokens[max(0, k - 4):k]))
+                    names = [x.lower for x in span if is_name(x, True)]
+                    nearest.update(names[:1])
+                    near.update(names)
+        return nearest, near
 
     def numbers_next_to(self, word: str, after: bool) -> set[str]:
         """The numbers that follow (or precede) ``word`` on its line, within four tokens: what it qualifies."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from .reading import Reading
+from .reading import Reading, Statement
 from .sentences import split_clauses
 from .words import (COORDINATORS, NEGATING_PREFIXES, NEGATIONS, Token, content, is_identifier, is_name, is_negation,
                     is_restriction, key, numbers_of, stem, tokens, STOP)
@@ -86,7 +86,8 @@ def _clause(clause: str, reading: Reading, sentence: list[Token]) -> str | None:
     if hits == 0 or hits / len(words) < OVERLAP:
         return f"only {hits} of its {len(words)} content words occur in the cited text (needs {OVERLAP:.0%}): {clause!r}"
     return (_numbers_bound(toks, reading, sentence) or _names_bound(toks, reading, sentence)
-            or _together(clause, toks, reading) or _polarity(clause, toks, reading))
+            or _names_next(toks, reading, sentence)
+            or _together(clause, toks, reading, sentence) or _polarity(clause, toks, reading))
 
 
 def _numbers_bound(toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
@@ -103,9 +104,28 @@ def _numbers_bound(toks: list[Token], reading: Reading, sentence: list[Token]) -
     return None
 
 
-def _neighbour(toks: list[Token], k: int, step: int) -> str | None:
-    """The nearest content word (not a number) within three tokens of toks[k] in direction ``step``."""
-    for j in range(k + step, k + step * 4, step):
+def _names_next(toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
+    """A name next to a word (``TLS's collection``) where the cited text puts another name of the
+    sentence next to that word and never this one (``Mozilla's carefully curated collection``)."""
+    said = {t.lower for t in sentence if is_name(t, False)}
+    first = _first_word(" ".join(t.text for t in toks))
+    for k, t in enumerate(toks):
+        if not is_name(t, t.start == first) or is_identifier(t):
+            continue
+        phrase = {x.lower for x in toks[max(0, k - 3):k + 4]}  # "Frazer McLean": one name
+        for anchor, after in ((_neighbour(toks, k, -1, 1), True), (_neighbour(toks, k, 1, 1), False)):
+            if anchor is None or anchor in said or len(reading.lines_with(anchor)) > 2:
+                continue  # no word to bind, or one said all over the cited text ("run")
+            nearest, near = reading.names_next_to(anchor, after)
+            rivals = (nearest & said) - phrase
+            if rivals and t.lower not in near:
+                return f"{t.text!r} goes with {anchor!r} here, but {sorted(rivals)[0]!r} does in the cited text"
+    return None
+
+
+def _neighbour(toks: list[Token], k: int, step: int, reach: int = 3) -> str | None:
+    """The nearest content word (not a number) within ``reach`` tokens of toks[k] in direction ``step``."""
+    for j in range(k + step, k + step * (reach + 1), step):
         if not 0 <= j < len(toks):
             return None
         if numbers_of(toks[j]):
@@ -127,54 +147,83 @@ def _names_bound(toks: list[Token], reading: Reading, sentence: list[Token]) -> 
     return None
 
 
-def _together(clause: str, toks: list[Token], reading: Reading) -> str | None:
-    """Consecutive words of the clause found in the cited text, unless merely listed, share a record."""
+def _listed(clause: str, a: Token, b: Token) -> bool:
+    """``a`` and ``b`` are merely listed (``ruff, tox and tox-uv``, ``by pull requests and by pushes``)."""
+    said = re.findall(r"[a-z]+", clause[a.start + len(a.text):b.start].lower())
+    return not said or (any(w in COORDINATORS for w in said) and all(w in COORDINATORS or w in STOP for w in said))
+
+
+def _together(clause: str, toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
+    """Consecutive words of the clause found in the cited text, unless merely listed, share a record; in
+    prose, two names the clause relates share a paragraph when another name of the sentence shares
+    one with the first (``Windows on Travis`` where Windows's paragraph names AppVeyor)."""
     found = [t for t in toks if content(t) and reading.lines_with(t.lower)]
     for a, b in zip(found, found[1:]):
-        between = clause[a.start + len(a.text):b.start]
-        said = re.findall(r"[a-z]+", between.lower())
-        if not said or (any(w in COORDINATORS for w in said) and all(w in COORDINATORS or w in STOP for w in said)):
-            continue  # a list: "ruff, tox and tox-uv", "by pull requests and by pushes"
-        if stem(a.lower) != stem(b.lower) and not reading.together(a.lower, b.lower):
+        if not _listed(clause, a, b) and stem(a.lower) != stem(b.lower) and not reading.together(a.lower, b.lower):
             return f"{a.text!r} and {b.text!r} are never said together in the cited text"
+    first = _first_word(clause)
+    names = [t for t in found if is_name(t, t.start == first)]
+    inside = {t.lower for t in toks}
+    others = [t for t in sentence if t.lower not in inside and is_name(t, False) and reading.paragraphs_of(t.lower)]
+    for a, b in zip(names, names[1:]):
+        pa, pb = reading.paragraphs_of(a.lower), reading.paragraphs_of(b.lower)
+        if not pa or not pb or pa & pb or _listed(clause, a, b):
+            continue
+        rival = [c.text for c in others if reading.paragraphs_of(c.lower) & pa and not reading.paragraphs_of(c.lower) & pb]
+        if rival:
+            return f"{a.text!r} goes with {rival[0]!r} in the cited text, not with {b.text!r}"
     return None
 
 
 def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
     stems = {stem(x) for t in toks if content(t) for x in (t.lower, *t.parts)}
-    scored = [(len(stems & {stem(x) for t in s for x in (t.lower, *t.parts)}), s) for s in reading.statements]
+    scored = [(len(stems & {stem(x) for t in s.tokens for x in (t.lower, *t.parts)}), s) for s in reading.statements]
     best = max((score for score, _ in scored), default=0)
     if best == 0:
         return None
     top = [s for score, s in scored if score == best]
-    negated = any(is_negation(t) for t in toks) or bool(NEGATING_PHRASE.search(clause)) or _flipped(toks, top)
-    cited_negated = any(_negates(s, stems) or _flipped(s, [toks]) for s in top)
-    if negated and not cited_negated:
+    negated = any(is_negation(t) for t in toks) or bool(NEGATING_PHRASE.search(clause)) or _flipped(toks, [s.tokens for s in top])
+    if negated and not any(any(is_negation(t) for t in s.tokens) or _flipped(s.tokens, [toks]) for s in top):
         return f"{clause!r} negates what the cited text affirms"
-    if cited_negated and not negated:
+    if not negated and any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top):
         return f"{clause!r} affirms what the cited text negates"
+    mine = {w for t in toks if is_negation(t) for w in _scope(clause, t)}
+    theirs = {w for s in top for t in s.tokens if is_negation(t) for w in _scope(s.text, t)}
+    if mine and theirs and not mine & theirs:
+        return f"{clause!r} negates other words than the cited text does"
     restricts = any(is_restriction(t) for t in toks)
-    if restricts != any(is_restriction(x) for s in top for x in s):
+    if restricts != any(is_restriction(x) for s in top for x in s.tokens):
         return f"{clause!r} {'restricts' if restricts else 'drops the restriction'} (only, except) of the cited text"
     return None
 
 
-def _negates(statement: list[Token], stems: set[str]) -> bool:
-    """A negation in a cited statement that bears on the clause: its scope (the words after it; a ``false``
-    value's key; the rest of ``no-default-groups``) shares a word with the clause."""
-    for k, t in enumerate(statement):
+_SCOPE_END = re.compile(r"[,;.(){}#]")
+
+
+def _negates(statement: Statement, stems: set[str]) -> bool:
+    """A negation in a cited statement that bears on the clause: its scope shares a word with the
+    clause (all of its other parts, for a word such as ``no-default-groups``)."""
+    for t in statement.tokens:
         if not is_negation(t):
             continue
-        if len(t.parts) > 1:  # no-default-groups, paths-ignore: the rest of the word
-            scope: list[Token] = []
-        else:
-            scope = [x for x in statement[k + 1:k + 7] if content(x)]
-        if t.lower in ("false", "off", "disabled"):  # a key's value
-            scope += [x for x in statement[max(0, k - 3):k] if content(x)]
-        words = {stem(p) for x in scope for p in (x.lower, *x.parts)} | {stem(p) for p in t.parts if p not in NEGATIONS}
-        if words & stems:
+        if len(t.parts) > 1:  # no-default-groups, paths-ignore
+            rest = {stem(p) for p in t.parts if p not in NEGATIONS}
+            if rest and rest <= stems:
+                return True
+        elif _scope(statement.text, t) & stems:
             return True
     return False
+
+
+def _scope(text: str, t: Token) -> set[str]:
+    """What a negating word bears on: the words after it up to the next comma or stop (six at most),
+    and for a value (``fail-fast: false``) its key."""
+    end = _SCOPE_END.search(text, t.start + len(t.text))
+    scope = [x for x in tokens(text[t.start + len(t.text):end.start() if end else len(text)]) if content(x)][:6]
+    if t.lower in ("false", "off", "disabled"):
+        begin = max((m.end() for m in re.finditer(r"[,{\[]", text[:t.start])), default=0)
+        scope += [x for x in tokens(text[begin:t.start]) if content(x)]
+    return {stem(p) for x in scope for p in (x.lower, *x.parts)} | {stem(p) for p in t.parts if p not in NEGATIONS}
 
 
 def _flipped(toks: list[Token], others: list[list[Token]]) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-_TOKEN = re.compile(r"\.?[\w$][\w.+/@'-]*[\w+%](?:\(\))?|[\w%]")
+_TOKEN = re.compile(r"\.?[\w$](?:[\w.+/@'-]|,(?=\d{3}\b))*[\w+%](?:\(\))?|[\w%]")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+(?:\.\d+)*")
 _NUMBER = re.compile(r"v?(\d+(?:\.\d+)*)([a-zA-Z%]{0,3})\+?", re.IGNORECASE)
 _HEX = re.compile(r"[0-9a-f]{7,40}")
@@ -109,7 +109,7 @@ def is_common(word: str) -> bool:
 
 def numbers_of(token: Token) -> list[str]:
     """The numbers a token says: ``3.10+`` -> 3.10, ``90s`` -> 90, ``2013-2026`` -> both, ``three`` -> 3."""
-    low = token.lower
+    low = re.sub(r"(?<=\d),(?=\d{3}\b)", "", token.lower)  # 5,000,000
     if low in NUMBER_WORDS:
         return [NUMBER_WORDS[low]]
     if _HEX.fullmatch(low) and re.search(r"[a-f]", low) and re.search(r"\d", low):
