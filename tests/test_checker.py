@@ -86,6 +86,8 @@ def test_clauses_split_where_a_new_claim_starts() -> None:
         "The dev group holds ruff, tox and tox-uv", "and is installed only in CI"]
     assert split_clauses("On Windows it uses CryptoAPI, and on Linux OpenSSL") == [
         "On Windows it uses CryptoAPI", "and on Linux OpenSSL"]
+    assert split_clauses("It installs from a wheel and runs the tests in parallel") == [
+        "It installs from a wheel", "and runs the tests in parallel"]
     assert split_clauses("Pushes and pull requests run it") == ["Pushes and pull requests run it"]
 
 

@@ -1,11 +1,14 @@
 """Where a model's text splits into sentences, and a sentence into clauses.
 
 A full stop ends a sentence only when it is not an abbreviation's (``e.g.``,
-``i.e.``, ``etc.``, ``v.``), not an initial's (``Eric S. Raymond``), and
-the next word does not start in lower case or with a digit. A clause starts
-at ``;``, at a comma before a conjunction, and at ``but``/``while``/
-``whereas``/``although`` and ``and`` before a new subject: each clause must
-be supported on its own, so a true clause cannot carry an invented one.
+``i.e.``, ``etc.``), not an initial's (``Eric S. Raymond``), and the next
+word does not start in lower case or with a digit. A clause starts at ``;``,
+at a comma before a conjunction, at ``but``/``while``/``whereas``/``although``,
+and at ``and`` before what reads as a new verb or subject (``and runs``,
+``and is``, ``and the``; not ``and pull requests``); a piece with fewer than MIN_CLAUSE_WORDS content
+words stays with its neighbour (``ruff, tox and tox-uv`` is one list). Each
+clause must be supported on its own, so a true clause cannot carry an
+invented one.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ _CLAUSE = re.compile(
     r"\s*;\s*"
     r"|,\s+(?=(?:and|but|while|whereas|which|so|although|though|yet|because|falling|with)\b)"
     r"|\s+(?=(?:but|while|whereas|although|though)\s)"
-    r"|\s+and\s+(?=(?:the|it|its|they|their|this|that|these|those|then|is|are|was|on|under|in)\s)",
+    r"|\s+(?=and\s+(?:(?:is|are|was|were|has|have|had|can|must|may|will|should|then|also|the|it|its|they|their"
+    r"|this|that|these|those|on|under|in)\b|\w*[^s\W]s\b))",
     re.IGNORECASE)
 MIN_CLAUSE_WORDS = 2
 
@@ -52,9 +56,9 @@ def split_clauses(sentence: str) -> list[str]:
     out: list[str] = []
     for piece in pieces:
         if out and sum(content(t) for t in tokens(piece)) < MIN_CLAUSE_WORDS:
-            out[-1] = f"{out[-1]}, {piece.strip()}"
+            out[-1] = f"{out[-1]} {piece.strip()}"
         else:
             out.append(piece.strip())
     if len(out) > 1 and sum(content(t) for t in tokens(out[0])) < MIN_CLAUSE_WORDS:
-        out[:2] = [f"{out[0]}, {out[1]}"]
+        out[:2] = [f"{out[0]} {out[1]}"]
     return out
