@@ -69,7 +69,7 @@ class Reading:
                 self.words.update((t.lower, t.lower.strip("."), re.sub(r"\W", "", t.lower), *t.parts))
                 self.stems.update(stem(p) for p in (t.lower, *t.parts))
                 self.numbers.update(numbers_of(t))
-                self.numbers.update(n for p in t.parts for n in numbers_of(Token(p, 0, (p,))) if "." in p)
+                self.numbers.update(p for p in t.parts if "." in p and p[0].isdigit())  # pypy-3.11: 3.11
         self._statements()
         self._records()
 
@@ -145,8 +145,7 @@ class Reading:
 
     def lines_with(self, word: str) -> set[int]:
         s = stem(word)
-        return {i for i, ln in enumerate(self.lines)
-                if any(t.lower == word or s in (stem(t.lower), *(stem(p) for p in t.parts)) for t in ln.tokens)}
+        return {i for i, ln in enumerate(self.lines) if any(t.lower == word or _stems(t, s) for t in ln.tokens)}
 
     def together(self, a: str, b: str) -> bool:
         """Words ``a`` and ``b`` occur in one record (see the module's docstring)."""
@@ -164,7 +163,7 @@ class Reading:
                 if key(t) != ident:
                     continue
                 span = ln.tokens[k + 1:k + 4] if after else list(reversed(ln.tokens[max(0, k - 3):k]))
-                found.update(key(x) for x in span[:1] + [x for x in span[1:] if is_identifier(x)][:1] if is_identifier(x))
+                found.update([key(x) for x in span if is_identifier(x)][:1])
         return found
 
     def names_next_to(self, word: str, after: bool) -> tuple[set[str], set[str]]:
@@ -174,7 +173,7 @@ class Reading:
         near: set[str] = set()
         for ln in self.lines:
             for k, t in enumerate(ln.tokens):
-                if s in (stem(t.lower), *(stem(p) for p in t.parts)):
+                if _stems(t, s):
                     span = ln.tokens[k + 1:k + 5] if after else list(reversed(ln.tokens[max(0, k - 4):k]))
                     names = [x.lower for x in span if is_name(x, True)]
                     nearest.update(names[:1])
@@ -188,7 +187,7 @@ class Reading:
         for ln in self.lines:
             toks = ln.tokens
             for k, t in enumerate(toks):
-                if s not in (stem(t.lower), *(stem(p) for p in t.parts)):
+                if not _stems(t, s):
                     continue
                 span = toks[k + 1:k + 5] if after else list(reversed(toks[max(0, k - 4):k]))
                 near: list[str] = []
@@ -201,3 +200,7 @@ class Reading:
                 found.update(near)
         return found
 
+
+def _stems(t: Token, s: str) -> bool:
+    """Token ``t`` is, or has a part that is, the stem ``s``."""
+    return s == stem(t.lower) or any(s == stem(p) for p in t.parts)
