@@ -1,19 +1,19 @@
-"""Is a sentence supported by the lines it cites? The rules, in order.
+"""Is a sentence supported by the lines it cites? The rules, in order (docs/summaries.md).
 
 1. every number it says (``90s``, ``three``, ``v1.4.0``) is a number of the cited text;
-2. every quoted or backticked text, identifier and name (a word outside the
-   common-English list, or capitalised inside the sentence) occurs there;
+2. every quoted or backticked text, identifier and name (capitalised inside the sentence,
+   all capitals, or outside the common-English list) occurs there;
 then clause by clause (sentences.py):
 3. at least OVERLAP of its content words occur there, and at least one;
-4. a number goes with the same word as there: when the word next to it in
-   the sentence is, in the cited lines, next to another number the sentence
-   also says, the two were swapped;
-5. two names the clause relates (not merely lists, ``X and Y``) are said
-   together there, in one record (reading.py);
-6. polarity agrees: the clause negates (not, no, never, without, cannot,
-   false, off, excludes, an ``un-``/``in-`` form of a cited word...) exactly
-   when the cited statements it matches best do, and a restriction it makes
-   (only, except) is made there too.
+4. a number, an identifier, a name goes with the same word there: when the word next to it in
+   the clause is, in the cited lines, next to another number or name the sentence also says,
+   the two were swapped;
+5. two words the clause relates (not merely lists, ``X and Y``) are said together there, in one
+   record (reading.py);
+6. polarity agrees: the clause negates (not, no, never, without, false, off, excludes, leaves
+   out, an ``un-``/``in-`` form of a cited word...) exactly when the cited statements it
+   matches best make a negation bearing on it, both negate the same words, and a restriction
+   (only, except) is made by both or neither.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import re
 
 from .reading import Reading, Statement
 from .sentences import split_clauses
-from .words import (COORDINATORS, NEGATING_PREFIXES, NEGATIONS, Token, content, is_identifier, is_name, is_negation,
-                    is_restriction, key, numbers_of, stem, tokens, STOP)
+from .words import (COORDINATORS, NEGATING_PREFIXES, NEGATIONS, STOP, Token, content, is_identifier, is_name,
+                    is_negation, is_restriction, key, numbers_of, stem, tokens)
 
 OVERLAP = 0.4
 NEGATING_PHRASE = re.compile(r"\b(?:leaves?|left|leaving) out\b", re.IGNORECASE)
@@ -108,7 +108,7 @@ def _names_next(toks: list[Token], reading: Reading, sentence: list[Token]) -> s
     """A name next to a word (``TLS's collection``) where the cited text puts another name of the
     sentence next to that word and never this one (``Mozilla's carefully curated collection``)."""
     said = {t.lower for t in sentence if is_name(t, False)}
-    first = _first_word(" ".join(t.text for t in toks))
+    first = toks[0].start if toks else -1
     for k, t in enumerate(toks):
         if not is_name(t, t.start == first) or is_identifier(t):
             continue
