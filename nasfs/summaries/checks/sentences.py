@@ -15,12 +15,8 @@ from __future__ import annotations
 
 import re
 
-from .words import content, tokens
+from .words import ABBREVIATIONS, content, tokens
 
-ABBREVIATIONS = frozenset("""
-e.g i.e etc vs cf al approx incl esp ca fig no nos vol mr mrs ms dr prof st jr sr inc ltd co corp dept est
-jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k a.k.a w.r.t
-""".split())
 _END = re.compile(r"[.!?]+[\"')\]]*\s+")
 _CLAUSE = re.compile(
     r"\s*;\s*"

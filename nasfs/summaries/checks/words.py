@@ -28,14 +28,14 @@ NUMBER_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", 
 STOP = frozenset("""
 a about above after again all also an and any are as at be because been before being below between both but by
 can could did do does doing down during each few for from further had has have having he her here hers him his
-how i if in into is it its itself just me more most my nor now of off on once or other our out over
+how i if in into is it its itself just me more most my nor now of on once or other our out over
 own same she should so some such than that the their them then there these they this those through to too under
 until up very was we were what when where which while who whom why will with would you your yours
 file files document section sections line lines text content contents summary summarize summarizes describes
 describe described contains contain provides provide lists list shows show explains explain mentions mention
 includes include including covers cover presents present gives give discusses discuss defines define
 uses use used using way ways part parts overall main various several many one first second
-""".split()) - {"off", "only"}
+""".split())
 # Generic words of technical writing that name no product: not names, though the common list lacks them.
 TECH_WORDS = frozenset("""
 api apis app apps arg args async backend boolean cli config configs configuration dev dir dirs doc docs env envs
@@ -47,7 +47,10 @@ not no never without cannot none nor neither nothing nobody false off disabled d
 ignored exclude excludes excluded excluding omit omits omitted skip skips skipped lack lacks lacking
 """.split())
 RESTRICTIONS = frozenset("only except solely exclusively".split())
-ABBREVIATIONS = frozenset("e.g i.e etc vs cf al approx incl esp ca a.k.a w.r.t".split())
+ABBREVIATIONS = frozenset("""
+e.g i.e etc vs cf al approx incl esp ca fig no nos vol mr mrs ms dr prof st jr sr inc ltd co corp dept est
+jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k a.k.a w.r.t
+""".split())  # a full stop after one of these does not end a sentence
 IRREGULAR = {"built": "build", "ran": "run", "made": "make", "written": "write", "wrote": "write", "kept": "keep",
              "held": "hold", "gave": "give", "given": "give", "took": "take", "taken": "take", "found": "find",
              "sent": "send", "left": "leave", "chosen": "choose", "done": "do", "got": "get", "shown": "show"}
