@@ -109,12 +109,12 @@ def judged(cases: list[Case], data: dict[str, bytes], judge: Judge, timeout: flo
     missing = 0
     for case in cases:
         index = LineIndex(data[case.file])
-        [sentence] = split_answer(case.text)[:1] or [None]
-        if sentence is None or not sentence.cited or any(not 1 <= a <= b <= index.count for a, b in sentence.cited):
+        claim = " ".join(s.text for s in split_answer(case.text))
+        if not case.cited or any(not 1 <= a <= b <= index.count for a, b in case.cited):
             case.judge = False  # nothing the judge could be shown: never kept
             continue
-        cited = "\n".join(index.slice(a, b).decode("utf-8", errors="replace") for a, b in sentence.cited)
-        case.judge = ask(judge, sentence.text, cited, timeout=timeout)
+        cited = "\n".join(index.slice(a, b).decode("utf-8", errors="replace") for a, b in case.cited)
+        case.judge = ask(judge, claim, cited, timeout=timeout)
         missing += case.judge is None
     return missing
 
