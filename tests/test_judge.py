@@ -3,7 +3,9 @@ answer read, and every way of not answering turned into None."""
 
 from __future__ import annotations
 
+import socket
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -67,3 +69,46 @@ def test_names_and_identities() -> None:
         Judge("http://127.0.0.1:11434/v1", None)
     with pytest.raises(ValueError, match="judge is empty"):
         Judge("  ", None)
+
+
+def test_a_judge_that_trickles_its_reply_is_cut_off_at_the_timeout() -> None:
+    """httpx's timeout bounds each read: a server sending a byte every half second never trips it."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def trickle() -> None:
+        conn, _ = srv.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+            for _ in range(60):
+                time.sleep(0.25)
+                try:
+                    conn.sendall(b" ")
+                except OSError:
+                    return
+
+    threading.Thread(target=trickle, daemon=True).start()
+    started = time.monotonic()
+    try:
+        assert ask(Judge(f"http://127.0.0.1:{srv.getsockname()[1]}/v1", "m"), "a claim", "a doc", timeout=1.0) is None
+        assert time.monotonic() - started < 4
+    finally:
+        srv.close()
+
+
+@pytest.mark.parametrize("target", ["http://[::1/v1", "http://127.0.0.1:99999/v1"])
+def test_a_judge_at_a_malformed_url_is_no_answer_not_an_exception(target: str) -> None:
+    assert ask(Judge(target, "m"), "a claim", "a document", timeout=1.0) is None
+
+
+def test_a_command_judge_that_hangs_is_ended_with_what_it_started(tmp_path: Path) -> None:
+    marker = tmp_path / "late"
+    judge = Judge(f"sh -c 'sleep 3; touch {marker}; echo Yes'", None)
+    started = time.monotonic()
+    assert ask(judge, "a claim", "a document", timeout=0.5) is None
+    assert time.monotonic() - started < 2.5
+    time.sleep(3.5)
+    assert not marker.exists(), "the shell's child outlived the judge's timeout"
+    assert ask(Judge("echo\x00x", None), "a", "b", timeout=1.0) is None

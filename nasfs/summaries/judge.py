@@ -14,11 +14,14 @@ treats as "not kept": a judge can only ever remove sentences.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
 import shlex
+import signal
 import subprocess
+import time
 from dataclasses import dataclass
 
 import httpx
@@ -28,6 +31,7 @@ log = logging.getLogger("nasfs.summaries")
 SYSTEM = ("Decide whether the claim is supported by the document. It is supported only if everything the claim "
           "says is stated in the document; otherwise it is not. Answer with one word: Yes or No.")
 ANSWER_TOKENS = 4
+MAX_REPLY_BYTES = 1 << 20  # a chat completion of a few tokens is far smaller
 _FIRST_WORD = re.compile(r"[a-z]+")
 _YES = frozenset({"yes", "supported", "true", "consistent", "correct"})
 _NO = frozenset({"no", "not", "unsupported", "false", "inconsistent", "incorrect"})
@@ -89,44 +93,77 @@ def parse_answer(reply: str) -> bool | None:
 
 
 def _ask_endpoint(judge: Judge, user: str, timeout: float) -> str | None:
+    """One chat completion within ``timeout`` seconds in all: httpx's timeouts bound each read, so
+    an endpoint that trickles its reply is cut off by a deadline checked between chunks."""
     base = judge.target.rstrip("/")
     url = base if base.endswith("/chat/completions") else f"{base}/chat/completions"
     headers = {"Authorization": f"Bearer {judge.key}"} if judge.key else {}
     body = {"model": judge.model, "temperature": 0, "seed": 0, "max_tokens": ANSWER_TOKENS,
             "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]}
+    deadline = time.monotonic() + timeout
     try:
-        reply = httpx.post(url, json=body, headers=headers, timeout=httpx.Timeout(timeout, connect=min(5.0, timeout)))
-    except httpx.HTTPError as exc:
+        with httpx.stream("POST", url, json=body, headers=headers,
+                          timeout=httpx.Timeout(timeout, connect=min(5.0, timeout))) as reply:
+            if reply.status_code != 200:
+                log.warning("the summary judge %s answered HTTP %d", base, reply.status_code)
+                return None
+            raw = bytearray()
+            for chunk in reply.iter_bytes():
+                raw += chunk
+                if time.monotonic() > deadline:
+                    log.warning("the summary judge %s gave no answer within %g s", base, timeout)
+                    return None
+                if len(raw) > MAX_REPLY_BYTES:
+                    log.warning("the summary judge %s answered over %d bytes", base, MAX_REPLY_BYTES)
+                    return None
+    except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, OSError, ValueError) as exc:
         log.warning("the summary judge %s gave no answer: %s", base, type(exc).__name__)
         return None
-    if reply.status_code != 200:
-        log.warning("the summary judge %s answered HTTP %d", base, reply.status_code)
-        return None
     try:
-        return str(reply.json()["choices"][0]["message"]["content"] or "")
+        return str(json.loads(bytes(raw))["choices"][0]["message"]["content"] or "")
     except (ValueError, KeyError, IndexError, TypeError):
         log.warning("the summary judge %s gave an answer that is not a chat completion", base)
         return None
 
 
 def _ask_command(judge: Judge, user: str, timeout: float) -> str | None:
-    argv = shlex.split(judge.target)
+    """The command in a session of its own, so a timeout ends it and whatever it started (a shell's
+    child holding the pipes) at once."""
     try:
-        done = subprocess.run(argv, input=f"{SYSTEM}\n\n{user}".encode(), capture_output=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        log.warning("the summary judge command %r gave no answer: %s", argv[0], exc)
+        argv = shlex.split(judge.target)
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+    except (OSError, ValueError) as exc:
+        log.warning("the summary judge command %r could not start: %s", judge.target, exc)
         return None
-    if done.returncode != 0:
-        log.warning("the summary judge command %r failed: exit %d", argv[0], done.returncode)
+    with proc:  # closes the pipes whatever happens
+        try:
+            out, _ = proc.communicate(f"{SYSTEM}\n\n{user}".encode(), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            log.warning("the summary judge command %r gave no answer within %g s", argv[0], timeout)
+            return None
+        finally:
+            if proc.returncode is None:  # not reaped yet, so its session id is still its own
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                proc.wait()
+    if proc.returncode != 0:
+        log.warning("the summary judge command %r failed: exit %d", argv[0], proc.returncode)
         return None
-    return done.stdout.decode("utf-8", errors="replace")
+    return out[:MAX_REPLY_BYTES].decode("utf-8", errors="replace")
 
 
 def ask(judge: Judge, sentence: str, cited: str, timeout: float = 60.0) -> bool | None:
     """True: the judge says the cited lines support the sentence; False: it says not;
     None: no usable answer (down, timeout, unparsable): the caller treats None as 'not kept'."""
     user = user_message(sentence, cited)
-    reply = _ask_endpoint(judge, user, timeout) if judge.is_http else _ask_command(judge, user, timeout)
+    try:
+        reply = _ask_endpoint(judge, user, timeout) if judge.is_http else _ask_command(judge, user, timeout)
+    except Exception as exc:  # noqa: BLE001 (a judge's failure is no answer, never the caller's exception)
+        log.warning("the summary judge %s failed: %s", judge.name, type(exc).__name__)
+        return None
     if reply is None:
         return None
     verdict = parse_answer(reply)
