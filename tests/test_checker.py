@@ -66,6 +66,12 @@ def test_false_shapes_are_refused(sentence: str, source: str, why: str) -> None:
     ("It requires Python 3.10 or later, e.g. 3.12, i.e. a recent one.", "requires-python = \">=3.10\"\n# 3.12 is tested"),
     ("The guide was written by Eric S. Raymond in 1997.", "This guide, by Eric S. Raymond, was written in 1997."),
     ("Acme pays 5,000,000 dollars a year.", "Acme pays 5,000,000 dollars each year."),
+    ("It doesn't support Windows.", "Windows is not supported."),
+    ("The server won't start without a config file.", "The server will not start without a config file."),
+    ("It doesn\u2019t cache results, and the tool\u2019s timeout is 30 seconds.",
+     "Results are not cached. The tool's timeout is 30 seconds."),
+    ("It was released on 2020-3-3.", "Released: 2020-03-03"),
+    ("Python 3.10 through 3.14 are tested.", "python: ['3.10', '3.11', '3.12', '3.13', '3.14']"),
 ])
 def test_faithful_shapes_are_kept(sentence: str, source: str) -> None:
     assert verdict(sentence, source) is None

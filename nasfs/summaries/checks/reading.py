@@ -181,7 +181,8 @@ class Reading:
         return nearest, near
 
     def numbers_next_to(self, word: str, after: bool) -> set[str]:
-        """The numbers that follow (or precede) ``word`` on its line, within four tokens: what it qualifies."""
+        """The numbers that follow (or precede) ``word`` on its line, the whole run of them starting within
+        four tokens (``python: ['3.10', ... '3.14']``): what it qualifies."""
         s = stem(word)
         found: set[str] = set()
         for ln in self.lines:
@@ -189,14 +190,14 @@ class Reading:
             for k, t in enumerate(toks):
                 if not _stems(t, s):
                     continue
-                span = toks[k + 1:k + 5] if after else list(reversed(toks[max(0, k - 4):k]))
+                span = toks[k + 1:] if after else list(reversed(toks[:k]))
                 near: list[str] = []
-                for other in span:
+                for n, other in enumerate(span):
                     got = numbers_of(other)
                     if got:
                         near.extend(got)
-                    elif near and content(other):
-                        break  # the numbers next to the word end at the next word
+                    elif (near and content(other)) or (not near and n >= 4):
+                        break  # the run of numbers next to the word (starting within four tokens) ends
                 found.update(near)
         return found
 

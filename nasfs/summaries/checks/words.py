@@ -75,9 +75,13 @@ def common_words() -> frozenset[str]:
     return frozenset(gzip.decompress(raw).decode().split()) | TECH_WORDS
 
 
+CURLY = str.maketrans("\u2019\u2018\u02bc", "'''")  # one character each: offsets stay the text's
+_CONTRACTION = re.compile(r"[a-z]+(?:n't|'re|'ll|'ve|'d|'m)")
+
+
 def tokens(text: str) -> list[Token]:
     out = []
-    for m in _TOKEN.finditer(text):
+    for m in _TOKEN.finditer(text.translate(CURLY)):
         word = re.sub(r"'s$|'$", "", m.group(0))
         if not word:
             continue
@@ -124,6 +128,7 @@ def numbers_of(token: Token) -> list[str]:
 
 
 def normal_number(n: str) -> str:
+    n = re.sub(r"^0+(?=\d)", "", n)  # 2020-03-03 says 3 (March 3)
     while n.endswith(".0") and n.count(".") >= 1 and len(n) > 2:
         n = n[:-2]
     return n
@@ -133,8 +138,8 @@ def is_name(token: Token, first: bool) -> bool:
     """A word that names something: a capital inside a sentence, letters mixed with digits or joined by
     ``_ . / -`` around an uncommon part, an all-caps acronym, or a word outside the common list."""
     text = token.text
-    if numbers_of(token) or token.lower in ABBREVIATIONS:
-        return False
+    if numbers_of(token) or token.lower in ABBREVIATIONS or _CONTRACTION.fullmatch(token.lower):
+        return False  # doesn't, won't, they're: English, not a name
     letters = [p for p in token.parts if p.isalpha()]
     if not letters:
         return False
