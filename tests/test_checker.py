@@ -107,8 +107,8 @@ def test_the_benchmark_runs_on_a_slice_and_every_kept_pointer_verifies() -> None
     out = run_bench("--files", "click-readthedocs.yaml,sniffio-METADATA", "--verify")
     assert "tuned part: 29 sentences over 2 files" in out and "held-out part" not in out
     assert re.search(r"faithful sentences kept +\d+/13", out) and re.search(r"swap dropped +\d+/2", out)
-    verified, checked = map(int, re.search(r"pointers of kept sentences: (\d+) of (\d+) verify", out).groups())
-    assert checked > 10 and verified == checked
+    verified, checked = map(int, re.search(r"pointers of kept sentences: (\d+) of (\d+) verify .*as the worker stores them", out).groups())
+    assert checked > 5 and verified == checked
 
 
 def test_the_benchmark_asks_a_judge_and_reports_it_apart(tmp_path: Path) -> None:

@@ -16,8 +16,8 @@ sentences dropped by kind and overall, and the precision of what would be
 served (true among kept); for the rules alone and, given ``--judge``, for the
 judge alone and for the rules then the judge (a sentence is kept only if the
 judge says yes; no answer counts as no). ``--verify`` commits the files to a
-temp git repository and verifies the evidence pointer of each cited range of
-every kept sentence with nasfs's own verify. ``--show`` lists each sentence
+temp git repository, makes each kept sentence's record as the summary worker
+does (files.py) and verifies the pointer it stores with nasfs's own verify. ``--show`` lists each sentence
 judged wrongly, with the checker's reason (the tuned part only, unless
 ``--part`` says otherwise).
 """
@@ -42,7 +42,9 @@ from nasfs.lines import LineIndex  # noqa: E402
 from nasfs.repo import GitTree  # noqa: E402
 from nasfs.service import Nas  # noqa: E402
 from nasfs.summaries.checker import check_lines, split_answer  # noqa: E402
+from nasfs.summaries.files import summarize_file  # noqa: E402
 from nasfs.summaries.judge import Judge, ask  # noqa: E402
+from nasfs.summaries.settings import SummarySettings  # noqa: E402
 
 SET = Path(__file__).resolve().parent / "grounding"
 KINDS = ("number", "swap", "negation", "name", "clause", "miscite")
@@ -161,8 +163,21 @@ def report(title: str, cases: list[Case], with_judge: bool) -> None:
                   f"{C.verdict(met(cases)) if cases else '-'}")
 
 
-def verify(cases: list[Case], data: dict[str, bytes]) -> tuple[int, int]:
-    """Commit the files and verify each cited range of every kept sentence with nasfs verify."""
+class _Answer:
+    """A summarizer whose answer is one labelled sentence, so the record is made as the worker makes it."""
+
+    name = "grounding"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def generate(self, system: str, user: str) -> str:
+        return self.text
+
+
+def verify(cases: list[Case], data: dict[str, bytes]) -> tuple[int, int, int]:
+    """Commit the files, make each kept sentence's summary record as the worker does (files.py:
+    the checker, then the pointer it stores), and verify each stored pointer with nasfs verify."""
     work = C.workdir("grounding")
     repo = work / "set"
     repo.mkdir()
@@ -170,16 +185,22 @@ def verify(cases: list[Case], data: dict[str, bytes]) -> tuple[int, int]:
         (repo / name).write_bytes(data[name])
     C.make_repo(repo, date="2026-01-01T00:00:00Z")
     nas = Nas(GitTree(repo, node="bench", tree="grounding"), disk=DiskCache(work / "cache"), summarizer="")
-    checked = verified = 0
+    settings = SummarySettings(summarizer="grounding")
+    checked = verified = wider = 0
     for case in (c for c in cases if c.rules):
         content = nas.content(case.file)
-        index = LineIndex(data[case.file])
-        for a, b in case.cited:
-            checked += 1
-            digest = hashlib.sha256(index.slice(a, b)).hexdigest()
-            verified += bool(nas.check(f"{case.file}@{content.commit}#L{a}-L{b}", digest)["verified"])
+        a = nas.analysis(content)
+        record = summarize_file(_Answer(case.text), settings, case.file, content.blob_id, content.commit,
+                                a.data, a.outline)
+        checked += 1  # a sentence the rules kept but the record does not is counted as not verified
+        ok = bool(record["kept"]) and not record["refused"]
+        for k in record["kept"]:
+            ok &= bool(nas.check(f"{case.file}@{content.commit}#L{k['start']}-L{k['end']}", k["sha256"])["verified"])
+            cited = {n for x, y in k["cited"] for n in range(x, y + 1)}
+            wider += any(n not in cited for n in range(k["start"], k["end"] + 1))
+        verified += ok
     shutil.rmtree(work, ignore_errors=True)
-    return verified, checked
+    return verified, checked, wider
 
 
 def main() -> None:
@@ -220,8 +241,9 @@ def main() -> None:
                 print(f"  {'kept' if c.rules else 'dropped'} {c.label:8} {c.file}: {c.text}\n      {c.reason or ''}")
         print()
     if args.verify:
-        verified, checked = verify(cases, data)
-        print(f"pointers of kept sentences: {verified} of {checked} verify against their commit\n")
+        verified, checked, wider = verify(cases, data)
+        print(f"pointers of kept sentences: {verified} of {checked} verify against their commit "
+              f"(as the worker stores them; {wider} span lines the sentence did not cite)\n")
     C.finish()
 
 
