@@ -7,11 +7,13 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from nasfs.summaries.checker import Sentence, check_lines, split_answer
+from nasfs.summaries.checks.rules import unsupported_by
 from nasfs.summaries.checks.sentences import split_clauses, split_sentences
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,3 +134,19 @@ def test_a_changed_file_of_the_set_is_refused(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(copy / "grounding.py"), "--files", "pip-vendor.txt"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 1 and "pip-vendor.txt does not match its sha256" in done.stderr
+
+
+def test_many_ranges_are_too_broad_and_a_long_citation_is_read_in_time() -> None:
+    rows = [f"k{i}:\n  b: {i}\n  c:\n    d: x{i}" for i in range(500)]
+    source = "\n".join(rows).split("\n")  # 2000 lines of nested YAML
+
+    def lines(a: int, b: int) -> str:
+        return "\n".join(source[a - 1:b])
+
+    many = ", ".join(f"L{a}-L{a + 39}" for a in range(1, 2000, 40))
+    [s] = split_answer(f"The key b is 3 and d is x2 [{many}].")
+    reason = check_lines(s, len(source), lines).reason
+    assert reason is not None and "too broad" in reason
+    started = time.monotonic()
+    unsupported_by("The key b is 3 and d is x2.", "\n".join(source[:960]))  # was cubic: 6 s, 40 s at 2000 lines
+    assert time.monotonic() - started < 3

@@ -22,6 +22,7 @@ from .checks.sentences import split_sentences
 from .checks.words import content, tokens
 
 MAX_CITED_LINES = 40
+MAX_CITED_TOTAL = 3 * MAX_CITED_LINES  # all of a sentence's ranges together: the rules' reading grows with it
 
 _RANGE = r"L?(\d+)(?:\s*(?:-|–|to)\s*L?(\d+))?"
 CITATION = re.compile(rf"[\[(]\s*(?:lines?\s*)?{_RANGE}((?:\s*[,;]\s*{_RANGE})*)\s*[\])]", re.IGNORECASE)
@@ -101,6 +102,9 @@ def check_lines(sentence: Sentence, line_count: int, lines: Callable[[int, int],
             return Verdict(sentence, f"it cites L{a}-L{b}, which is not a range of this file's {line_count} lines")
         if b - a + 1 > MAX_CITED_LINES:
             return Verdict(sentence, f"it cites L{a}-L{b}, over {MAX_CITED_LINES} lines: too broad to check")
+    total = sum(b - a + 1 for a, b in set(sentence.cited))
+    if total > MAX_CITED_TOTAL:
+        return Verdict(sentence, f"it cites {total} lines in all, over {MAX_CITED_TOTAL}: too broad to check")
     source = "\n".join(lines(a, b) for a, b in sentence.cited)
     return Verdict(sentence, unsupported_by(sentence.text, source))
 

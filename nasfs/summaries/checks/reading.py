@@ -119,14 +119,22 @@ class Reading:
             return out
 
         chains = [chain(i) for i in range(len(lines))]
+        subtrees: list[set[int]] = [set() for _ in lines]  # each line's descendants, made once
+        for j, up in enumerate(chains):
+            for p in up:
+                subtrees[p].add(j)
 
         def subtree(p: int) -> set[int]:
-            return {j for j in range(len(lines)) if p in chains[j]}
+            return subtrees[p]
+
+        by_parent: dict[int | None, set[int]] = {}
+        for j, p in enumerate(parent):
+            if lines[j].kind in ("key", "comment") and not subtrees[j]:
+                by_parent.setdefault(p, set()).add(j)
 
         def attributes(p: int | None) -> set[int]:
             """The scalar keys directly under ``p`` (or at the top, for None): one mapping's values."""
-            return {j for j in range(len(lines))
-                    if parent[j] == p and lines[j].kind in ("key", "comment") and not subtree(j)}
+            return by_parent.get(p, set())
 
         prose = {i for i, ln in enumerate(lines) if ln.kind == "prose"}
         run = 0
