@@ -45,6 +45,9 @@ def verdict(sentence: str, source: str) -> str | None:
     ("Only admins may rotate the key.", "Admins and operators may rotate the key.", "restricts"),
     ("CI_BUILD_ID is set from JOB_URL and CI_BUILD_URL from JOB_ID.",
      "CI_BUILD_ID=$JOB_ID CI_BUILD_URL=$JOB_URL ./ci.sh", "goes with"),
+    ("Retries are capped at 30.", "Timeout is 30 s, retries capped at 5.", "goes with"),
+    ("The lint group holds ruff and mypy.", "[dependency-groups]\ndev = [\n    \"ruff\",\n    \"mypy\",\n]\n"
+     "lint = [\n    \"flake8\",\n]", "never said together"),
 ])
 def test_false_shapes_are_refused(sentence: str, source: str, why: str) -> None:
     reason = verdict(sentence, source)
@@ -74,6 +77,9 @@ def test_false_shapes_are_refused(sentence: str, source: str, why: str) -> None:
      "Results are not cached. The tool's timeout is 30 seconds."),
     ("It was released on 2020-3-3.", "Released: 2020-03-03"),
     ("Python 3.10 through 3.14 are tested.", "python: ['3.10', '3.11', '3.12', '3.13', '3.14']"),
+    ("The dev group holds ruff and mypy.", "[dependency-groups]\ndev = [\n    \"ruff\",\n    \"mypy\",\n]\n"
+     "lint = [\n    \"flake8\",\n]"),
+    ("Pushes to the main and stable branches run it.", "on:\n  pull_request:\n  push:\n    branches: [main, stable]"),
 ])
 def test_faithful_shapes_are_kept(sentence: str, source: str) -> None:
     assert verdict(sentence, source) is None

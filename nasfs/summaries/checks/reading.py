@@ -46,6 +46,7 @@ class Reading:
     statements: list[Statement] = field(default_factory=list)
     paragraph: list[int | None] = field(default_factory=list)  # of each line: which run of prose lines
     records: list[set[int]] = field(default_factory=list)
+    subtrees: list[set[int]] = field(default_factory=list)  # of each line: the lines under it
     lowered: str = ""
 
     def __post_init__(self) -> None:
@@ -124,6 +125,8 @@ class Reading:
             for p in up:
                 subtrees[p].add(j)
 
+        self.subtrees = subtrees
+
         def subtree(p: int) -> set[int]:
             return subtrees[p]
 
@@ -150,6 +153,18 @@ class Reading:
             for up in chains[i]:
                 record |= attributes(up)
             self.records.append(record)
+
+    def bridges(self, word: str, others: list[str]) -> bool:
+        """Every line of ``word`` is above lines of two of ``others`` that are not said together
+        (``[dependency-groups]`` above ``docs = [`` and ``"ruff"`` of ``dev = [``): it shares a
+        record with each, so it cannot tie them."""
+        where = self.lines_with(word)
+
+        def splits(i: int) -> bool:
+            under = [o for o in dict.fromkeys(others) if o != word and self.subtrees[i] & self.lines_with(o)]
+            return any(not self.together(a, b) for k, a in enumerate(under) for b in under[k + 1:])
+
+        return bool(where) and all(splits(i) for i in where)
 
     def lines_with(self, word: str) -> set[int]:
         s = stem(word)

@@ -98,8 +98,8 @@ def _numbers_bound(toks: list[Token], reading: Reading, sentence: list[Token]) -
                 if anchor is None:
                     continue
                 there = reading.numbers_next_to(anchor, after)
-                if there and n not in there and there & said:
-                    other = ", ".join(sorted(there & said))
+                if there and n not in there:
+                    other = ", ".join(sorted(there & said or there))
                     return f"the number {t.text} goes with {anchor!r} here, but with {other} in the cited text"
     return None
 
@@ -158,9 +158,14 @@ def _together(clause: str, toks: list[Token], reading: Reading, sentence: list[T
     prose, two names the clause relates share a paragraph when another name of the sentence shares
     one with the first (``Windows on Travis`` where Windows's paragraph names AppVeyor)."""
     found = [t for t in toks if content(t) and reading.lines_with(t.lower)]
-    for a, b in zip(found, found[1:]):
-        if not _listed(clause, a, b) and stem(a.lower) != stem(b.lower) and not reading.together(a.lower, b.lower):
-            return f"{a.text!r} and {b.text!r} are never said together in the cited text"
+    # Again without the words said only above two others (reading.bridges): such a word shares a record
+    # with everything under it, so it ties two words that are not said together ("the docs group
+    # holds ruff" where [dependency-groups] holds both docs = [...] and dev = ["ruff"]).
+    inner = [t for t in found if not reading.bridges(t.lower, [x.lower for x in found])]
+    for run in (found, inner):
+        for a, b in zip(run, run[1:]):
+            if not _listed(clause, a, b) and stem(a.lower) != stem(b.lower) and not reading.together(a.lower, b.lower):
+                return f"{a.text!r} and {b.text!r} are never said together in the cited text"
     first = _first_word(clause)
     names = [t for t in found if is_name(t, t.start == first)]
     inside = {t.lower for t in toks}
