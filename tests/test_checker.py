@@ -46,6 +46,9 @@ def verdict(sentence: str, source: str) -> str | None:
     ("CI_BUILD_ID is set from JOB_URL and CI_BUILD_URL from JOB_ID.",
      "CI_BUILD_ID=$JOB_ID CI_BUILD_URL=$JOB_URL ./ci.sh", "goes with"),
     ("Retries are capped at 30.", "Timeout is 30 s, retries capped at 5.", "goes with"),
+    ("Ruff applies fixes automatically and commits them.", "[tool.ruff]\nfix = true\nshow-fixes = true", "none of the words"),
+    ("Ruff applies fixes automatically before each release.", "[tool.ruff]\nfix = true\nshow-fixes = true",
+     "none of the words"),
     ("The lint group holds ruff and mypy.", "[dependency-groups]\ndev = [\n    \"ruff\",\n    \"mypy\",\n]\n"
      "lint = [\n    \"flake8\",\n]", "never said together"),
 ])
@@ -79,6 +82,8 @@ def test_false_shapes_are_refused(sentence: str, source: str, why: str) -> None:
     ("Python 3.10 through 3.14 are tested.", "python: ['3.10', '3.11', '3.12', '3.13', '3.14']"),
     ("The dev group holds ruff and mypy.", "[dependency-groups]\ndev = [\n    \"ruff\",\n    \"mypy\",\n]\n"
      "lint = [\n    \"flake8\",\n]"),
+    ("Python 3.8 and later are supported.", "Requires-Python: >=3.8"),
+    ("Ruff applies fixes automatically and shows them.", "[tool.ruff]\nfix = true\nshow-fixes = true"),
     ("Pushes to the main and stable branches run it.", "on:\n  pull_request:\n  push:\n    branches: [main, stable]"),
 ])
 def test_faithful_shapes_are_kept(sentence: str, source: str) -> None:

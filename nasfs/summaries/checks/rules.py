@@ -85,9 +85,24 @@ def _clause(clause: str, reading: Reading, sentence: list[Token]) -> str | None:
     hits = sum(1 for t in words if numbers_of(t) or reading.has(t.lower) or _present(t, reading))
     if hits == 0 or hits / len(words) < OVERLAP:
         return f"only {hits} of its {len(words)} content words occur in the cited text (needs {OVERLAP:.0%}): {clause!r}"
+    for phrase in _phrases(clause)[1:]:
+        said = [t for t in tokens(phrase) if content(t)]
+        if said and not any(reading.has(t.lower) or _present(t, reading) for t in said):
+            return f"none of the words of {phrase!r} occur in the cited text"
     return (_numbers_bound(toks, reading, sentence) or _names_bound(toks, reading, sentence)
             or _names_next(toks, reading, sentence)
             or _together(clause, toks, reading, sentence) or _polarity(clause, toks, reading))
+
+
+_PHRASE = re.compile(r"\s+(?=(?:because|since|so that|in order to|before|after|unless|until|"
+                     r"and(?!\s+(?:later|newer|above|higher|up|greater|more|earlier|older|below|lower|less)\b)"
+                     r"|which|who|whose|where|while|thereby)\s)", re.IGNORECASE)  # "3.8 and later": one bound
+
+
+def _phrases(clause: str) -> list[str]:
+    """The clause cut before a conjunction or subordinator (``and commits them``, ``before each
+    release``): each phrase after the first adds a claim, so one of its words must be in the lines."""
+    return [p for p in _PHRASE.split(clause) if p.strip()]
 
 
 def _numbers_bound(toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
