@@ -1,0 +1,230 @@
+"""The cited lines as the rules read them: words, numbers, statements, records.
+
+A *statement* is what polarity is judged on: a line of structured text (a
+YAML/TOML/INI key, a list item, a section header), or a sentence of prose.
+A *record* is what two words must share to be said together: a structured
+line with the lines above it (its keys and section), its own children, and
+the scalar keys beside it and beside each line above it (one mapping's
+values); a list item is a record of its own (``- {name: Windows, os:
+windows-latest}`` is not the next item's); prose is one record.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .words import Token, content, is_identifier, is_name, key, numbers_of, stem, tokens
+
+_HEADER = re.compile(r"(?:\s*\[[^\]]+\]\s*(?:#.*)?|#{1,6}\s.*)$")
+_ITEM = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|[\"'{\[])")
+_KEY = re.compile(r"\s*[\w.$\"'/-]+\s*(?::(?:\s|$)|=)")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(\[])")
+
+
+@dataclass
+class Line:
+    raw: str
+    tokens: list[Token]
+    indent: int
+    kind: str  # blank, header, comment (indented #), item, key, prose
+
+
+@dataclass(frozen=True)
+class Statement:
+    text: str
+    tokens: list[Token]
+
+
+@dataclass
+class Reading:
+    text: str
+    lines: list[Line] = field(default_factory=list)
+    words: set[str] = field(default_factory=set)  # lowercase tokens, their parts, and their letters joined
+    stems: set[str] = field(default_factory=set)
+    numbers: set[str] = field(default_factory=set)
+    statements: list[Statement] = field(default_factory=list)
+    paragraph: list[int | None] = field(default_factory=list)  # of each line: which run of prose lines
+    records: list[set[int]] = field(default_factory=list)
+    subtrees: list[set[int]] = field(default_factory=list)  # of each line: the lines under it
+    lowered: str = ""
+
+    def __post_init__(self) -> None:
+        self.lowered = self.text.lower()
+        for raw in self.text.split("\n"):
+            toks = tokens(raw)
+            if not raw.strip():
+                kind = "blank"
+            elif _HEADER.match(raw):
+                kind = "header"
+            elif raw.lstrip().startswith("#"):
+                kind = "comment"
+            elif _ITEM.match(raw):
+                kind = "item"
+            elif _KEY.match(raw):
+                kind = "key"
+            else:
+                kind = "prose"
+            self.lines.append(Line(raw, toks, len(raw) - len(raw.lstrip()), kind))
+            for t in toks:
+                self.words.update((t.lower, t.lower.strip("."), re.sub(r"\W", "", t.lower), *t.parts))
+                self.stems.update(stem(p) for p in (t.lower, *t.parts))
+                self.numbers.update(numbers_of(t))
+                self.numbers.update(p for p in t.parts if "." in p and p[0].isdigit())  # pypy-3.11: 3.11
+        self._statements()
+        self._records()
+
+    def has(self, word: str) -> bool:
+        """A word (lowercase) of a sentence occurs here, as a word or a stem (``renews`` finds ``renewal``)."""
+        s = stem(word)
+        return word in self.words or s in self.stems or (len(s) >= 5 and any(x.startswith(s[:5]) for x in self.stems))
+
+    def _statements(self) -> None:
+        prose: list[Line] = []
+
+        def flush() -> None:
+            if prose:
+                for piece in _SENTENCE.split(" ".join(ln.raw.strip() for ln in prose)):
+                    self.statements.append(Statement(piece, tokens(piece)))
+                prose.clear()
+
+        for ln in self.lines:
+            if ln.kind == "prose":
+                prose.append(ln)
+                continue
+            flush()
+            if ln.kind != "blank":
+                self.statements.append(Statement(ln.raw, ln.tokens))
+        flush()
+
+    def _records(self) -> None:
+        lines = self.lines
+        parent: list[int | None] = []
+        for i, ln in enumerate(lines):
+            p = None
+            if ln.kind not in ("blank", "header"):
+                for j in range(i - 1, -1, -1):
+                    up = lines[j]
+                    if up.kind in ("blank", "prose"):
+                        continue
+                    if up.kind == "header" or up.indent < ln.indent:
+                        p = j
+                        break
+            parent.append(p)
+
+        def chain(i: int) -> list[int]:
+            out = []
+            while parent[i] is not None:
+                i = parent[i]  # type: ignore[assignment]
+                out.append(i)
+            return out
+
+        chains = [chain(i) for i in range(len(lines))]
+        subtrees: list[set[int]] = [set() for _ in lines]  # each line's descendants, made once
+        for j, up in enumerate(chains):
+            for p in up:
+                subtrees[p].add(j)
+
+        self.subtrees = subtrees
+
+        def subtree(p: int) -> set[int]:
+            return subtrees[p]
+
+        by_parent: dict[int | None, set[int]] = {}
+        for j, p in enumerate(parent):
+            if lines[j].kind in ("key", "comment") and not subtrees[j]:
+                by_parent.setdefault(p, set()).add(j)
+
+        def attributes(p: int | None) -> set[int]:
+            """The scalar keys directly under ``p`` (or at the top, for None): one mapping's values."""
+            return by_parent.get(p, set())
+
+        prose = {i for i, ln in enumerate(lines) if ln.kind == "prose"}
+        run = 0
+        for i, ln in enumerate(lines):
+            prose_before = i > 0 and lines[i - 1].kind == "prose"
+            run += ln.kind == "prose" and not prose_before
+            self.paragraph.append(run if ln.kind == "prose" else None)
+        for i, ln in enumerate(lines):
+            if ln.kind == "prose":
+                self.records.append(prose)
+                continue
+            record = {i, *chains[i], *subtree(i), *attributes(parent[i])}
+            for up in chains[i]:
+                record |= attributes(up)
+            self.records.append(record)
+
+    def bridges(self, word: str, others: list[str]) -> bool:
+        """Every line of ``word`` is above lines of two of ``others`` that are not said together
+        (``[dependency-groups]`` above ``docs = [`` and ``"ruff"`` of ``dev = [``): it shares a
+        record with each, so it cannot tie them."""
+        where = self.lines_with(word)
+
+        def splits(i: int) -> bool:
+            under = [o for o in dict.fromkeys(others) if o != word and self.subtrees[i] & self.lines_with(o)]
+            return any(not self.together(a, b) for k, a in enumerate(under) for b in under[k + 1:])
+
+        return bool(where) and all(splits(i) for i in where)
+
+    def lines_with(self, word: str) -> set[int]:
+        s = stem(word)
+        return {i for i, ln in enumerate(self.lines) if any(t.lower == word or _stems(t, s) for t in ln.tokens)}
+
+    def together(self, a: str, b: str) -> bool:
+        """Words ``a`` and ``b`` occur in one record (see the module's docstring)."""
+        where_a, where_b = self.lines_with(a), self.lines_with(b)
+        return any(self.records[i] & where_b for i in where_a) or any(self.records[i] & where_a for i in where_b)
+
+    def paragraphs_of(self, word: str) -> set[int]:
+        return {p for i in self.lines_with(word) if (p := self.paragraph[i]) is not None}
+
+    def identifier_next_to(self, ident: str, after: bool) -> set[str]:
+        """The identifiers within three tokens after (or before) ``ident`` on its lines."""
+        found: set[str] = set()
+        for ln in self.lines:
+            for k, t in enumerate(ln.tokens):
+                if key(t) != ident:
+                    continue
+                span = ln.tokens[k + 1:k + 4] if after else list(reversed(ln.tokens[max(0, k - 3):k]))
+                found.update([key(x) for x in span if is_identifier(x)][:1])
+        return found
+
+    def names_next_to(self, word: str, after: bool) -> tuple[set[str], set[str]]:
+        """The nearest name after (or before) each ``word`` on its line, and every name within four tokens."""
+        s = stem(word)
+        nearest: set[str] = set()
+        near: set[str] = set()
+        for ln in self.lines:
+            for k, t in enumerate(ln.tokens):
+                if _stems(t, s):
+                    span = ln.tokens[k + 1:k + 5] if after else list(reversed(ln.tokens[max(0, k - 4):k]))
+                    names = [x.lower for x in span if is_name(x, True)]
+                    nearest.update(names[:1])
+                    near.update(names)
+        return nearest, near
+
+    def numbers_next_to(self, word: str, after: bool) -> set[str]:
+        """The numbers that follow (or precede) ``word`` on its line, the whole run of them starting within
+        four tokens (``python: ['3.10', ... '3.14']``): what it qualifies."""
+        s = stem(word)
+        found: set[str] = set()
+        for ln in self.lines:
+            toks = ln.tokens
+            for k, t in enumerate(toks):
+                if not _stems(t, s):
+                    continue
+                span = toks[k + 1:] if after else list(reversed(toks[:k]))
+                near: list[str] = []
+                for n, other in enumerate(span):
+                    got = numbers_of(other)
+                    if got:
+                        near.extend(got)
+                    elif (near and content(other)) or (not near and n >= 4):
+                        break  # the run of numbers next to the word (starting within four tokens) ends
+                found.update(near)
+        return found
+
+
+def _stems(t: Token, s: str) -> bool:
+    """Token ``t`` is, or has a part that is, the stem ``s``."""
+    return s == stem(t.lower) or any(s == stem(p) for p in t.parts)

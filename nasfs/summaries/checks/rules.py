@@ -1,0 +1,258 @@
+"""Is a sentence supported by the lines it cites? The rules, in order (docs/summaries.md).
+
+1. every number it says (``90s``, ``three``, ``v1.4.0``) is a number of the cited text;
+2. every quoted or backticked text, identifier and name (capitalised inside the sentence,
+   all capitals, or outside the common-English list) occurs there;
+then clause by clause (sentences.py):
+3. at least OVERLAP of its content words occur there, and at least one;
+4. a number, an identifier, a name goes with the same word there: when the word next to it in
+   the clause is, in the cited lines, next to another number or name the sentence also says,
+   the two were swapped;
+5. two words the clause relates (not merely lists, ``X and Y``) are said together there, in one
+   record (reading.py);
+6. polarity agrees: the clause negates (not, no, never, without, false, off, excludes, leaves
+   out, an ``un-``/``in-`` form of a cited word...) exactly when the cited statements it
+   matches best make a negation bearing on it, both negate the same words, and a restriction
+   (only, except) is made by both or neither.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .reading import Reading, Statement
+from .sentences import split_clauses
+from .words import (COORDINATORS, NEGATING_PREFIXES, NEGATIONS, STOP, Token, content, is_identifier, is_name,
+                    is_negation, is_restriction, key, numbers_of, stem, tokens)
+
+OVERLAP = 0.4
+NEGATING_PHRASE = re.compile(r"\b(?:leaves?|left|leaving) out\b", re.IGNORECASE)
+_QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{2,80})\"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s.,;:!?]|$)")
+
+
+def unsupported_by(text: str, source: str) -> str | None:
+    """Why ``text`` is not supported by ``source`` (the cited lines), or None."""
+    reading = Reading(source)
+    toks = tokens(text)
+    if not any(content(t) for t in toks):
+        return "it says nothing that can be checked (no content words)"
+    for t in toks:
+        for n in numbers_of(t):
+            if n not in reading.numbers:
+                return f"the number {t.text} is not in the cited text"
+    for m in _QUOTED.finditer(text):
+        quoted = next(g for g in m.groups() if g is not None)
+        if quoted.lower() not in source.lower() and not all(_present(t, reading) for t in tokens(quoted)):
+            return f"the quoted name {quoted!r} is not in the cited text"
+    first = _first_word(text)
+    for t in toks:
+        if is_name(t, t.start == first) and not _present(t, reading):
+            kind = "identifier" if is_identifier(t) else "name"
+            return f"the {kind} {t.text!r} is not in the cited text"
+    for clause in split_clauses(text):
+        reason = _clause(clause, reading, toks)
+        if reason:
+            return reason
+    return None
+
+
+def _first_word(text: str) -> int:
+    m = re.search(r"[A-Za-z0-9`\"']", text)
+    return m.start() if m else 0
+
+
+def _present(t: Token, reading: Reading) -> bool:
+    """A name occurs in the cited text. An identifier must occur whole (``GitHub`` in ``github.com``);
+    another name whole, its letters joined, or part by part (``INI-file``)."""
+    low = t.lower.strip(".")
+    if is_identifier(t):
+        plain = low.removesuffix("()").lstrip("$")
+        pieces = [p for p in plain.split("-") if ("." in p or "_" in p) and re.search(r"[a-z]", p)]
+        return any(piece in reading.lowered for piece in (plain, *pieces))
+    if low in reading.words or re.sub(r"\W", "", low) in reading.words:
+        return True
+    if re.fullmatch(r"[0-9a-f]{7,40}", low):  # an abbreviated commit or hash
+        return any(w.startswith(low) for w in reading.words)
+    letters = [p for p in t.parts if p.isalpha()]
+    return bool(letters) and all(p in reading.words or stem(p) in reading.stems for p in letters)
+
+
+def _clause(clause: str, reading: Reading, sentence: list[Token]) -> str | None:
+    toks = tokens(clause)
+    words = [t for t in toks if content(t) or numbers_of(t)]
+    if not words:
+        return None
+    hits = sum(1 for t in words if numbers_of(t) or reading.has(t.lower) or _present(t, reading))
+    if hits == 0 or hits / len(words) < OVERLAP:
+        return f"only {hits} of its {len(words)} content words occur in the cited text (needs {OVERLAP:.0%}): {clause!r}"
+    for phrase in _phrases(clause)[1:]:
+        said = [t for t in tokens(phrase) if content(t)]
+        if said and not any(reading.has(t.lower) or _present(t, reading) for t in said):
+            return f"none of the words of {phrase!r} occur in the cited text"
+    return (_numbers_bound(toks, reading, sentence) or _names_bound(toks, reading, sentence)
+            or _names_next(toks, reading, sentence)
+            or _together(clause, toks, reading, sentence) or _polarity(clause, toks, reading))
+
+
+_PHRASE = re.compile(r"\s+(?=(?:because|since|so that|in order to|before|after|unless|until|"
+                     r"and(?!\s+(?:later|newer|above|higher|up|greater|more|earlier|older|below|lower|less)\b)"
+                     r"|which|who|whose|where|while|thereby)\s)", re.IGNORECASE)  # "3.8 and later": one bound
+
+
+def _phrases(clause: str) -> list[str]:
+    """The clause cut before a conjunction or subordinator (``and commits them``, ``before each
+    release``): each phrase after the first adds a claim, so one of its words must be in the lines."""
+    return [p for p in _PHRASE.split(clause) if p.strip()]
+
+
+def _numbers_bound(toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
+    said = {n for t in sentence for n in numbers_of(t)}
+    for k, t in enumerate(toks):
+        for n in numbers_of(t):
+            for anchor, after in ((_neighbour(toks, k, -1), True), (_neighbour(toks, k, 1), False)):
+                if anchor is None:
+                    continue
+                there = reading.numbers_next_to(anchor, after)
+                if there and n not in there:
+                    other = ", ".join(sorted(there & said or there))
+                    return f"the number {t.text} goes with {anchor!r} here, but with {other} in the cited text"
+    return None
+
+
+def _names_next(toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
+    """A name next to a word (``TLS's collection``) where the cited text puts another name of the
+    sentence next to that word and never this one (``Mozilla's carefully curated collection``)."""
+    said = {t.lower for t in sentence if is_name(t, False)}
+    first = toks[0].start if toks else -1
+    for k, t in enumerate(toks):
+        if not is_name(t, t.start == first) or is_identifier(t):
+            continue
+        phrase = {x.lower for x in toks[max(0, k - 3):k + 4]}  # "Frazer McLean": one name
+        for anchor, after in ((_neighbour(toks, k, -1, 1), True), (_neighbour(toks, k, 1, 1), False)):
+            if anchor is None or anchor in said or len(reading.lines_with(anchor)) > 2:
+                continue  # no word to bind, or one said all over the cited text ("run")
+            nearest, near = reading.names_next_to(anchor, after)
+            rivals = (nearest & said) - phrase
+            if rivals and t.lower not in near:
+                return f"{t.text!r} goes with {anchor!r} here, but {sorted(rivals)[0]!r} does in the cited text"
+    return None
+
+
+def _neighbour(toks: list[Token], k: int, step: int, reach: int = 3) -> str | None:
+    """The nearest content word (not a number) within ``reach`` tokens of toks[k] in direction ``step``."""
+    for j in range(k + step, k + step * (reach + 1), step):
+        if not 0 <= j < len(toks):
+            return None
+        if numbers_of(toks[j]):
+            continue
+        if content(toks[j]):
+            return toks[j].lower
+    return None
+
+
+def _names_bound(toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
+    """Two identifiers the clause pairs (``A is set from B``) that the cited text pairs otherwise (``A=$C``)."""
+    said = {key(t) for t in sentence if is_identifier(t)}
+    idents = [t for t in toks if is_identifier(t)]
+    for a, b in zip(idents, idents[1:]):
+        for x, y, after in ((a, b, True), (b, a, False)):
+            there = reading.identifier_next_to(key(x), after)
+            if there and key(y) not in there and there & said:
+                return f"{x.text!r} goes with {y.text!r} here, but with {', '.join(sorted(there & said))} in the cited text"
+    return None
+
+
+def _listed(clause: str, a: Token, b: Token) -> bool:
+    """``a`` and ``b`` are merely listed (``ruff, tox and tox-uv``, ``by pull requests and by pushes``)."""
+    said = re.findall(r"[a-z]+", clause[a.start + len(a.text):b.start].lower())
+    return not said or (any(w in COORDINATORS for w in said) and all(w in COORDINATORS or w in STOP for w in said))
+
+
+def _together(clause: str, toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
+    """Consecutive words of the clause found in the cited text, unless merely listed, share a record; in
+    prose, two names the clause relates share a paragraph when another name of the sentence shares
+    one with the first (``Windows on Travis`` where Windows's paragraph names AppVeyor)."""
+    found = [t for t in toks if content(t) and reading.lines_with(t.lower)]
+    # Again without the words said only above two others (reading.bridges): such a word shares a record
+    # with everything under it, so it ties two words that are not said together ("the docs group
+    # holds ruff" where [dependency-groups] holds both docs = [...] and dev = ["ruff"]).
+    inner = [t for t in found if not reading.bridges(t.lower, [x.lower for x in found])]
+    for run in (found, inner):
+        for a, b in zip(run, run[1:]):
+            if not _listed(clause, a, b) and stem(a.lower) != stem(b.lower) and not reading.together(a.lower, b.lower):
+                return f"{a.text!r} and {b.text!r} are never said together in the cited text"
+    first = _first_word(clause)
+    names = [t for t in found if is_name(t, t.start == first)]
+    inside = {t.lower for t in toks}
+    others = [t for t in sentence if t.lower not in inside and is_name(t, False) and reading.paragraphs_of(t.lower)]
+    for a, b in zip(names, names[1:]):
+        pa, pb = reading.paragraphs_of(a.lower), reading.paragraphs_of(b.lower)
+        if not pa or not pb or pa & pb or _listed(clause, a, b):
+            continue
+        rival = [c.text for c in others if reading.paragraphs_of(c.lower) & pa and not reading.paragraphs_of(c.lower) & pb]
+        if rival:
+            return f"{a.text!r} goes with {rival[0]!r} in the cited text, not with {b.text!r}"
+    return None
+
+
+def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
+    stems = {stem(x) for t in toks if content(t) for x in (t.lower, *t.parts)}
+    scored = [(len(stems & {stem(x) for t in s.tokens for x in (t.lower, *t.parts)}), s) for s in reading.statements]
+    best = max((score for score, _ in scored), default=0)
+    if best == 0:
+        return None
+    top = [s for score, s in scored if score == best]
+    negated = any(is_negation(t) for t in toks) or bool(NEGATING_PHRASE.search(clause)) or _flipped(toks, [s.tokens for s in top])
+    if negated and not any(any(is_negation(t) for t in s.tokens) or _flipped(s.tokens, [toks]) for s in top):
+        return f"{clause!r} negates what the cited text affirms"
+    if not negated and any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top):
+        return f"{clause!r} affirms what the cited text negates"
+    mine = {w for t in toks if is_negation(t) for w in _scope(clause, t)}
+    theirs = {w for s in top for t in s.tokens if is_negation(t) for w in _scope(s.text, t)}
+    if mine and theirs and not mine & theirs:
+        return f"{clause!r} negates other words than the cited text does"
+    restricts = any(is_restriction(t) for t in toks)
+    if restricts != any(is_restriction(x) for s in top for x in s.tokens):
+        return f"{clause!r} {'restricts' if restricts else 'drops the restriction'} (only, except) of the cited text"
+    return None
+
+
+_SCOPE_END = re.compile(r"[,;.(){}#]")
+
+
+def _negates(statement: Statement, stems: set[str]) -> bool:
+    """A negation in a cited statement that bears on the clause: its scope shares a word with the
+    clause (all of its other parts, for a word such as ``no-default-groups``)."""
+    for t in statement.tokens:
+        if not is_negation(t):
+            continue
+        if len(t.parts) > 1:  # no-default-groups, paths-ignore
+            rest = {stem(p) for p in t.parts if p not in NEGATIONS}
+            if rest and rest <= stems:
+                return True
+        elif _scope(statement.text, t) & stems:
+            return True
+    return False
+
+
+def _scope(text: str, t: Token) -> set[str]:
+    """What a negating word bears on: the words after it up to the next comma or stop (six at most),
+    and for a value (``fail-fast: false``) its key."""
+    end = _SCOPE_END.search(text, t.start + len(t.text))
+    scope = [x for x in tokens(text[t.start + len(t.text):end.start() if end else len(text)]) if content(x)][:6]
+    if t.lower in ("false", "off", "disabled"):
+        begin = max((m.end() for m in re.finditer(r"[,{\[]", text[:t.start])), default=0)
+        scope += [x for x in tokens(text[begin:t.start]) if content(x)]
+    return {stem(p) for x in scope for p in (x.lower, *x.parts)} | {stem(p) for p in t.parts if p not in NEGATIONS}
+
+
+def _flipped(toks: list[Token], others: list[list[Token]]) -> bool:
+    """An ``un-``/``in-`` form of a word the others have plain (``unencrypted`` for ``encrypted``)."""
+    plain = {stem(x.lower) for s in others for x in s}
+    for t in toks:
+        low = t.lower
+        for prefix in NEGATING_PREFIXES:
+            rest = low[len(prefix):]
+            if low.startswith(prefix) and len(rest) >= 4 and stem(rest) in plain and stem(low) not in plain:
+                return True
+    return False

@@ -1,0 +1,181 @@
+"""Words as the checker reads them: tokens, stems, numbers, names, polarity.
+
+A token keeps an identifier whole (``pull_request``, ``github.com``,
+``tox-uv``, ``.netrc``) and knows its parts (``pull``, ``request``), so a key
+of a YAML/TOML/INI line reads as its words and ``GitHub`` finds
+``github.com``. A number is read with its glued unit dropped (``90s``,
+``3GB``, ``v1.4.0``, ``3.10+``) or from a word (``three``). A name is a word
+outside the common-English list (SCOWL's, nasfs/data/common-english.SOURCE.md)
+or written with a capital inside a sentence; it must occur in the cited lines.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+_TOKEN = re.compile(r"\.?[\w$](?:[\w.+/@'-]|,(?=\d{3}\b))*[\w+%](?:\(\))?|[\w%]")
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+(?:\.\d+)*")
+_NUMBER = re.compile(r"v?(\d+(?:\.\d+)*)([a-zA-Z%]{0,3})\+?", re.IGNORECASE)
+_HEX = re.compile(r"[0-9a-f]{7,40}")
+_DIGITS_JOINED = re.compile(r"\d+(?:\.\d+)*(?:[-/:]\d+(?:\.\d+)*)+")
+NUMBER_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+                "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20", "thirty": "30",
+                "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000"}
+STOP = frozenset("""
+a about above after again all also an and any are as at be because been before being below between both but by
+can could did do does doing down during each few for from further had has have having he her here hers him his
+how i if in into is it its itself just me more most my nor now of on once or other our out over
+own same she should so some such than that the their them then there these they this those through to too under
+until up very was we were what when where which while who whom why will with would you your yours
+file files document section sections line lines text content contents summary summarize summarizes describes
+describe described contains contain provides provide lists list shows show explains explain mentions mention
+includes include including covers cover presents present gives give discusses discuss defines define
+uses use used using way ways part parts overall main various several many one first second
+""".split())
+# Generic words of technical writing that name no product: not names, though the common list lacks them.
+TECH_WORDS = frozenset("""
+api apis app apps arg args async backend boolean cli config configs configuration dev dir dirs doc docs env envs
+http https json lib libs metadata os repo repos runtime stdin stdout stderr toml url urls utf workflow workflows
+yaml yml
+""".split())
+NEGATIONS = frozenset("""
+not no never without cannot none nor neither nothing nobody false off disabled disable disables ignore ignores
+ignored exclude excludes excluded excluding omit omits omitted skip skips skipped lack lacks lacking
+""".split())
+RESTRICTIONS = frozenset("only except solely exclusively".split())
+ABBREVIATIONS = frozenset("""
+e.g i.e etc vs cf al approx incl esp ca fig no nos vol mr mrs ms dr prof st jr sr inc ltd co corp dept est
+jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k a.k.a w.r.t
+""".split())  # a full stop after one of these does not end a sentence
+IRREGULAR = {"built": "build", "ran": "run", "made": "make", "written": "write", "wrote": "write", "kept": "keep",
+             "held": "hold", "gave": "give", "given": "give", "took": "take", "taken": "take", "found": "find",
+             "sent": "send", "left": "leave", "chosen": "choose", "done": "do", "got": "get", "shown": "show"}
+NEGATING_PREFIXES = ("un", "in", "im", "non", "dis")
+COORDINATORS = frozenset("and or nor as well plus".split())
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    text: str  # as written, trailing possessive dropped
+    start: int  # offset in the text it was read from
+    parts: tuple[str, ...]  # lowercase words and numbers inside it
+
+    @property
+    def lower(self) -> str:
+        return self.text.lower()
+
+
+@cache
+def common_words() -> frozenset[str]:
+    raw = resources.files("nasfs").joinpath("data", "common-english.txt.gz").read_bytes()
+    return frozenset(gzip.decompress(raw).decode().split()) | TECH_WORDS
+
+
+CURLY = str.maketrans("\u2019\u2018\u02bc", "'''")  # one character each: offsets stay the text's
+_CONTRACTION = re.compile(r"[a-z]+(?:n't|'re|'ll|'ve|'d|'m)")
+
+
+def tokens(text: str) -> list[Token]:
+    out = []
+    for m in _TOKEN.finditer(text.translate(CURLY)):
+        word = re.sub(r"'s$|'$", "", m.group(0))
+        if not word:
+            continue
+        parts = tuple(p.lower() for p in _PART.findall(word))
+        out.append(Token(word, m.start(), parts))
+    return out
+
+
+def stem(word: str) -> str:
+    """A light suffix strip, enough that ``pushes``/``push`` and ``cached``/``cache`` meet."""
+    w = word.lower()
+    w = IRREGULAR.get(w, w)
+    if len(w) <= 3:
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    for suffix in ("ing", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
+            w = w[: -len(suffix)]
+            break
+    return w[:-1] if w.endswith("e") and len(w) > 3 else w
+
+
+def is_common(word: str) -> bool:
+    """``word`` (lowercase) is common English, or an inflection of a common word."""
+    common = common_words()
+    if word in common:
+        return True
+    forms = [word[:-1], word[:-2], word[:-3], word[:-3] + "e", word[:-2] + "e", word[:-3] + "y", word[:-2]]
+    return any(len(f) >= 2 and f in common for f in forms if word.endswith(("s", "es", "ed", "ing", "ies", "er", "ly")))
+
+
+def numbers_of(token: Token) -> list[str]:
+    """The numbers a token says: ``3.10+`` -> 3.10, ``90s`` -> 90, ``2013-2026`` -> both, ``three`` -> 3."""
+    low = re.sub(r"(?<=\d),(?=\d{3}\b)", "", token.lower)  # 5,000,000
+    if low in NUMBER_WORDS:
+        return [NUMBER_WORDS[low]]
+    if _HEX.fullmatch(low) and re.search(r"[a-f]", low) and re.search(r"\d", low):
+        return []
+    if _DIGITS_JOINED.fullmatch(low):  # 2013-2026, 2027-03-01, 10:30
+        return [normal_number(n) for n in re.findall(r"\d+(?:\.\d+)*", low)]
+    m = _NUMBER.fullmatch(low)
+    return [normal_number(m.group(1))] if m else []
+
+
+def normal_number(n: str) -> str:
+    n = re.sub(r"^0+(?=\d)", "", n)  # 2020-03-03 says 3 (March 3)
+    while n.endswith(".0") and n.count(".") >= 1 and len(n) > 2:
+        n = n[:-2]
+    return n
+
+
+def is_name(token: Token, first: bool) -> bool:
+    """A word that names something: a capital inside a sentence, letters mixed with digits or joined by
+    ``_ . / -`` around an uncommon part, an all-caps acronym, or a word outside the common list."""
+    text = token.text
+    if numbers_of(token) or token.lower in ABBREVIATIONS or _CONTRACTION.fullmatch(token.lower):
+        return False  # doesn't, won't, they're: English, not a name
+    letters = [p for p in token.parts if p.isalpha()]
+    if not letters:
+        return False
+    if re.search(r"[_./]", text.strip(".")) or (re.search(r"\d", text) and re.search(r"[A-Za-z]", text)):
+        return True
+    if is_identifier(token) or (len(text) >= 2 and text.isupper() and text.isalpha()):
+        return True
+    if text[:1].isupper() and not first and not text.isupper():
+        return True
+    return any(not is_common(p) for p in letters)
+
+
+def is_identifier(token: Token) -> bool:
+    """Code-like: ``snake_case``, ``dotted.name``, ``camelCase``/``GitHub``, ``call()``."""
+    text = token.text.strip(".")
+    return token.lower not in ABBREVIATIONS and bool(
+        re.search(r"\w[_.]\w", text) or re.search(r"[a-z][A-Z]", text) or text.endswith("()"))
+
+
+def key(token: Token) -> str:
+    """How an identifier is compared: lowercase, without ``$``, ``()`` or an end dot."""
+    return token.lower.lstrip("$").removesuffix("()").strip(".")
+
+
+def is_negation(token: Token) -> bool:
+    low = token.lower
+    return low in NEGATIONS or low.endswith("n't") or any(p in NEGATIONS for p in token.parts if len(token.parts) > 1)
+
+
+def is_restriction(token: Token) -> bool:
+    return token.lower in RESTRICTIONS
+
+
+def content(token: Token) -> bool:
+    """A word worth matching: 3+ characters (or a number, or a name's part), not a stop word."""
+    low = token.lower
+    if numbers_of(token) or low in NEGATIONS or low in RESTRICTIONS or low.endswith("n't"):
+        return False
+    return len(low) >= 2 and low not in STOP and any(c.isalpha() for c in low)

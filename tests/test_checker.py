@@ -1,0 +1,163 @@
+"""The summary checker's rules on issue 25's shapes (each was served, or
+refused, wrongly before), its sentence splitter, and the grounding benchmark
+run on a slice of its labelled set with every kept sentence's pointer verified."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from nasfs.summaries.checker import Sentence, check_lines, split_answer
+from nasfs.summaries.checks.rules import unsupported_by
+from nasfs.summaries.checks.sentences import split_clauses, split_sentences
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "scripts" / "bench" / "grounding.py"
+
+
+def verdict(sentence: str, source: str) -> str | None:
+    """Why ``sentence`` (citing all of ``source``) is refused, or None when it is kept."""
+    rows = source.split("\n")
+    [s] = split_answer(f"{sentence} [L1-L{len(rows)}]")
+    return check_lines(s, len(rows), lambda a, b: "\n".join(rows[a - 1:b])).reason
+
+
+@pytest.mark.parametrize("sentence, source, why", [
+    ("Timeout is 5 seconds and retries are capped at 30.", "Timeout is 30 s, retries capped at 5.", "goes with"),
+    ("The contract does not renew yearly.", "The contract renews yearly.", "negates"),
+    ("Backups are stored encrypted.", "Backups are stored unencrypted.", "negates"),
+    ("Requests give up after a 90s timeout.", "Requests give up after a 60 s timeout.", "the number 90s"),
+    ("The cache holds three GB.", "The cache holds 2 GB.", "the number three"),
+    ("Docs are built on Ubuntu 3.13 with Python 24.04.", "build:\n  os: ubuntu-24.04\n  tools:\n    python: '3.13'",
+     "goes with"),
+    ("The Windows run uses macos-latest.", "include:\n  - {name: Windows, os: windows-latest}\n"
+     "  - {name: Mac, os: macos-latest}", "never said together"),
+    ("The package build uses hatchling.", "[build-system]\n# the package build uses flit_core", "the name 'hatchling'"),
+    ("It was extracted from the Requests project, which pays its maintainers.",
+     "It has been extracted from the Requests project.", "content words occur"),
+    ("The default preset is default, not commonmark.", 'The default preset is "commonmark" not "default".',
+     "negates other words"),
+    ("Only admins may rotate the key.", "Admins and operators may rotate the key.", "restricts"),
+    ("CI_BUILD_ID is set from JOB_URL and CI_BUILD_URL from JOB_ID.",
+     "CI_BUILD_ID=$JOB_ID CI_BUILD_URL=$JOB_URL ./ci.sh", "goes with"),
+    ("Retries are capped at 30.", "Timeout is 30 s, retries capped at 5.", "goes with"),
+    ("Ruff applies fixes automatically and commits them.", "[tool.ruff]\nfix = true\nshow-fixes = true", "none of the words"),
+    ("Ruff applies fixes automatically before each release.", "[tool.ruff]\nfix = true\nshow-fixes = true",
+     "none of the words"),
+    ("The lint group holds ruff and mypy.", "[dependency-groups]\ndev = [\n    \"ruff\",\n    \"mypy\",\n]\n"
+     "lint = [\n    \"flake8\",\n]", "never said together"),
+])
+def test_false_shapes_are_refused(sentence: str, source: str, why: str) -> None:
+    reason = verdict(sentence, source)
+    assert reason is not None and why in reason, reason
+
+
+@pytest.mark.parametrize("sentence, source", [
+    ("Timeout is 30 seconds and retries are capped at 5.", "Timeout is 30 s, retries capped at 5."),
+    ("Version 1.4.0 added the sync command.", "## v1.4.0\n- Added the sync command"),
+    ("The source is hosted on GitHub.", "Source: https://github.com/acme/tool"),
+    ("The client reads .netrc for its credentials.", "Credentials are read from ~/.netrc when present."),
+    ("The workflow is triggered by pushes and pull requests.", "name: Tests\non: [push, pull_request]"),
+    ("The tests run on pull requests and on pushes to main.",
+     "on:\n  pull_request:\n  push:\n    branches: [main, stable]"),
+    ("Docs are built on Ubuntu 24.04 with Python 3.13.", "build:\n  os: ubuntu-24.04\n  tools:\n    python: '3.13'"),
+    ("The matrix sets fail-fast to false.", "strategy:\n  fail-fast: false\n  matrix:"),
+    ("Each job checks out the code without persisting credentials.",
+     "- uses: actions/checkout@v4\n  with:\n    persist-credentials: false"),
+    ("The authors are not liable for any claim or damages.",
+     "IN NO EVENT SHALL THE AUTHORS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY."),
+    ("It requires Python 3.10 or later, e.g. 3.12, i.e. a recent one.", "requires-python = \">=3.10\"\n# 3.12 is tested"),
+    ("The guide was written by Eric S. Raymond in 1997.", "This guide, by Eric S. Raymond, was written in 1997."),
+    ("Acme pays 5,000,000 dollars a year.", "Acme pays 5,000,000 dollars each year."),
+    ("It doesn't support Windows.", "Windows is not supported."),
+    ("The server won't start without a config file.", "The server will not start without a config file."),
+    ("It doesn\u2019t cache results, and the tool\u2019s timeout is 30 seconds.",
+     "Results are not cached. The tool's timeout is 30 seconds."),
+    ("It was released on 2020-3-3.", "Released: 2020-03-03"),
+    ("Python 3.10 through 3.14 are tested.", "python: ['3.10', '3.11', '3.12', '3.13', '3.14']"),
+    ("The dev group holds ruff and mypy.", "[dependency-groups]\ndev = [\n    \"ruff\",\n    \"mypy\",\n]\n"
+     "lint = [\n    \"flake8\",\n]"),
+    ("Python 3.8 and later are supported.", "Requires-Python: >=3.8"),
+    ("Ruff applies fixes automatically and shows them.", "[tool.ruff]\nfix = true\nshow-fixes = true"),
+    ("Pushes to the main and stable branches run it.", "on:\n  pull_request:\n  push:\n    branches: [main, stable]"),
+])
+def test_faithful_shapes_are_kept(sentence: str, source: str) -> None:
+    assert verdict(sentence, source) is None
+
+
+def test_sentences_survive_abbreviations_and_initials() -> None:
+    text = "Eric S. Raymond wrote it, e.g. in 1997, i.e. early. It reads .netrc and v1.4.0 adds sync. Then it ends."
+    assert split_sentences(text) == ["Eric S. Raymond wrote it, e.g. in 1997, i.e. early.",
+                                     "It reads .netrc and v1.4.0 adds sync.", "Then it ends."]
+    [one] = split_answer("The tool, i.e. the CLI, was written by Eric S. Raymond [L1-L2].")
+    assert one == Sentence("The tool, i.e. the CLI, was written by Eric S. Raymond.", ((1, 2),))
+    [netrc] = split_answer("It reads .netrc first [L3].")
+    assert netrc.text == "It reads .netrc first."
+
+
+def test_clauses_split_where_a_new_claim_starts() -> None:
+    assert split_clauses("The dev group holds ruff, tox and tox-uv, and is installed only in CI") == [
+        "The dev group holds ruff, tox and tox-uv", "and is installed only in CI"]
+    assert split_clauses("On Windows it uses CryptoAPI, and on Linux OpenSSL") == [
+        "On Windows it uses CryptoAPI", "and on Linux OpenSSL"]
+    assert split_clauses("It installs from a wheel and runs the tests in parallel") == [
+        "It installs from a wheel", "and runs the tests in parallel"]
+    assert split_clauses("Pushes and pull requests run it") == ["Pushes and pull requests run it"]
+
+
+def run_bench(*args: str) -> str:
+    done = subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_benchmark_runs_on_a_slice_and_every_kept_pointer_verifies() -> None:
+    out = run_bench("--files", "click-readthedocs.yaml,sniffio-METADATA", "--verify")
+    assert "tuned part: 29 sentences over 2 files" in out and "held-out part" not in out
+    assert re.search(r"faithful sentences kept +\d+/13", out) and re.search(r"swap dropped +\d+/2", out)
+    verified, checked = map(int, re.search(r"pointers of kept sentences: (\d+) of (\d+) verify .*as the worker stores them", out).groups())
+    assert checked > 5 and verified == checked
+
+
+def test_the_benchmark_asks_a_judge_and_reports_it_apart(tmp_path: Path) -> None:
+    judge = tmp_path / "judge.py"  # says yes only when the claim's numbers all occur in the document
+    judge.write_text("import re, sys\nprompt = sys.stdin.read()\ndoc, claim = prompt.split('Document:', 1)[1].split("
+                     "'Claim:')\nprint('Yes' if set(re.findall(r'\\d+', claim)) <= set(re.findall(r'\\d+', doc)) "
+                     "else 'No')\n")
+    out = run_bench("--files", "pip-vendor.txt", "--judge", f"{sys.executable} {judge}")
+    assert "judge: python" in out and "0 of 14 questions got no usable answer" in out
+    header = next(line for line in out.splitlines() if "rules+judge" in line)
+    assert header.split() == ["rules", "judge", "alone", "rules+judge"]
+    assert re.search(r"number dropped +2/2 \(100%\) +2/2 \(100%\) +2/2 \(100%\)", out)
+
+
+def test_a_changed_file_of_the_set_is_refused(tmp_path: Path) -> None:
+    copy = tmp_path / "bench"
+    copy.mkdir()
+    for name in ("grounding.py", "_common.py", "grounding"):
+        subprocess.run(["cp", "-r", str(BENCH.parent / name), str(copy)], check=True)
+    (copy / "grounding" / "files" / "pip-vendor.txt").write_text("changed\n")
+    done = subprocess.run([sys.executable, str(copy / "grounding.py"), "--files", "pip-vendor.txt"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 1 and "pip-vendor.txt does not match its sha256" in done.stderr
+
+
+def test_many_ranges_are_too_broad_and_a_long_citation_is_read_in_time() -> None:
+    rows = [f"k{i}:\n  b: {i}\n  c:\n    d: x{i}" for i in range(500)]
+    source = "\n".join(rows).split("\n")  # 2000 lines of nested YAML
+
+    def lines(a: int, b: int) -> str:
+        return "\n".join(source[a - 1:b])
+
+    many = ", ".join(f"L{a}-L{a + 39}" for a in range(1, 2000, 40))
+    [s] = split_answer(f"The key b is 3 and d is x2 [{many}].")
+    reason = check_lines(s, len(source), lines).reason
+    assert reason is not None and "too broad" in reason
+    started = time.monotonic()
+    unsupported_by("The key b is 3 and d is x2.", "\n".join(source[:960]))  # was cubic: 6 s, 40 s at 2000 lines
+    assert time.monotonic() - started < 3
