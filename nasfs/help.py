@@ -1,4 +1,6 @@
-"""The grammar with examples, as served at ``.nas/HELP`` and by ``nasfs help``."""
+"""The grammar with examples, as served at ``.nas/HELP`` and by ``nasfs help``;
+the MCP door answers ``nas_help`` with :data:`MCP_HELP` and then this, so its
+tool list stays short and the manual is read once, when wanted."""
 
 HELP = """\
 nasfs: budgeted, checkable reads. A real file stays a plain file; views sit beside it.
@@ -42,4 +44,17 @@ tokens counts the whole read, header included; an outline line 12-18 is that poi
 Pointers verify with plain git:
   git show <commit>:notes.md | sed -n 12,18p
 A name that exists is always the real file, even with '@' in it. Views are never listed by ls.
+"""
+
+MCP_HELP = """\
+How to spend tokens (MCP). nas_read(path, view=V) reads what the mount serves as path@V below.
+0. Map the tree: nas_read(path=".", budget_tokens=2000), or a folder's path: files by importance.
+1. Look before reading: view="outline", or budget_tokens alone (the richest view that fits).
+2. Read only what you need: view="section=NAME" (a heading, Class.method, key.path) or "L12-L18";
+   an outline line ending @section=NAME@outline names the follow-up listing what it left out, and
+   a line "keys: name 18, id 3-9" says where each folded key lives (its lines or its section).
+3. Cite the evidence pointers (nas://node/tree/path@commit#La-Lb); nas_deref shows their bytes.
+4. Find text with nas_search; see what changed with view="since=REV" or nas_diff("REV..").
+5. tokenizer= counts for your model (o200k_base, claude, llama, max:A,B), margin= leaves headroom.
+Every answer declares the view served and its tokens; a page's header says next= for the rest.
 """
