@@ -340,6 +340,39 @@ def find_named(text: bytes, parse: str, target: tuple[str, ...], prefix: tuple[s
     return None, best
 
 
+PLACE = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+def index_places(text: str, name: str, keys_line: bool) -> list[tuple[int, int]]:
+    """The line ranges an outline's key index (a ``keys: a 3-5, b 9,12`` line)
+    or ``P@keys`` (``keys_line`` False: one key a line) gives key ``name``."""
+    if keys_line:
+        line = next((row for row in text.split("\n") if row.startswith("keys: ")), "")
+        parts = line[len("keys: "):].split(", ") if line else []
+    else:
+        parts = text.split("\n")[1:]
+    for part in parts:
+        key, _, places = part.rpartition(" ")
+        if places.startswith("+"):  # "name 3,9 +4": the places past the first few are counted
+            key, _, places = key.rpartition(" ")
+        if key and same_name(key, name):
+            return [(int(m.group(1)), int(m.group(2) or m.group(1))) for m in map(PLACE.fullmatch, places.split(",")) if m]
+    return []
+
+
+def from_index(read, text: bytes, target: tuple[str, ...], seen: tuple | None) -> tuple[int, int] | None:  # noqa: ANN001
+    """The target's lines through the key index: the outline's own ``keys:``
+    line, else ``P@keys`` when the header names it (one named follow-up); the
+    place inside the target's deepest listed ancestor."""
+    body = text.decode("utf-8", "replace")
+    places = index_places(body, target[-1], True)
+    if not places and header_keys(text).get("keys") == "@keys":
+        places = index_places(read("@keys").text.decode("utf-8", "replace"), target[-1], False)
+    inside = [p for p in places if seen is None or (seen[1] <= p[0] and p[1] <= seen[2])]
+    # several places in that ancestor (mountPath 19,22: elements 1 and 2): the lines from the first to the last
+    return (min(p[0] for p in inside), max(p[1] for p in inside)) if inside else None
+
+
 def reachable(nas, task: Task) -> bool:  # noqa: ANN001
     """Whether the target is reached by name whatever it costs: the outline
     names it; or its deepest listed ancestor names a follow-up whose answer
@@ -358,6 +391,10 @@ def reachable(nas, task: Task) -> bool:  # noqa: ANN001
     exact, seen = find_named(r.text, parse, task.target)
     if exact is not None:
         return True
+    if parse == "data":
+        found = from_index(lambda view: nas.read(f"{task.path}{view}"), r.text, task.target, seen)
+        if found is not None and found[0] <= task.start and task.end <= found[1]:
+            return True
     if seen is None:
         return False
     if not seen[3]:
@@ -378,7 +415,9 @@ def run_named(nas, task: Task, full: int) -> Outcome:  # noqa: ANN001
     than its outline, holds the target: done). Then read the lines found, the
     ancestor's if the name was not found; the whole file when nothing was.
     ``how`` is where the name was found: outline, follow-up, ancestor, file
-    (or full: ``@outline`` served the file)."""
+    (or full: ``@outline`` served the file). A key the outline does not list
+    is looked up in its key index first (the ``keys:`` line, or ``P@keys``
+    when the header names it), which gives the key's own lines: ``index``."""
     read = Reader(nas, task.path)
     parse = task.family if task.family in ("markdown", "python") else "data"
 
@@ -395,6 +434,9 @@ def run_named(nas, task: Task, full: int) -> Outcome:  # noqa: ANN001
     total_lines = int(LINES.search(keys["pointer"]).group(2))
     exact, seen = search(r.text, ())
     how = "outline"
+    if exact is None and parse == "data":
+        exact = from_index(read, r.text, task.target, seen)
+        how = "index" if exact is not None else how
     if exact is None and seen is not None and seen[3] and full * (seen[2] - seen[1] + 1) / total_lines > FOLLOW_MIN:
         r = read(seen[3])
         keys = header_keys(r.text)
@@ -424,15 +466,16 @@ def named_report(nas, tree: Path, files: dict[str, list[str]], fulls: dict[str, 
     for name, group in grouped(nas, outcomes, NAMED_FAMILIES,
                                {"keys (every data family)": lambda o: o.task.family in KEY_FAMILIES}).items():
         cost, full = sum(o.cost for o in group), sum(o.full for o in group)
-        rows.append([name, len(group), pct(sum(o.how in ("outline", "full") for o in group), len(group)),
+        rows.append([name, len(group), pct(sum(o.how in ("outline", "full", "index") for o in group), len(group)),
                      pct(sum(reach[id(o)] for o in group), len(group)), pct(sum(o.ok for o in group), len(group)),
-                     sum(o.how == "follow-up" or (o.reads > 2 and o.how == "ancestor") for o in group),
+                     sum(o.how == "follow-up" or (o.reads > 2 and o.how in ("ancestor", "index")) for o in group),
                      cost, full, pct(cost, full), pct(sum(o.floor for o in group), full),
                      f"{statistics.median(o.cost / o.full for o in group):.3f}",
-                     f"{max(o.cost / o.full for o in group):.3f}", sum(o.cost > o.full for o in group)])
-    C.table(["tasks", "n", "named in outline", "reachable (outline + 1 named read)", "lines reached", "follow-up reads",
+                     f"{max(o.cost / o.full for o in group):.3f}", sum(o.cost > o.full for o in group),
+                     pct(sum(o.headers for o in group), cost)])
+    C.table(["tasks", "n", "named in outline or its key index", "reachable (outline + 1 named read)", "lines reached", "follow-up reads",
              "tokens", "whole-file tokens", "cost/whole", "target lines alone", "median task", "worst task",
-             "tasks > whole file"], rows,
+             "tasks > whole file", "headers / tokens read"], rows,
             f"{len(tasks)} look-up tasks by name (P@outline, at most one named follow-up, then P@La-Lb), seed {seed}"
             f"{f', files of {min_tokens}+ tokens' if min_tokens else ''}:")
     for o in [o for o in outcomes if not o.ok or not reach[id(o)]][:12]:

@@ -15,7 +15,7 @@ from tree_sitter import Node
 
 from nasfs.lines import LineIndex
 from nasfs.outline.model import Entry, Outline
-from nasfs.outline.text import cut_label
+from nasfs.outline.text import display
 
 ARRAY_ELEMENTS = 5  # container elements of an array listed as children (the others are folded sections)
 MAX_DEPTH = 32  # levels of entries; deeper keys are counted on the last
@@ -242,10 +242,5 @@ def unquote(raw: bytes) -> str:
     if text.startswith("'"):  # a TOML literal key: no escapes at all
         return text[1:-1]
     return text
-
-
-def display(name: str) -> str:
-    """A key as its label shows it: one line of bounded length (the path keeps the exact name)."""
-    return cut_label(name if name.isprintable() else name.encode("unicode_escape").decode("ascii"))
 
 

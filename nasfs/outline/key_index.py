@@ -1,0 +1,65 @@
+"""The keys a data outline does not list, each with the lines it lives on.
+
+A fitted data outline (JSON, YAML streams, TOML, JSON Lines) stops at a level
+or folds array elements, so a key below that level has no line in it; an
+agent looking a key up by name would have to open every follow-up. The
+index names each such key once with its places, ``keys: accomplishment
+141-142, name 32,141, stats 143-145``: the key's own line ranges, so the
+read after the outline is ``P@L141-L142``. ``P@keys`` lists every key of
+the file the same way, without the caps an outline's index keeps.
+"""
+
+from __future__ import annotations
+
+from nasfs.outline.model import Entry, Outline, line_span
+from nasfs.outline.text import display
+
+PLACES = 4  # places an outline's index gives a key; more are counted (+N), its ancestors' follow-ups list them
+SHARE = 0.25  # the largest share of the file's bytes an outline's index may take
+LEAST = 400  # bytes an index may always take (a small file's index is cheaper than a follow-up's header)
+
+
+def hidden_keys(outline: Outline, depth: int | None) -> list[Entry]:
+    """The keys of ``outline`` that ``outline.marked(depth)`` does not list, in document order.
+
+    A key is an entry of a key tree whose name is not a number (array
+    elements, documents and records are numbered, and found by number)."""
+    if not outline.runs:
+        return []
+    listed = {id(e) for e in outline.to_depth(depth).entries}
+    return [e for e in outline.addressable if id(e) not in listed and e.path and not e.name.isdigit()]
+
+
+def render_index(keys: list[Entry], places: int | None = PLACES) -> list[str]:
+    """``accomplishment 141-142``, ``name 32,141 +3``: each distinct key once,
+    sorted by name, with the line ranges of its first ``places`` occurrences (None: all)."""
+    spots: dict[str, list[Entry]] = {}
+    for e in keys:
+        spots.setdefault(display(e.name), []).append(e)
+    parts = []
+    for name in sorted(spots, key=lambda n: (n.lower(), n)):
+        found = spots[name]
+        shown = found if places is None else found[:places]
+        more = f" +{len(found) - len(shown)}" if len(found) > len(shown) else ""
+        parts.append(f"{name} {','.join(line_span(e.start, e.end) for e in shown)}{more}")
+    return parts
+
+
+def outline_index(outline: Outline, depth: int | None, size: int) -> str | None:
+    """The note naming the keys the outline at ``depth`` does not list
+    (``keys: ...``), "" when it lists them all, or None when the note would
+    take more than ``SHARE`` of the file's ``size`` bytes, or ``size`` is 0
+    (``P@keys`` lists them)."""
+    keys = hidden_keys(outline, depth)
+    if not keys:
+        return ""
+    if not size:
+        return None
+    note = f"keys: {', '.join(render_index(keys))}"
+    return note if len(note.encode()) <= max(LEAST, SHARE * size) else None
+
+
+def key_listing(outline: Outline) -> str:
+    """``P@keys``: every key of the file with every place it lives, one key a line."""
+    keys = [e for e in outline.addressable if e.path and not e.name.isdigit()] if outline.runs else []
+    return "".join(part + "\n" for part in render_index(keys, None))
