@@ -1,0 +1,121 @@
+"""Issue 27: a data outline names every key it folds, with the key's own lines;
+``P@keys`` lists every key of a data file. Every key is checked against the
+file itself with PyYAML's composer (not nasfs's outliner)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nasfs.errors import NasError
+from nasfs.grammar import parse_view
+from nasfs.service import Nas
+
+from .conftest import git, header
+
+
+def documents() -> str:
+    """A YAML stream of 24 documents of different shapes: each key lives in a few of them."""
+    shapes = [
+        "name: Mark\naccomplishment: >\n  a record\n  in 1998.\nstats: |\n  65 home runs\n",
+        "time: 20:03:20\nplayer: Sammy\naction: strike\n",
+        "- item: hoop\n  quantity: 1\n- item: ball\n  quantity: 4\n",
+        "bill-to:\n  given: Chris\n  address:\n    city: Royal Oak\n    postal: 48046\ntotal: 4443\n",
+    ]
+    return "".join(f"--- # document {n + 1}\n{shapes[n % len(shapes)]}" for n in range(24))
+
+
+def every_key(text: str) -> list[tuple[str, int, int]]:
+    """(name, first line, last line) of every mapping key, from PyYAML's composer."""
+    found: list[tuple[str, int, int]] = []
+    stack = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                last = value.end_mark.line + (0 if value.end_mark.column else -1)
+                found.append((key.value, key.start_mark.line + 1, max(last + 1, key.start_mark.line + 1)))
+                stack.append(value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return found
+
+
+def places(line: str) -> dict[str, list[tuple[int, int]]]:
+    """``name 3-5,9, other 12`` (an index) to each key's line ranges."""
+    index: dict[str, list[tuple[int, int]]] = {}
+    for part in line.split(", "):
+        name, _, spans = part.rpartition(" ")
+        if spans.startswith("+"):  # "name 3,9 +4": four more places, counted
+            name, _, spans = name.rpartition(" ")
+        index[name] = [(int(a), int(b or a)) for a, _, b in (s.partition("-") for s in spans.split(","))]
+    return index
+
+
+@pytest.fixture
+def stream(home: Path) -> Path:
+    path = home / "stream.yaml"
+    path.write_text(documents())
+    git(home, "add", "-A")
+    git(home, "commit", "-q", "-m", "a stream")
+    return path
+
+
+def test_every_folded_key_is_named_with_its_own_lines(nas: Nas, stream: Path) -> None:
+    r = nas.read("stream.yaml@outline")
+    shown, levels = map(int, header(r.text)["depth"].split("/"))
+    assert shown < levels  # the documents' keys are folded ...
+    body = r.text.decode().split("\n")[1:]
+    entries = [row for row in body if row[:1].isdigit()]
+    [index_line] = [row for row in body if row.startswith("keys: ")]  # ... and named, once each
+    index = places(index_line[len("keys: "):])
+    source = stream.read_text().split("\n")
+    for name, first, last in every_key(stream.read_text()):
+        listed = any(f" {name}" in row for row in entries)
+        named = index.get(name, [])
+        assert listed or named, name
+        if not listed:  # the index gives the key's own lines (its first places; more are counted)
+            more = f"{name} {','.join(f'{a}-{b}' if a != b else str(a) for a, b in named)} +" in index_line
+            assert (first, last) in named or more, (name, first, last)
+            for a, _ in named:
+                assert source[a - 1].lstrip(" -").startswith(f"{name}:"), (name, a)
+    assert r.tokens < nas.read("stream.yaml").tokens  # the outline with its index stays under the file
+
+
+def test_keys_lists_every_key_with_every_place(nas: Nas, stream: Path) -> None:
+    r = nas.read("stream.yaml@keys")
+    assert header(r.text)["view"] == "keys"
+    listed = {}
+    for row in r.text.decode().split("\n")[1:]:
+        if row:
+            listed.update(places(row))
+    expected: dict[str, list[tuple[int, int]]] = {}
+    for name, first, last in sorted(every_key(stream.read_text()), key=lambda k: k[1]):
+        expected.setdefault(name, []).append((first, last))
+    assert listed == expected
+    assert parse_view("keys@300.json").kind == "keys"
+    assert nas.read("stream.yaml@keys@2000").envelope()["view"] == "keys"
+
+
+def test_an_index_too_long_for_the_outline_is_named_in_the_header(nas: Nas, home: Path) -> None:
+    # 300 records of distinct keys: the index would be most of the file
+    path = home / "wide.json"
+    path.write_text(json.dumps({"records": {f"r{i}": {f"key_{i}_{j}": {"v": j} for j in range(3)} for i in range(300)}},
+                               indent=2))
+    git(home, "add", "-A")
+    git(home, "commit", "-q", "-m", "wide")
+    r = nas.read("wide.json@outline")
+    keys = header(r.text)
+    assert keys["keys"] == "@keys" and b"\nkeys: " not in r.text
+    assert b"\nkey_299_2 " in nas.read(f"wide.json{keys['keys']}").text
+
+
+def test_keys_of_a_file_that_is_not_data_is_a_clear_refusal(nas: Nas, home: Path) -> None:
+    (home / "notes.md").write_text("# A\ntext\n")
+    git(home, "add", "-A")
+    git(home, "commit", "-q", "-m", "md")
+    with pytest.raises(NasError, match="not keyed data .*@keys lists the keys of JSON"):
+        nas.read("notes.md@keys")
