@@ -49,8 +49,9 @@ def places(line: str) -> dict[str, list[tuple[int, int]]]:
     index: dict[str, list[tuple[int, int]]] = {}
     for part in line.split(", "):
         name, _, spans = part.rpartition(" ")
-        if spans.startswith("+"):  # "name 3,9 +4": four more places, counted
-            name, _, spans = name.rpartition(" ")
+        if spans.startswith("×"):  # "tier ×32": counted, the follow-ups list them
+            index[name] = []
+            continue
         index[name] = [(int(a), int(b or a)) for a, _, b in (s.partition("-") for s in spans.split(","))]
     return index
 
@@ -75,11 +76,10 @@ def test_every_folded_key_is_named_with_its_own_lines(nas: Nas, stream: Path) ->
     source = stream.read_text().split("\n")
     for name, first, last in every_key(stream.read_text()):
         listed = any(f" {name}" in row for row in entries)
-        named = index.get(name, [])
-        assert listed or named, name
-        if not listed:  # the index gives the key's own lines (its first places; more are counted)
-            more = f"{name} {','.join(f'{a}-{b}' if a != b else str(a) for a, b in named)} +" in index_line
-            assert (first, last) in named or more, (name, first, last)
+        assert listed or name in index, name
+        named = index[name] if not listed else []
+        if not listed:  # the index gives the key's own lines, or counts a key of many places
+            assert (first, last) in named or f"{name} ×" in index_line, (name, first, last)
             for a, _ in named:
                 assert source[a - 1].lstrip(" -").startswith(f"{name}:"), (name, a)
     assert r.tokens < nas.read("stream.yaml").tokens  # the outline with its index stays under the file

@@ -4,8 +4,9 @@ A fitted data outline (JSON, YAML streams, TOML, JSON Lines) stops at a level
 or folds array elements, so a key below that level has no line in it; an
 agent looking a key up by name would have to open every follow-up. The
 index names each such key once with its places, ``keys: accomplishment
-141-142, name 32,141, stats 143-145``: the key's own line ranges, so the
-read after the outline is ``P@L141-L142``. ``P@keys`` lists every key of
+141-142, name 32,141, tier ×32``: the key's own line ranges, so the read
+after the outline is ``P@L141-L142``; a key in many places is counted, and
+the follow-up named on its ancestor's line lists it there. ``P@keys`` lists every key of
 the file the same way, without the caps an outline's index keeps.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 from nasfs.outline.model import Entry, Outline, line_span
 from nasfs.outline.text import display
 
-PLACES = 4  # places an outline's index gives a key; more are counted (+N), its ancestors' follow-ups list them
+PLACES = 3  # places an outline's index gives a key; more are only counted (×N): its ancestors' follow-ups list them
 SHARE = 0.25  # the largest share of the file's bytes an outline's index may take
 LEAST = 400  # bytes an index may always take (a small file's index is cheaper than a follow-up's header)
 
@@ -31,17 +32,18 @@ def hidden_keys(outline: Outline, depth: int | None) -> list[Entry]:
 
 
 def render_index(keys: list[Entry], places: int | None = PLACES) -> list[str]:
-    """``accomplishment 141-142``, ``name 32,141 +3``: each distinct key once,
-    sorted by name, with the line ranges of its first ``places`` occurrences (None: all)."""
+    """``accomplishment 141-142``, ``name 32,141``, ``image ×32``: each distinct
+    key once, sorted by name, with the line ranges it lives on, or, past
+    ``places`` of them (None: never), how many (the follow-ups of the
+    entries above them list them)."""
     spots: dict[str, list[Entry]] = {}
     for e in keys:
         spots.setdefault(display(e.name), []).append(e)
     parts = []
     for name in sorted(spots, key=lambda n: (n.lower(), n)):
         found = spots[name]
-        shown = found if places is None else found[:places]
-        more = f" +{len(found) - len(shown)}" if len(found) > len(shown) else ""
-        parts.append(f"{name} {','.join(line_span(e.start, e.end) for e in shown)}{more}")
+        where = f"×{len(found)}" if places is not None and len(found) > places else ",".join(line_span(e.start, e.end) for e in found)
+        parts.append(f"{name} {where}")
     return parts
 
 

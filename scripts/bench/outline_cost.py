@@ -352,9 +352,7 @@ def index_places(text: str, name: str, keys_line: bool) -> list[tuple[int, int]]
     else:
         parts = text.split("\n")[1:]
     for part in parts:
-        key, _, places = part.rpartition(" ")
-        if places.startswith("+"):  # "name 3,9 +4": the places past the first few are counted
-            key, _, places = key.rpartition(" ")
+        key, _, places = part.rpartition(" ")  # "tier ×32": only counted, no place (the follow-ups list them)
         if key and same_name(key, name):
             return [(int(m.group(1)), int(m.group(2) or m.group(1))) for m in map(PLACE.fullmatch, places.split(",")) if m]
     return []
