@@ -6,8 +6,8 @@ agent looking a key up by name would have to open every follow-up. The
 index names each such key once with its places, ``keys: accomplishment
 141-142, name 32,141, tier ×32``: the key's own line ranges, so the read
 after the outline is ``P@L141-L142``; a key in many places is counted, and
-the follow-up named on its ancestor's line lists it there. ``P@keys`` lists every key of
-the file the same way, without the caps an outline's index keeps.
+the follow-up named on its ancestor's line lists it there. ``P@keys`` lists
+every key of the file the same way, every place given.
 """
 
 from __future__ import annotations
