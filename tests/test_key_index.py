@@ -67,22 +67,45 @@ def stream(home: Path) -> Path:
 
 def test_every_folded_key_is_named_with_its_own_lines(nas: Nas, stream: Path) -> None:
     r = nas.read("stream.yaml@outline")
-    shown, levels = map(int, header(r.text)["depth"].split("/"))
+    keys = header(r.text)
+    shown, levels = map(int, keys["depth"].split("/"))
     assert shown < levels  # the documents' keys are folded ...
     body = r.text.decode().split("\n")[1:]
     entries = [row for row in body if row[:1].isdigit()]
-    [index_line] = [row for row in body if row.startswith("keys: ")]  # ... and named, once each
-    index = places(index_line[len("keys: "):])
+    inline = [row[len("keys: "):] for row in body if row.startswith("keys: ")]
+    if inline:  # ... and named, once each, at the outline's end
+        [line] = inline
+        index = places(line)
+    else:  # ... or, too long for it, in the one view its header names
+        index = {}
+        for row in nas.read(f"stream.yaml{keys['keys']}").text.decode().split("\n")[1:]:
+            if row:
+                index.update(places(row))
     source = stream.read_text().split("\n")
     for name, first, last in every_key(stream.read_text()):
         listed = any(f" {name}" in row for row in entries)
         assert listed or name in index, name
-        named = index[name] if not listed else []
         if not listed:  # the index gives the key's own lines, or counts a key of many places
-            assert (first, last) in named or f"{name} ×" in index_line, (name, first, last)
-            for a, _ in named:
+            assert (first, last) in index[name] or (inline and f"{name} ×" in inline[0]), (name, first, last)
+            for a, _ in index[name]:
                 assert source[a - 1].lstrip(" -").startswith(f"{name}:"), (name, a)
-    assert r.tokens < nas.read("stream.yaml").tokens  # the outline with its index stays under the file
+    assert r.tokens < nas.read("stream.yaml").tokens  # the outline stays under the file
+
+
+def test_a_short_index_ends_the_outline(nas: Nas, home: Path) -> None:
+    """60 services of one shape and one odd key deep down: the odd key is
+    placed, the shared ones counted (their follow-ups list them)."""
+    services = {f"service{i}": {"image": f"img{i}", "resources": {"limits": {"memory": f"{i}Mi", "cpu": "100m"},
+                                                                   "requests": {"memory": "1Mi"}}} for i in range(60)}
+    (home / "s.json").write_text(json.dumps({**services, "extra": {"only": {"here": {"rare_key": 1}}}}, indent=2))
+    git(home, "add", "-A")
+    git(home, "commit", "-q", "-m", "services")
+    r = nas.read("s.json@outline")
+    assert "keys" not in header(r.text)
+    last = r.text.decode().rstrip("\n").split("\n")[-1]
+    assert last == ("keys: cpu ×60, here 724-726, image ×60, limits ×60, memory ×120, only 723-727, rare_key 725, "
+                    "requests ×60, resources ×60")
+    assert nas.read("s.json@L725").text.strip() == b'"rare_key": 1'
 
 
 def test_keys_lists_every_key_with_every_place(nas: Nas, stream: Path) -> None:

@@ -16,8 +16,8 @@ from nasfs.outline.model import Entry, Outline, line_span
 from nasfs.outline.text import display
 
 PLACES = 3  # places an outline's index gives a key; more are only counted (×N): its ancestors' follow-ups list them
-SHARE = 0.25  # the largest share of the file's bytes an outline's index may take
-LEAST = 400  # bytes an index may always take (a small file's index is cheaper than a follow-up's header)
+SHARE = 0.05  # the largest share of the file's bytes an outline's index may take (past it, P@keys)
+LEAST = 200  # bytes an index may always take (less than a follow-up's header)
 
 
 def hidden_keys(outline: Outline, depth: int | None) -> list[Entry]:

@@ -360,11 +360,12 @@ def index_places(text: str, name: str, keys_line: bool) -> list[tuple[int, int]]
 
 def from_index(read, text: bytes, target: tuple[str, ...], seen: tuple | None) -> tuple[int, int] | None:  # noqa: ANN001
     """The target's lines through the key index: the outline's own ``keys:``
-    line, else ``P@keys`` when the header names it (one named follow-up); the
-    place inside the target's deepest listed ancestor."""
+    line, else ``P@keys`` when the header names it (one named follow-up) and
+    the target's deepest listed ancestor names no follow-up of its own (one
+    that does lists less); the place inside that ancestor."""
     body = text.decode("utf-8", "replace")
     places = index_places(body, target[-1], True)
-    if not places and header_keys(text).get("keys") == "@keys":
+    if not places and header_keys(text).get("keys") == "@keys" and not (seen and seen[3]):
         places = index_places(read("@keys").text.decode("utf-8", "replace"), target[-1], False)
     inside = [p for p in places if seen is None or (seen[1] <= p[0] and p[1] <= seen[2])]
     # several places in that ancestor (mountPath 19,22: elements 1 and 2): the lines from the first to the last
@@ -402,6 +403,24 @@ def reachable(nas, task: Task) -> bool:  # noqa: ANN001
         first, last = map(int, LINES.search(header_keys(r.text)["pointer"]).groups())
         return first <= task.start and task.end <= last
     return find_named(r.text, parse, task.target, seen[0][:-1])[0] is not None
+
+
+def by_name_alone(nas, task: Task) -> bool:  # noqa: ANN001
+    """Issue 27: whether the target is found knowing only its own name (not
+    the path to it: which document, which record), with at most one named
+    read after ``P@outline``: an outline entry of that name whose lines hold
+    the target, or a place the key index gives it (the outline's ``keys:``
+    line, or ``P@keys`` its header names) that holds the target."""
+    parse = task.family if task.family in ("markdown", "python") else "data"
+    r = nas.read(f"{task.path}@outline")
+    if r.view == "full":
+        return True
+    body = r.text.decode("utf-8", "replace").split("\n", 1)[1]
+    spans = [(first, last) for path, first, last, _ in outline_rows(body, parse) if same_name(path[-1], task.target[-1])]
+    spans += index_places(body, task.target[-1], True)
+    if not spans and header_keys(r.text).get("keys") == "@keys":
+        spans = index_places(nas.read(f"{task.path}@keys").text.decode("utf-8", "replace"), task.target[-1], False)
+    return any(first <= task.start and task.end <= last for first, last in spans)
 
 
 def run_named(nas, task: Task, full: int) -> Outcome:  # noqa: ANN001
@@ -460,18 +479,21 @@ def named_report(nas, tree: Path, files: dict[str, list[str]], fulls: dict[str, 
     tasks = pick_tasks(tree, files, fulls, count, seed, NAMED_FAMILIES)
     outcomes = [run_named(nas, t, fulls[t.path]) for t in tasks]
     reach = {id(o): reachable(nas, o.task) for o in outcomes}
+    alone = {id(o): by_name_alone(nas, o.task) for o in outcomes}
     rows = []
     for name, group in grouped(nas, outcomes, NAMED_FAMILIES,
                                {"keys (every data family)": lambda o: o.task.family in KEY_FAMILIES}).items():
         cost, full = sum(o.cost for o in group), sum(o.full for o in group)
         rows.append([name, len(group), pct(sum(o.how in ("outline", "full", "index") for o in group), len(group)),
-                     pct(sum(reach[id(o)] for o in group), len(group)), pct(sum(o.ok for o in group), len(group)),
+                     pct(sum(reach[id(o)] for o in group), len(group)), pct(sum(alone[id(o)] for o in group), len(group)),
+                     pct(sum(o.ok for o in group), len(group)),
                      sum(o.how == "follow-up" or (o.reads > 2 and o.how in ("ancestor", "index")) for o in group),
                      cost, full, pct(cost, full), pct(sum(o.floor for o in group), full),
                      f"{statistics.median(o.cost / o.full for o in group):.3f}",
                      f"{max(o.cost / o.full for o in group):.3f}", sum(o.cost > o.full for o in group),
                      pct(sum(o.headers for o in group), cost)])
-    C.table(["tasks", "n", "named in outline or its key index", "reachable (outline + 1 named read)", "lines reached", "follow-up reads",
+    C.table(["tasks", "n", "named in outline or its key index", "reachable (outline + 1 named read)",
+             "by its name alone (outline + 1 named read)", "lines reached", "follow-up reads",
              "tokens", "whole-file tokens", "cost/whole", "target lines alone", "median task", "worst task",
              "tasks > whole file", "headers / tokens read"], rows,
             f"{len(tasks)} look-up tasks by name (P@outline, at most one named follow-up, then P@La-Lb), seed {seed}"
