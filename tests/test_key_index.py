@@ -104,7 +104,7 @@ def test_a_short_index_ends_the_outline(nas: Nas, home: Path) -> None:
     assert "keys" not in header(r.text)
     last = r.text.decode().rstrip("\n").split("\n")[-1]
     assert last == ("keys: cpu ×60, here 724-726, image ×60, limits ×60, memory ×120, only 723-727, rare_key 725, "
-                    "requests ×60, resources ×60")
+                    "requests ×60, resources ×60 (every place: @keys)")
     assert nas.read("s.json@L725").text.strip() == b'"rare_key": 1'
 
 

@@ -57,7 +57,9 @@ def outline_index(outline: Outline, depth: int | None, size: int) -> str | None:
         return ""
     if not size:
         return None
-    note = f"keys: {', '.join(render_index(keys))}"
+    parts = render_index(keys)
+    counted = " (every place: @keys)" if any("×" in p.rpartition(" ")[2] for p in parts) else ""
+    note = f"keys: {', '.join(parts)}{counted}"
     return note if len(note.encode()) <= max(LEAST, SHARE * size) else None
 
 

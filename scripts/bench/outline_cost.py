@@ -343,19 +343,20 @@ def find_named(text: bytes, parse: str, target: tuple[str, ...], prefix: tuple[s
 PLACE = re.compile(r"(\d+)(?:-(\d+))?")
 
 
-def index_places(text: str, name: str, keys_line: bool) -> list[tuple[int, int]]:
+def index_places(text: str, name: str, keys_line: bool) -> list[tuple[int, int]] | None:
     """The line ranges an outline's key index (a ``keys: a 3-5, b 9,12`` line)
-    or ``P@keys`` (``keys_line`` False: one key a line) gives key ``name``."""
+    or ``P@keys`` (``keys_line`` False: one key a line) gives key ``name``;
+    [] for a key it only counts (``tier ×32``), None for one it does not name."""
     if keys_line:
         line = next((row for row in text.split("\n") if row.startswith("keys: ")), "")
-        parts = line[len("keys: "):].split(", ") if line else []
+        parts = line[len("keys: "):].removesuffix(" (every place: @keys)").split(", ") if line else []
     else:
         parts = text.split("\n")[1:]
     for part in parts:
-        key, _, places = part.rpartition(" ")  # "tier ×32": only counted, no place (the follow-ups list them)
+        key, _, places = part.rpartition(" ")
         if key and same_name(key, name):
             return [(int(m.group(1)), int(m.group(2) or m.group(1))) for m in map(PLACE.fullmatch, places.split(",")) if m]
-    return []
+    return None
 
 
 def from_index(read, text: bytes, target: tuple[str, ...], seen: tuple | None) -> tuple[int, int] | None:  # noqa: ANN001
@@ -367,7 +368,7 @@ def from_index(read, text: bytes, target: tuple[str, ...], seen: tuple | None) -
     places = index_places(body, target[-1], True)
     if not places and header_keys(text).get("keys") == "@keys" and not (seen and seen[3]):
         places = index_places(read("@keys").text.decode("utf-8", "replace"), target[-1], False)
-    inside = [p for p in places if seen is None or (seen[1] <= p[0] and p[1] <= seen[2])]
+    inside = [p for p in places or () if seen is None or (seen[1] <= p[0] and p[1] <= seen[2])]
     # several places in that ancestor (mountPath 19,22: elements 1 and 2): the lines from the first to the last
     return (min(p[0] for p in inside), max(p[1] for p in inside)) if inside else None
 
@@ -417,9 +418,10 @@ def by_name_alone(nas, task: Task) -> bool:  # noqa: ANN001
         return True
     body = r.text.decode("utf-8", "replace").split("\n", 1)[1]
     spans = [(first, last) for path, first, last, _ in outline_rows(body, parse) if same_name(path[-1], task.target[-1])]
-    spans += index_places(body, task.target[-1], True)
-    if not spans and header_keys(r.text).get("keys") == "@keys":
-        spans = index_places(nas.read(f"{task.path}@keys").text.decode("utf-8", "replace"), task.target[-1], False)
+    spans += index_places(body, task.target[-1], True) or []
+    if not any(first <= task.start and task.end <= last for first, last in spans) and (
+            header_keys(r.text).get("keys") == "@keys" or body.rstrip().endswith("(every place: @keys)")):
+        spans = index_places(nas.read(f"{task.path}@keys").text.decode("utf-8", "replace"), task.target[-1], False) or []
     return any(first <= task.start and task.end <= last for first, last in spans)
 
 
