@@ -47,7 +47,7 @@ def every_key(text: str) -> list[tuple[str, int, int]]:
 def places(line: str) -> dict[str, list[tuple[int, int]]]:
     """``name 3-5,9, other 12`` (an index) to each key's line ranges."""
     index: dict[str, list[tuple[int, int]]] = {}
-    for part in line.split(", "):
+    for part in line.removesuffix(" (every place: @keys)").split(", "):
         name, _, spans = part.rpartition(" ")
         if spans.startswith("×"):  # "tier ×32": counted, the follow-ups list them
             index[name] = []
