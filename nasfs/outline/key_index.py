@@ -16,7 +16,7 @@ from nasfs.outline.model import Entry, Outline, line_span
 from nasfs.outline.text import display
 
 PLACES = 3  # places an outline's index gives a key; more are only counted (×N): its ancestors' follow-ups list them
-SHARE = 0.05  # the largest share of the file's bytes an outline's index may take (past it, P@keys)
+SHARE = 0.02  # the largest share of the file's bytes an outline's index may take (past it, P@keys)
 LEAST = 200  # bytes an index may always take (less than a follow-up's header)
 
 

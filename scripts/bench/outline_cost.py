@@ -362,14 +362,16 @@ def index_places(text: str, name: str, keys_line: bool) -> list[tuple[int, int]]
 def from_index(read, text: bytes, target: tuple[str, ...], seen: tuple | None) -> tuple[int, int] | None:  # noqa: ANN001
     """The target's lines through the key index: the outline's own ``keys:``
     line, else ``P@keys`` when the header names it (one named follow-up) and
-    the target's deepest listed ancestor names no follow-up of its own (one
-    that does lists less); the place inside that ancestor."""
+    no ancestor of the target is listed (a listed one names a follow-up that
+    lists less, or is a few lines, read instead); the place inside that ancestor."""
     body = text.decode("utf-8", "replace")
     places = index_places(body, target[-1], True)
-    if not places and header_keys(text).get("keys") == "@keys" and not (seen and seen[3]):
+    if not places and header_keys(text).get("keys") == "@keys" and seen is None:
         places = index_places(read("@keys").text.decode("utf-8", "replace"), target[-1], False)
     inside = [p for p in places or () if seen is None or (seen[1] <= p[0] and p[1] <= seen[2])]
-    # several places in that ancestor (mountPath 19,22: elements 1 and 2): the lines from the first to the last
+    if len(inside) > 1 and seen is not None and seen[3]:
+        return None  # several places in that ancestor (elements 1 and 2): its follow-up tells them apart
+    # several, no follow-up (a few lines): the lines from the first to the last
     return (min(p[0] for p in inside), max(p[1] for p in inside)) if inside else None
 
 
