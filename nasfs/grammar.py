@@ -2,8 +2,9 @@
 
 ``P@outline``, ``P@outline=41`` (from the 41st top-level entry: the next page),
 ``P@keys`` (every key of a data file with its lines), ``P@L12-L18``, ``P@L12``,
-``P@section=NAME``, ``P@section=NAME@outline`` (the
-section's whole outline: the follow-up a fitted outline names where it hides a level), ``P@since=REV``, ``P@summary``, ``P@400``; any of them followed by ``@N`` (a budget) and then
+``P@section=NAME``, ``P@section=NAME@outline`` (the section's whole outline:
+the follow-up a fitted outline names where it hides a level), ``P@since=REV``,
+``P@summary``, ``P@400``; any of them followed by ``@N`` (a budget) and then
 ``.json`` (the envelope). ``NAME`` and ``REV`` may use ``%XX`` escapes
 (``%2F`` for ``/``, ``%40`` for ``@``) since file names cannot hold ``/``.
 """
@@ -48,8 +49,9 @@ _BUDGET = re.compile(r"\d+")
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """A parsed view. ``kind`` is one of raw, outline, keys, lines, section, inside,
-    since, summary, best; ``keys`` lists every key of a data file with its lines; ``best`` is ``P@N`` (the richest view within N tokens);
+    """A parsed view. ``kind`` is one of raw, outline, keys, lines, section,
+    inside, since, summary, best; ``keys`` lists every key of a data file with
+    its lines; ``best`` is ``P@N`` (the richest view within N tokens);
     ``inside`` is ``P@section=NAME@outline``, the whole outline of a section.
     ``start`` is a line range's first line, or the top-level entry an outline
     starts at (``outline=41``; 0 for the whole outline)."""

@@ -45,8 +45,9 @@ How to spend tokens (MCP). nas_read(path, view=V) reads what the mount serves as
 0. Map the tree: nas_read(path=".", budget_tokens=2000), or a folder's path: files by importance.
 1. Look before reading: view="outline", or budget_tokens alone (the richest view that fits).
 2. Read only what you need: view="section=NAME" (a heading, Class.method, key.path) or "L12-L18";
-   an outline line ending @section=NAME@outline names the follow-up listing what it left out, and
-   a line "keys: name 18, id 3-9" says where each folded key lives (its lines or its section).
+   an outline line ending @section=NAME@outline names the follow-up listing what it left out; a
+   last line "keys: name 18, id 3-9" gives the lines of each key it folds (or its header says
+   keys=@keys: view="keys" lists every key of the file with its lines).
 3. Cite the evidence pointers (nas://node/tree/path@commit#La-Lb); nas_deref shows their bytes.
 4. Find text with nas_search; see what changed with view="since=REV" or nas_diff("REV..").
 5. tokenizer= counts for your model (o200k_base, claude, llama, max:A,B), margin= leaves headroom.

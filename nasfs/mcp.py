@@ -23,8 +23,8 @@ from pydantic import Field
 
 from . import __version__
 from .errors import NasError
-from .help import HELP, MCP_HELP
 from .grammar import MAX_BUDGET
+from .help import HELP, MCP_HELP
 from .http import DEFAULT_READ_BUDGET, Door
 from .service import Nas
 from .tokens import MAX_MARGIN
@@ -96,7 +96,7 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
                              "evidence pointers." + default_said)
     async def nas_read(
         path: Annotated[str, Field(description="file or folder from the tree root ('.': the root)")],
-        view: Annotated[str | None, Field(description="outline | section=NAME | L12-L18 | since=REV | N (nas_help)")] = None,
+        view: Annotated[str | None, Field(description="outline | section=NAME | L12-L18 | keys | since=REV | N (nas_help)")] = None,
         budget_tokens: Budget = None,
         at: At = None,
         tokenizer: Tokenizer = None,
