@@ -18,7 +18,7 @@ from .outline.key_index import key_listing, outline_index
 from .pointers import Pointer
 from .repo import Content
 
-VIEW_FORMAT = 6  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
+VIEW_FORMAT = 7  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
 
 
 @dataclass(frozen=True, slots=True)
