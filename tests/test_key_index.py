@@ -142,3 +142,26 @@ def test_keys_of_a_file_that_is_not_data_is_a_clear_refusal(nas: Nas, home: Path
     git(home, "commit", "-q", "-m", "md")
     with pytest.raises(NasError, match="not keyed data .*@keys lists the keys of JSON"):
         nas.read("notes.md@keys")
+
+
+def test_keys_named_by_a_number_are_keys_and_elements_are_not(nas: Nas, home: Path) -> None:
+    """OpenAPI's ``"404"`` and a YAML ``8080:`` are keys (found by name); an
+    array's elements, a stream's documents and JSON Lines records are numbered
+    and found by number, so neither index lists them."""
+    api = {"paths": {f"/p{i}": {"get": {"responses": {"200": {"d": "ok"}, "404": {"d": "nf"}}, "tags": [{"n": 1}]}}
+                     for i in range(30)}}
+    (home / "api.json").write_text(json.dumps(api, indent=2))
+    (home / "ports.yaml").write_text("".join(f"---\nports:\n  8080: http\n  list:\n    - a: 1\n" for _ in range(3)))
+    git(home, "add", "-A")
+    git(home, "commit", "-q", "-m", "numbered keys")
+    listed = {}
+    for row in nas.read("api.json@keys").text.decode().split("\n")[1:]:
+        if row:
+            listed.update(places(row))
+    source = (home / "api.json").read_text().split("\n")
+    assert set(listed) == {"paths", *(f"/p{i}" for i in range(30)), "get", "responses", "200", "404", "d", "tags", "n"}
+    assert all(source[a - 1].strip().startswith('"404"') for a, _ in listed["404"]) and len(listed["404"]) == 30
+    outline = nas.read("api.json@outline").text.decode()
+    assert "keys=@keys" in outline.split("\n")[0] or " 404 " in outline.split("\n")[-2]
+    yaml_keys = {row.split(" ")[0] for row in nas.read("ports.yaml@keys").text.decode().split("\n")[1:] if row}
+    assert yaml_keys == {"ports", "8080", "list", "a"}

@@ -23,12 +23,13 @@ LEAST = 200  # bytes an index may always take (less than a follow-up's header)
 def hidden_keys(outline: Outline, depth: int | None) -> list[Entry]:
     """The keys of ``outline`` that ``outline.marked(depth)`` does not list, in document order.
 
-    A key is an entry of a key tree whose name is not a number (array
-    elements, documents and records are numbered, and found by number)."""
+    A key is an entry of a key tree that is not an array element, a
+    document or a record (those are numbered, and found by number); a key
+    whose name is a number (``"404"``, ``8080:``) is a key."""
     if not outline.runs:
         return []
     listed = {id(e) for e in outline.to_depth(depth).entries}
-    return [e for e in outline.addressable if id(e) not in listed and e.path and not e.name.isdigit()]
+    return [e for e in outline.addressable if id(e) not in listed and e.path and not e.element]
 
 
 def render_index(keys: list[Entry], places: int | None = PLACES) -> list[str]:
@@ -65,5 +66,5 @@ def outline_index(outline: Outline, depth: int | None, size: int) -> str | None:
 
 def key_listing(outline: Outline) -> str:
     """``P@keys``: every key of the file with every place it lives, one key a line."""
-    keys = [e for e in outline.addressable if e.path and not e.name.isdigit()] if outline.runs else []
+    keys = [e for e in outline.addressable if e.path and not e.element] if outline.runs else []
     return "".join(part + "\n" for part in render_index(keys, None))
