@@ -102,6 +102,13 @@ def test_tools_list_costs_at_most_800_tokens_and_the_manual_is_asked_once(home: 
         # the lean schema still validates calls: a bad budget is refused, naming the parameter
         bad = await s.call_tool("nas_read", {"path": ACME, "budget_tokens": -1})
         assert bad.is_error and "budget_tokens" in bad.content[0].text
+        # ... and the bounds and types the listing leaves out are the models' (not the door's) to refuse
+        for tool, arguments in (("nas_list", {"tokenizer": 123}), ("nas_search", {"query": "x", "margin": 99}),
+                                ("nas_list", {"skip": -1})):
+            bad = await s.call_tool(tool, arguments)
+            [name] = arguments.keys() - {"query"}
+            assert bad.is_error and f"validation error for {tool}Arguments" in bad.content[0].text, bad.content
+            assert name in bad.content[0].text
         assert (await call(s, "nas_read", path=ACME, view="L1"))["content"] == "# Acme Corp\n"
 
     run(home, body)
