@@ -113,8 +113,9 @@ def header_line(served: Served, tokens: int, full_tokens: int | None, tokenizer:
                 counts: tuple[int, ...] = ()) -> str:
     """The header: what every answer must declare, then only what differs from
     the defaults (``truncated`` appears only as ``true``, ``tokenizer`` only
-    when it is not ``cl100k_base``, ``counts`` only for a set or a margin):
-    a header costs tokens on every read."""
+    when it is not ``cl100k_base``, ``counts`` only for a set or a margin) or
+    tells the reader something (``full_tokens`` not on the file itself):
+    a header costs tokens on every read. The envelope keeps every key."""
     pairs: list[tuple[str, object]] = [
         ("view", served.view),
         ("tokens", tokens),
@@ -123,7 +124,7 @@ def header_line(served: Served, tokens: int, full_tokens: int | None, tokenizer:
     if served.truncated:
         pairs.append(("truncated", True))
     pairs.append(("pointer", served.evidence[0].pointer if served.evidence else "none"))
-    if full_tokens is not None:
+    if full_tokens is not None and served.view != "full":  # the file itself: its count is the answer's, less this line
         pairs.append(("full_tokens", full_tokens))
     named = tokenizer.partition(";")[0]  # the margin is declared on its own
     if named != tok.DEFAULT_TOKENIZER:

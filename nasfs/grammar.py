@@ -1,8 +1,10 @@
 """The one parser of the view grammar (contract §2), used by every door.
 
 ``P@outline``, ``P@outline=41`` (from the 41st top-level entry: the next page),
-``P@L12-L18``, ``P@L12``, ``P@section=NAME``, ``P@section=NAME@outline`` (the
-section's whole outline: the follow-up a fitted outline names where it hides a level), ``P@since=REV``, ``P@summary``, ``P@400``; any of them followed by ``@N`` (a budget) and then
+``P@keys`` (every key of a data file with its lines), ``P@L12-L18``, ``P@L12``,
+``P@section=NAME``, ``P@section=NAME@outline`` (the section's whole outline:
+the follow-up a fitted outline names where it hides a level), ``P@since=REV``,
+``P@summary``, ``P@400``; any of them followed by ``@N`` (a budget) and then
 ``.json`` (the envelope). ``NAME`` and ``REV`` may use ``%XX`` escapes
 (``%2F`` for ``/``, ``%40`` for ``@``) since file names cannot hold ``/``.
 """
@@ -23,7 +25,7 @@ MAX_BUDGET = 10**15
 # the CLI's parser takes it without importing the HTTP door.
 DEFAULT_READ_BUDGET = 8000
 VALID_FORMS = (
-    "@outline, @outline=K (from top-level entry K; of a folder, from its K-th file), @L12-L18, @L12, @section=NAME, "
+    "@outline, @outline=K (from top-level entry K; of a folder, from its K-th file), @keys, @L12-L18, @L12, @section=NAME, "
     "@section=NAME@outline (the section's whole outline), @since=REV, "
     "@summary, @N (a token budget), any of these followed by @N, then optionally .json"
 )
@@ -47,8 +49,9 @@ _BUDGET = re.compile(r"\d+")
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """A parsed view. ``kind`` is one of raw, outline, lines, section, inside,
-    since, summary, best; ``best`` is ``P@N`` (the richest view within N tokens);
+    """A parsed view. ``kind`` is one of raw, outline, keys, lines, section,
+    inside, since, summary, best; ``keys`` lists every key of a data file with
+    its lines; ``best`` is ``P@N`` (the richest view within N tokens);
     ``inside`` is ``P@section=NAME@outline``, the whole outline of a section.
     ``start`` is a line range's first line, or the top-level entry an outline
     starts at (``outline=41``; 0 for the whole outline)."""
@@ -65,6 +68,7 @@ class View:
         base = {
             "outline": f"outline={self.start}" if self.start else "outline",
             "summary": "summary",
+            "keys": "keys",
             "lines": f"L{self.start}-L{self.end}",
             "section": f"section={self.arg}",
             "inside": f"section={self.arg}@outline",
@@ -116,7 +120,7 @@ def parse_view(text: str) -> View:
         text, budget = head, _budget(tail)
     if _BUDGET.fullmatch(text) and budget is None:
         return View("best", budget=_budget(text), json=as_json)
-    if text in ("outline", "summary"):
+    if text in _WORDS:
         return View(text, budget=budget, json=as_json)
     m = _PAGE.fullmatch(text)
     if m:
@@ -154,7 +158,7 @@ def parse_view(text: str) -> View:
     raise BadView(f"unknown view {text!r}{hint}", VALID_FORMS)
 
 
-_WORDS = ("outline", "summary")
+_WORDS = ("outline", "summary", "keys")
 _KEYED = ("section", "since")
 _LOOSE_LINES = re.compile(r"[lL]?(\d+)(?:\s*[-:,.]+\s*[lL]?(\d+))?")
 

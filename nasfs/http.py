@@ -176,31 +176,26 @@ class Field:
             raise BadRequest(f"{self.name} must be a string")
 
 
-TOKENIZER = Field("tokenizer", str, False, "count with this tokenizer setting instead of the server's: a tokenizer "
-                  "(cl100k_base, o200k_base, llama3, qwen2.5, ...), max:A,B,... (every one within the budget), or a "
-                  "preset (claude, gemini, llama, qwen, mistral, deepseek, openai); docs/tokens.md")
-MARGIN = Field("margin", float, False, "fit into budget/(1+margin) of the largest count, declared in the envelope (e.g. 0.30)")
-_BUDGET_DOC = "tokens for the whole answer; the view degrades (outline, shallower outline, skeleton) to fit, never cut"
+TOKENIZER = Field("tokenizer", str, False, "cl100k_base, o200k_base, a preset (claude, llama, ...) or max:A,B; docs/tokens.md")
+MARGIN = Field("margin", float, False, "fit budget/(1+margin), declared (e.g. 0.30)")
 READ = (
-    Field("path", str, True, "a file relative to the tree root; may carry a view: notes/acme.md@outline; "
-          "a folder ('' or '.' for the root) gives its map: src with view 2000, or src@2000"),
-    Field("view", str, False, "outline, L12-L18, L12, section=NAME, section=NAME@outline, since=REV, summary, N, each optionally @N"),
-    Field("budget_tokens", int, False, _BUDGET_DOC + f"; with no budget here or as @N, the server's default "
-          f"({DEFAULT_READ_BUDGET} unless nasfs serve --default-budget), declared in the envelope's budget_tokens"),
-    Field("at", str, False, "read the tree at this revision (commit, branch, tag)"),
+    Field("path", str, True, "file or folder from the tree root, may carry @view ('.': the root's map)"),
+    Field("view", str, False, "outline, keys, L12-L18, section=NAME, section=NAME@outline, since=REV, summary, N; each may add @N"),
+    Field("budget_tokens", int, False, f"tokens for the whole answer, the view degrading to fit; default {DEFAULT_READ_BUDGET} "
+          "(nasfs serve --default-budget), declared"),
+    Field("at", str, False, "a revision: commit, branch or tag"),
     TOKENIZER, MARGIN,
 )
 LIST = (
-    Field("path", str, True, "a folder relative to the tree root; '' or '.' for the root"),
-    Field("budget_tokens", int, False, "tokens for the whole answer (default: the server's read default); "
-          "what does not fit is declared, with next=skip:K"),
-    Field("skip", int, False, "entries to pass over: the K of an answer's next=skip:K"),
+    Field("path", str, True, "folder ('.': the root)"),
+    Field("budget_tokens", int, False, "tokens for the whole answer; the rest is declared, next=skip:K"),
+    Field("skip", int, False, "the K of an answer's next=skip:K"),
     TOKENIZER, MARGIN,
 )
 SEARCH = (
-    Field("query", str, True, "a literal (smart case), re:REGEX, in:FOLDER, glob:PATTERN, skip:N, combined with spaces"),
-    Field("at", str, False, "search the tree at this revision"),
-    Field("budget_tokens", int, False, "tokens for the whole answer (default 1000); what does not fit is declared, with next=skip:K"),
+    Field("query", str, True, "literal (smart case), re:REGEX, in:FOLDER, glob:PATTERN, skip:N"),
+    Field("at", str, False, "a revision"),
+    Field("budget_tokens", int, False, "tokens for the whole answer (default 1000); the rest is declared, next=skip:K"),
     TOKENIZER, MARGIN,
 )
 POINTER = Field("pointer", str, True, "nas://NODE/TREE/PATH@COMMIT#La-Lb, or PATH@COMMIT#La-Lb")
@@ -213,7 +208,7 @@ VERIFY = (
 DIFF = (
     Field("range", str, True, "REV (to now), A..B, or A.. (to now)"),
     Field("path", str, False, "one file; without it, the whole tree"),
-    Field("budget_tokens", int, False, "tokens for the whole answer: full diff, then changed outline entries, then a diffstat"),
+    Field("budget_tokens", int, False, "tokens for the whole answer: diff, changed entries, or a diffstat"),
     TOKENIZER, MARGIN,
 )
 

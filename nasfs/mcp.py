@@ -18,38 +18,59 @@ from typing import Annotated, Any
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
+from mcp.types import Tool as MCPTool
 from pydantic import Field
 
 from . import __version__
 from .errors import NasError
 from .grammar import MAX_BUDGET
+from .help import HELP, MCP_HELP
 from .http import DEFAULT_READ_BUDGET, Door
 from .service import Nas
 from .tokens import MAX_MARGIN
 
 WORKFLOW = """\
-nasfs serves a git-backed tree with budgeted, checkable reads. Spend tokens like this:
-0. Map the tree: nas_read(path=".", budget_tokens=2000), or a folder's path: its files by importance, with top symbols.
-1. Look before reading: nas_read(path, view="outline") or a budget alone, nas_read(path, budget_tokens=300).
-2. Read only what you need: view="section=NAME" (a heading, Class.method, or key.path) or view="L12-L18";
-   where an outline line ends with @section=NAME@outline, view="section=NAME@outline" lists what it left out.
-3. Cite the evidence pointers each answer carries (nas://node/tree/path@commit#La-Lb); nas_deref shows their bytes.
-4. Find text with nas_search: ranked snippets with pointers, never whole files.
-5. See what changed with view="since=REV" or nas_diff("REV..").
-Every answer declares the view it served and its tokens; when the budget is too small the view
-degrades (outline, shallower outline, a page of entries whose `next` names the view of the next
-page, skeleton, none) instead of being cut. An outline line "11-20 ## Renewal" covers lines 11-20.
+nasfs: budgeted, checkable reads of a git-backed tree. Map a folder (nas_read path="."), read a
+file's outline (view="outline"), then only the section or lines you need; cite the evidence
+pointers. A view too big for its budget degrades (outline, shallower, a page, skeleton), never cut.
+nas_help (or the resource nasfs://help) gives the whole view grammar with examples, once.
 """
 
-Budget = Annotated[
-    int | None,
-    Field(ge=0, le=MAX_BUDGET, description="tokens for the whole answer; the view degrades to fit, never cut"),
-]
-At = Annotated[str | None, Field(description="read at this revision: commit, branch or tag (default: the working tree)")]
-Tokenizer = Annotated[str | None, Field(description="count for your model: a tokenizer (cl100k_base, o200k_base, llama3, "
-                                                    "qwen2.5, ...), max:A,B,... (every one within the budget), or a preset "
-                                                    "(claude, gemini, llama, qwen, mistral, deepseek, openai)")]
-Margin = Annotated[float | None, Field(ge=0, le=MAX_MARGIN, description="fit into budget/(1+margin) of the largest count (e.g. 0.30)")]
+Budget = Annotated[int | None, Field(ge=0, le=MAX_BUDGET, description="tokens for the whole answer")]
+At = Annotated[str | None, Field(description="a revision: commit, branch or tag")]
+Tokenizer = Annotated[str | None, Field(description="cl100k_base, o200k_base, a preset (claude, llama, ...) or max:A,B")]
+Margin = Annotated[float | None, Field(ge=0, le=MAX_MARGIN, description="fit budget/(1+margin)")]
+# the other tools take the same, described once (on nas_read)
+Budgeted = Annotated[int | None, Field(ge=0, le=MAX_BUDGET)]
+Counted = str | None
+Margined = Annotated[float | None, Field(ge=0, le=MAX_MARGIN)]
+
+
+class LeanServer(MCPServer):
+    """``tools/list`` as short as it can say the same: an agent pays for it
+    in every conversation. Optional parameters are listed as their type alone
+    (absent means default), without pydantic's titles and bounds; calls are
+    still validated against the full models, which name a bad value."""
+
+    async def list_tools(self) -> list[MCPTool]:
+        return [tool.model_copy(update={"input_schema": lean_schema(tool.input_schema)}) for tool in await super().list_tools()]
+
+
+def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's input schema without what a model does not need to call it."""
+    properties = {}
+    for name, prop in schema.get("properties", {}).items():
+        typed = [t for t in prop.get("anyOf", [prop]) if t.get("type") != "null"]
+        kept = {"type": typed[0]["type"]} if len(typed) == 1 else {"anyOf": typed}
+        if prop.get("default") not in (None, ""):
+            kept["default"] = prop["default"]
+        if "description" in prop:
+            kept["description"] = prop["description"]
+        properties[name] = kept
+    lean = {"type": "object", "properties": properties}
+    if schema.get("required"):
+        lean["required"] = schema["required"]
+    return lean
 
 
 async def _answer(door: Door, op: Callable[..., dict[str, Any]], **kwargs: Any) -> CallToolResult:
@@ -66,24 +87,16 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
     """The MCP server with its tools over one tree; ``default_budget`` is
     that of an nas_read naming no budget (0: none)."""
     door = Door(nas, default_budget)
-    default_said = (f"Without a budget (budget_tokens or @N) a read gets {default_budget} tokens, declared as budget_tokens. "
-                    if default_budget else "")
-    server: MCPServer = MCPServer("nasfs", instructions=WORKFLOW, version=__version__)
+    default_said = f" Without budget_tokens: {default_budget}." if default_budget else ""
+    server: MCPServer = LeanServer("nasfs", instructions=WORKFLOW, version=__version__)
+    manual = MCP_HELP + "\n" + HELP
 
-    @server.tool(
-        description=(
-            "Read a file of the tree, or a view of it, within a token budget; a folder's path gives its map "
-            "(files by importance, top symbols, pointers). Start with view='outline' "
-            "(or budget_tokens alone: the richest view that fits), then read view='section=NAME' or "
-            "view='L12-L18'. view='since=REV' is the file's diff since REV. Cite the evidence pointers. "
-            + default_said +
-            "Returns the envelope: view, tokens, generated, truncated, content, evidence[{pointer, sha256}]."
-        )
-    )
+    @server.tool(description="Read a file, a view of it, or a folder's map within a token budget; the view degrades "
+                             "to fit, never cut. Start with view='outline', then read a section or lines; cite the "
+                             "evidence pointers." + default_said)
     async def nas_read(
-        path: Annotated[str, Field(description="a file relative to the tree root, e.g. notes/acme.md (may carry @view); "
-                                               "a folder ('' or '.' for the root) gives its map")],
-        view: Annotated[str | None, Field(description="outline | L12-L18 | section=NAME | section=NAME@outline | since=REV | N (a budget)")] = None,
+        path: Annotated[str, Field(description="file or folder from the tree root ('.': the root)")],
+        view: Annotated[str | None, Field(description="outline | section=NAME | L12-L18 | keys | since=REV | N (nas_help)")] = None,
         budget_tokens: Budget = None,
         at: At = None,
         tokenizer: Tokenizer = None,
@@ -92,63 +105,51 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
         return await _answer(door, door.read, path=path, view=view, budget_tokens=budget_tokens, at=at,
                              tokenizer=tokenizer, margin=margin)
 
-    @server.tool(
-        description=(
-            "List a folder of the tree: one line per entry (name, kind file/dir/link, bytes, tokens when "
-            "already known), within a token budget. When an answer says next=skip:K, call again with "
-            "skip=K for the rest. Use it to find files, then nas_read them (view='outline' first)."
-        )
-    )
+    @server.tool(description="List a folder: name, kind, bytes, tokens of each entry. An answer saying next=skip:K "
+                             "continues with skip=K.")
     async def nas_list(
-        path: Annotated[str, Field(description="a folder relative to the tree root; '' or '.' for the root")] = "",
-        budget_tokens: Budget = None,
-        skip: Annotated[int | None, Field(ge=0, le=MAX_BUDGET, description="entries to pass over (next=skip:K)")] = None,
-        tokenizer: Tokenizer = None,
-        margin: Margin = None,
+        path: Annotated[str, Field(description="folder ('.': the root)")] = "",
+        budget_tokens: Budgeted = None,
+        skip: Annotated[int | None, Field(ge=0, le=MAX_BUDGET)] = None,
+        tokenizer: Counted = None,
+        margin: Margined = None,
     ) -> CallToolResult:
         return await _answer(door, door.list, path=path, budget_tokens=budget_tokens, skip=skip, tokenizer=tokenizer, margin=margin)
 
-    @server.tool(
-        description=(
-            "Search the tree: ranked snippets (the hit line with one line of context), each with an evidence "
-            "pointer and the section or symbol it sits in; never whole files. Query: a literal (smart case), "
-            "re:REGEX, in:FOLDER, glob:PATTERN; when an answer says next=skip:K, add skip:K for the next page. "
-            "Then read the section you need with nas_read."
-        )
-    )
+    @server.tool(description="Search the tree: ranked snippets with evidence pointers and the section each is in, "
+                             "never whole files.")
     async def nas_search(
-        query: Annotated[str, Field(description="e.g. 'renewal', 're:price.*2026 in:notes'")],
-        budget_tokens: Annotated[int | None, Field(ge=0, le=MAX_BUDGET, description="tokens for the answer (default 1000)")] = None,
+        query: Annotated[str, Field(description="literal, re:REGEX, in:FOLDER, glob:PATTERN, skip:K")],
+        budget_tokens: Annotated[int | None, Field(ge=0, le=MAX_BUDGET, description="default 1000")] = None,
         at: At = None,
-        tokenizer: Tokenizer = None,
-        margin: Margin = None,
+        tokenizer: Counted = None,
+        margin: Margined = None,
     ) -> CallToolResult:
         return await _answer(door, door.search, query=query, budget_tokens=budget_tokens, at=at, tokenizer=tokenizer, margin=margin)
 
-    @server.tool(
-        description=(
-            "Dereference an evidence pointer (nas://node/tree/path@commit#La-Lb): exactly those bytes at that "
-            "commit, with their sha256. Use it to check a citation or to quote it."
-        )
-    )
-    async def nas_deref(pointer: Annotated[str, Field(description="a pointer from an answer's evidence")]) -> CallToolResult:
+    @server.tool(description="The exact bytes an evidence pointer names, at its commit, with their sha256.")
+    async def nas_deref(pointer: Annotated[str, Field(description="nas://node/tree/path@commit#La-Lb")]) -> CallToolResult:
         return await _answer(door, door.deref, pointer=pointer)
 
-    @server.tool(
-        description=(
-            "What changed between revisions: 'REV' or 'REV..' (to now) or 'A..B', for the whole tree or one "
-            "path. Within budget_tokens it degrades from the full diff to the changed outline entries to a "
-            "diffstat. For one file you can also nas_read(path, view='since=REV')."
-        )
-    )
+    @server.tool(description="What changed between revisions, for the tree or one path; degrades from the diff "
+                             "to changed outline entries to a diffstat.")
     async def nas_diff(
-        range: Annotated[str, Field(description="REV, REV.. or A..B (commits, branches, tags)")],
-        path: Annotated[str | None, Field(description="one file; without it, the whole tree")] = None,
-        budget_tokens: Budget = None,
-        tokenizer: Tokenizer = None,
-        margin: Margin = None,
+        range: Annotated[str, Field(description="REV, REV.. or A..B")],
+        path: str | None = None,
+        budget_tokens: Budgeted = None,
+        tokenizer: Counted = None,
+        margin: Margined = None,
     ) -> CallToolResult:
         return await _answer(door, door.diff, range=range, path=path, budget_tokens=budget_tokens, tokenizer=tokenizer, margin=margin)
+
+    @server.tool(description="The view grammar with examples and how to spend tokens well; ask once if unsure.",
+                 structured_output=False)
+    async def nas_help() -> str:
+        return manual
+
+    @server.resource("nasfs://help", name="help", description="the view grammar with examples", mime_type="text/plain")
+    def help_resource() -> str:
+        return manual
 
     return server
 
@@ -159,4 +160,4 @@ def serve_stdio(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> int:
     return 0
 
 
-__all__ = ["WORKFLOW", "build", "serve_stdio"]
+__all__ = ["WORKFLOW", "LeanServer", "build", "lean_schema", "serve_stdio"]

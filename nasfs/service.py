@@ -342,6 +342,9 @@ class Nas:
             return self._since_rungs(a, view.arg), nothing
         if view.kind == "summary":
             return [self._summary(a), skeleton], nothing
+        if view.kind == "keys":
+            listing = a.key_view()
+            return [lambda: listing, skeleton], nothing
         raise NotServable(f"view {view.kind!r} is not served")
 
     def _since_rungs(self, a: Analysis, spec: str) -> list[Rung]:

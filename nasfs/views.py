@@ -14,10 +14,11 @@ from dataclasses import dataclass, field, replace
 from .errors import NotFound, NotServable
 from .lines import LineIndex, count_lines_stream, stream_lines
 from .outline import Entry, Outline, family_for, is_binary, outline_bytes, outline_large
+from .outline.key_index import key_listing, outline_index
 from .pointers import Pointer
 from .repo import Content
 
-VIEW_FORMAT = 6  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
+VIEW_FORMAT = 7  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +128,22 @@ class Analysis:
             evidence = self.evidence(scope.start, scope.end)
         else:
             evidence = self.whole_evidence()
-        return Served("outline", outline.marked(depth).render().encode(), evidence, keys=tuple(keys))
+        body = outline.marked(depth).render()
+        # the index rides on the fitted @outline alone: a coarser rung of a budget must not grow
+        own = scope is None and entries is None and depth == self.outline.shown
+        index = outline_index(outline, depth, self.content.size if own else 0)
+        if index is None:  # too long to hold here: the header names the view that lists it
+            keys.append(("keys", "@keys"))
+        elif index:
+            body += index + "\n"
+        return Served("outline", body.encode(), evidence, keys=tuple(keys))
+
+    def key_view(self) -> Served:
+        """``P@keys``: every key of a data file and the lines it lives on."""
+        if not self.outline.runs:
+            raise NotServable(f"{self.content.path} is not keyed data ({self.outline.kind}): @keys lists the keys of "
+                              "JSON, JSON Lines, YAML and TOML files", "@outline")
+        return Served("keys", key_listing(self.outline).encode(), self.whole_evidence(), keys=(("kind", self.outline.kind),))
 
     def skeleton(self, scope: Entry | None) -> Served:
         """One line: kind, lines, bytes and top-level entries."""

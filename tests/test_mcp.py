@@ -14,7 +14,7 @@ import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 ACME = "notes/customer-acme.md"
-TOOLS = {"nas_read", "nas_search", "nas_deref", "nas_diff", "nas_list"}
+TOOLS = {"nas_read", "nas_search", "nas_deref", "nas_diff", "nas_list", "nas_help"}
 
 
 @contextlib.asynccontextmanager
@@ -67,16 +67,49 @@ def test_tools_are_listed_and_teach_the_budget_workflow(home: Path) -> None:
         listed = (await s.list_tools()).tools
         assert {t.name for t in listed} == TOOLS
         by_name = {t.name: t for t in listed}
-        read = by_name["nas_read"].description
-        for word in ("outline", "section=NAME", "L12-L18", "since=REV", "evidence", "budget"):
-            assert word in read
+        read = by_name["nas_read"]
+        for word in ("outline", "section", "lines", "evidence", "budget"):
+            assert word in read.description
+        for word in ("section=NAME", "L12-L18", "since=REV", "nas_help"):
+            assert word in read.input_schema["properties"]["view"]["description"]
         assert "snippets" in by_name["nas_search"].description
-        schema = by_name["nas_read"].input_schema
+        schema = read.input_schema
         assert schema["required"] == ["path"]
         assert set(schema["properties"]) == {"path", "view", "budget_tokens", "at", "tokenizer", "margin"}
         assert set(by_name["nas_diff"].input_schema["properties"]) == {"range", "path", "budget_tokens", "tokenizer", "margin"}
+        assert set(by_name["nas_list"].input_schema["properties"]) == {"path", "budget_tokens", "skip", "tokenizer", "margin"}
         instructions = (await s.initialize()).instructions  # the handshake's answer, kept by the session
-        assert "outline" in instructions and "since=REV" in instructions
+        assert "outline" in instructions and "nas_help" in instructions
+
+    run(home, body)
+
+
+def test_tools_list_costs_at_most_800_tokens_and_the_manual_is_asked_once(home: Path) -> None:
+    """What an agent pays in every conversation before its first read: the
+    tools/list result as the client receives it, counted with cl100k_base."""
+    from nasfs.help import HELP, MCP_HELP
+    from nasfs.tokens import count
+
+    async def body(s: ClientSession) -> None:
+        listed = await s.list_tools()
+        sent = json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True), ensure_ascii=False)
+        assert count(sent) <= 800, count(sent)
+        assert count((await s.initialize()).instructions) <= 150
+        manual = (await s.call_tool("nas_help", {})).content[0].text
+        assert "section=NAME@outline" in manual and "since=REV" in manual and manual == MCP_HELP + "\n" + HELP
+        resource = await s.read_resource("nasfs://help")
+        assert resource.contents[0].text == manual
+        # the lean schema still validates calls: a bad budget is refused, naming the parameter
+        bad = await s.call_tool("nas_read", {"path": ACME, "budget_tokens": -1})
+        assert bad.is_error and "budget_tokens" in bad.content[0].text
+        # ... and the bounds and types the listing leaves out are the models' (not the door's) to refuse
+        for tool, arguments in (("nas_list", {"tokenizer": 123}), ("nas_search", {"query": "x", "margin": 99}),
+                                ("nas_list", {"skip": -1})):
+            bad = await s.call_tool(tool, arguments)
+            [name] = arguments.keys() - {"query"}
+            assert bad.is_error and f"validation error for {tool}Arguments" in bad.content[0].text, bad.content
+            assert name in bad.content[0].text
+        assert (await call(s, "nas_read", path=ACME, view="L1"))["content"] == "# Acme Corp\n"
 
     run(home, body)
 
@@ -141,7 +174,7 @@ def test_nas_read_without_a_budget_gets_the_default(home: Path) -> None:
         env = await call(s, "nas_read", path=ACME)
         assert env["budget_tokens"] == DEFAULT and env["view"] == "full"
         read = next(t for t in (await s.list_tools()).tools if t.name == "nas_read")
-        assert f"a read gets {DEFAULT} tokens" in read.description
+        assert f"Without budget_tokens: {DEFAULT}." in read.description
 
     async def small(s: ClientSession) -> None:
         env = await call(s, "nas_read", path=ACME)

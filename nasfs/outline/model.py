@@ -33,6 +33,7 @@ class Entry:
     fold: int = -1
     follow: str = ""  # the read that lists what is not listed under it (``@section=NAME@outline``), at the line's end
     hides: bool = False  # something under it is not listed (its own lines show it, or ``follow`` lists it)
+    element: bool = False  # an array element, a document or a record: named by its number, not a key (a key "404" is a key)
 
     @property
     def name(self) -> str:

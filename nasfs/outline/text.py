@@ -33,6 +33,11 @@ def cut_label(text: str) -> str:
     return text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS] + "…"
 
 
+def display(name: str) -> str:
+    """A key as its label shows it: one line of bounded length (the path keeps the exact name)."""
+    return cut_label(name if name.isprintable() else name.encode("unicode_escape").decode("ascii"))
+
+
 class _Paragraphs:
     """Accumulates paragraph runs in line order, merging runs that touch."""
 

@@ -15,7 +15,7 @@ from tree_sitter import Node
 
 from nasfs.lines import LineIndex
 from nasfs.outline.model import Entry, Outline
-from nasfs.outline.text import cut_label
+from nasfs.outline.text import display
 
 ARRAY_ELEMENTS = 5  # container elements of an array listed as children (the others are folded sections)
 MAX_DEPTH = 32  # levels of entries; deeper keys are counted on the last
@@ -76,9 +76,9 @@ class Emitter:
 
     def outline(self, kind: str, root: Any) -> Outline:
         text, members, listed = self.shape(root, -1)
-        self.emit(members, listed, (), 0, -1)
-        notes = [f"root: {text}"]
         container = self.fmt.describe(root)[0]
+        self.emit(members, listed, (), 0, -1, container == "array")
+        notes = [f"root: {text}"]
         if container == "array":
             folded = f" (the first {ARRAY_ELEMENTS} listed, each read as @section=N)" if listed < len(members) else ""
             notes += self.records("records", folded, self.fmt.items(root))
@@ -93,8 +93,8 @@ class Emitter:
         for number, document in enumerate(documents, 1):
             text, members, listed = self.shape(document, 0)
             path = (str(number),)
-            self.add(f"--- document {number}: {text}", *self.fmt.span(document), 0, path, -1)
-            self.emit(members, listed, path, 1, -1)
+            self.add(f"--- document {number}: {text}", *self.fmt.span(document), 0, path, -1, True)
+            self.emit(members, listed, path, 1, -1, self.fmt.describe(document)[0] == "array")
         return self.done(kind, self.records("documents", " (numbered from 1)", documents, every=True))
 
     def outline_records(self, kind: str, records: list[Any]) -> Outline:
@@ -102,8 +102,8 @@ class Emitter:
         for index, record in enumerate(records):
             text, members, listed = self.shape(record, 0)
             path = (str(index),)
-            self.add(label(str(index), text), *self.fmt.span(record), 0, path, -1)
-            self.emit(members, listed, path, 1, -1)
+            self.add(label(str(index), text), *self.fmt.span(record), 0, path, -1, True)
+            self.emit(members, listed, path, 1, -1, self.fmt.describe(record)[0] == "array")
         return self.done(kind, self.records("records", " (numbered from 0)", records, every=True))
 
     def records(self, what: str, numbered: str, values: list[Any], every: bool = False) -> list[str]:
@@ -136,26 +136,29 @@ class Emitter:
         listed = tuple(e for e in everything if e.fold < 0)
         return Outline(kind, listed, tuple(notes), runs=True, sections=None if len(listed) == len(everything) else everything)
 
-    def emit(self, members: list[Member], listed: int, path: tuple[str, ...], depth: int, fold: int) -> None:
-        """Entries for ``members`` at ``depth``, the first ``listed`` of them listed, and their subtrees.
+    def emit(self, members: list[Member], listed: int, path: tuple[str, ...], depth: int, fold: int,
+             elements: bool = False) -> None:
+        """Entries for ``members`` at ``depth``, the first ``listed`` of them listed, and their subtrees;
+        ``elements``: the members are an array's elements (named by index), not an object's keys.
 
         Iterative: nesting can be deeper than Python's recursion limit."""
-        stack = [(members, listed, path, depth, fold, 0)]
+        stack = [(members, listed, path, depth, fold, 0, elements)]
         while stack:
-            members, listed, path, depth, fold, index = stack.pop()
+            members, listed, path, depth, fold, index, elements = stack.pop()
             if index == len(members):
                 continue
-            stack.append((members, listed, path, depth, fold, index + 1))
+            stack.append((members, listed, path, depth, fold, index + 1, elements))
             name, start, end, value = members[index]
             folded = fold if index < listed else depth
             text, children, shown = self.shape(value, depth)
-            self.add(label(display(name), text), start, end, depth, path + (name,), folded)
-            stack.append((children, shown, path + (name,), depth + 1, folded, 0))
+            self.add(label(display(name), text), start, end, depth, path + (name,), folded, elements)
+            stack.append((children, shown, path + (name,), depth + 1, folded, 0, self.fmt.describe(value)[0] == "array"))
 
-    def add(self, label: str, start: int, end: int, depth: int, path: tuple[str, ...], fold: int) -> None:
+    def add(self, label: str, start: int, end: int, depth: int, path: tuple[str, ...], fold: int,
+            element: bool = False) -> None:
         first = self.lines.line_of(start)
         last = max(first, self.lines.line_of(end - 1))
-        self.entries.append(Entry(label, first, last, depth, path, fold))
+        self.entries.append(Entry(label, first, last, depth, path, fold, element=element))
 
     def shape(self, value: Any, depth: int) -> tuple[str, list[Member], int]:
         """The type text of ``value`` as an entry at ``depth``, the members below it, and how many of them are listed."""
@@ -242,10 +245,5 @@ def unquote(raw: bytes) -> str:
     if text.startswith("'"):  # a TOML literal key: no escapes at all
         return text[1:-1]
     return text
-
-
-def display(name: str) -> str:
-    """A key as its label shows it: one line of bounded length (the path keeps the exact name)."""
-    return cut_label(name if name.isprintable() else name.encode("unicode_escape").decode("ascii"))
 
 
