@@ -83,7 +83,7 @@ class Generator:
                 record = self.store.get(kind + "-rules", ident)
                 if record is None:
                     record = rules()
-                    self.store.put(kind + "-rules", ident, path, record)
+                    self.store.keep(kind + "-rules", ident, record)
                 record = judge_record(record, judge, self.store, ident, cited, self.settings.timeout)
         except BackendDown as exc:
             self.store.failed(kind, ident, str(exc))

@@ -52,7 +52,7 @@ class SummarySettings:
 
     @property
     def is_http(self) -> bool:
-        return self.summarizer.startswith(("http://", "https://"))
+        return _endpoint(self.summarizer)
 
     @property
     def model_name(self) -> str:

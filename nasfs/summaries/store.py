@@ -66,10 +66,15 @@ class Store:
         return found if isinstance(found, dict) else None
 
     def put(self, kind: str, ident: str, path: str, record: dict[str, Any]) -> None:
+        """A finished record: also the path's last one, and no failure to wait out any more."""
         raw = json.dumps(record).encode()
         self.disk.put(self._key(kind, ident), raw)
         self.disk.put(self._last_key(kind, path), raw)
-        self.disk.put(self._key(kind + "-failed", ident), b"null")  # made: no failure to wait out
+        self.disk.put(self._key(kind + "-failed", ident), b"null")
+
+    def keep(self, kind: str, ident: str, record: dict[str, Any]) -> None:
+        """A record on its way (what the rules kept, before the judge): never served."""
+        self.disk.put(self._key(kind, ident), json.dumps(record).encode())
 
     def failure(self, kind: str, ident: str) -> Failure | None:
         found = self._load(self._key(kind + "-failed", ident))
