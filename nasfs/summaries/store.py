@@ -23,6 +23,7 @@ from typing import Any
 
 from ..cache import DiskCache
 
+MAX_TRIES = 1000  # failures in a row counted (each read of a summary whose making fails adds one)
 FORMAT = 4  # raised when a record's shape or the prompt changes, so older records are made again
 
 
@@ -85,7 +86,7 @@ class Store:
 
     def failed(self, kind: str, ident: str, message: str, final: bool = False) -> None:
         before = self.failure(kind, ident)
-        tries = before.tries + 1 if before else 1
+        tries = min(before.tries + 1, MAX_TRIES) if before else 1  # a count that cannot grow without bound
         raw = {"message": message, "when": time.time(), "tries": tries, "final": final}
         self.disk.put(self._key(kind + "-failed", ident), json.dumps(raw).encode())
 

@@ -23,6 +23,7 @@ log = logging.getLogger("nasfs.summaries")
 WALK_SECONDS = 30.0
 RETRY_FIRST_SECONDS = 30.0
 RETRY_MAX_SECONDS = 3600.0
+MAX_DOUBLINGS = 30  # past RETRY_MAX_SECONDS for any sane RETRY_FIRST_SECONDS
 
 
 def due(failure: Failure | None, now: float) -> bool:
@@ -31,7 +32,8 @@ def due(failure: Failure | None, now: float) -> bool:
         return True
     if failure.final:
         return False
-    wait = min(RETRY_MAX_SECONDS, RETRY_FIRST_SECONDS * 2 ** (failure.tries - 1))
+    doublings = min(max(failure.tries - 1, 0), MAX_DOUBLINGS)  # tries may be any count: 2**1024 is no float
+    wait = min(RETRY_MAX_SECONDS, RETRY_FIRST_SECONDS * 2.0 ** doublings)
     return now - failure.when >= wait
 
 
