@@ -64,8 +64,8 @@ class Judge:
         """The whole identity for cache keys: the endpoint or the full command line, and the model."""
         return f"{self.target.strip()}\n{self.model or ''}"
 
-    def __repr__(self) -> str:  # the key stays out of logs and tracebacks
-        return f"Judge(target={self.target!r}, model={self.model!r}, key={'***' if self.key else None})"
+    def __repr__(self) -> str:  # the endpoint (which may carry a token) and the key stay out of logs and tracebacks
+        return f"Judge(name={self.name!r}, key={'***' if self.key else None})"
 
 
 def user_message(sentence: str, cited: str) -> str:
@@ -97,15 +97,15 @@ def _ask_endpoint(judge: Judge, user: str, timeout: float) -> str | None:
     try:
         reply = httpx.post(url, json=body, headers=headers, timeout=httpx.Timeout(timeout, connect=min(5.0, timeout)))
     except httpx.HTTPError as exc:
-        log.warning("the summary judge %s gave no answer: %s", base, type(exc).__name__)
+        log.warning("the summary judge %s gave no answer: %s", judge.name, type(exc).__name__)
         return None
     if reply.status_code != 200:
-        log.warning("the summary judge %s answered HTTP %d", base, reply.status_code)
+        log.warning("the summary judge %s answered HTTP %d", judge.name, reply.status_code)
         return None
     try:
         return str(reply.json()["choices"][0]["message"]["content"] or "")
     except (ValueError, KeyError, IndexError, TypeError):
-        log.warning("the summary judge %s gave an answer that is not a chat completion", base)
+        log.warning("the summary judge %s gave an answer that is not a chat completion", judge.name)
         return None
 
 
@@ -113,8 +113,9 @@ def _ask_command(judge: Judge, user: str, timeout: float) -> str | None:
     argv = shlex.split(judge.target)
     try:
         done = subprocess.run(argv, input=f"{SYSTEM}\n\n{user}".encode(), capture_output=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        log.warning("the summary judge command %r gave no answer: %s", argv[0], exc)
+    except (OSError, subprocess.TimeoutExpired) as exc:  # TimeoutExpired's text holds the whole command line
+        why = f"timed out after {timeout:g} s" if isinstance(exc, subprocess.TimeoutExpired) else exc.strerror or type(exc).__name__
+        log.warning("the summary judge command %r gave no answer: %s", argv[0], why)
         return None
     if done.returncode != 0:
         log.warning("the summary judge command %r failed: exit %d", argv[0], done.returncode)

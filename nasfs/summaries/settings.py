@@ -47,7 +47,7 @@ class SummarySettings:
     in_flight: int = 1  # generations at once (worker threads)
     queue_size: int = 256
     detached: bool = False  # a one-shot door (the CLI): a miss starts a background process instead of a thread
-    judge_target: str = ""  # --summary-judge URL|CMD: asked after the rules about each kept sentence
+    judge_target: str = field(default="", repr=False)  # --summary-judge URL|CMD (may carry a token): never shown
     judge_model: str = ""
 
     @property
