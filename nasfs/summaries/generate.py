@@ -20,7 +20,7 @@ from ..views import Analysis
 from . import folders as fold
 from .backends import BackendDown, make_backend
 from .files import cited_text, summarize_file
-from .judging import judge_record
+from .judging import JudgeDown, judge_record
 from .settings import SummarySettings
 from .store import Store
 
@@ -124,6 +124,8 @@ class Generator:
             a = nas.analysis(nas.content(child, at))
             try:
                 return self.make_file(a), a
+            except JudgeDown:
+                raise  # the folder waits for the judge too, not made (and kept) from skeletons meanwhile
             except BackendDown:
                 return None, a
 

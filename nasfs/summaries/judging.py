@@ -1,7 +1,7 @@
 """The judge's pass over what the rules kept (judge.py asks; this decides).
 
 Each kept sentence and the text it cites is put to the judge; its yes or
-no is remembered per (blob or folder signature, sentence, judge identity),
+no is remembered per (blob or folder signature, sentence, the cited text, judge identity),
 so a summary is judged once. A "no" moves the sentence to the refused ones
 with the judge named. A judge that gives no usable answer (down, slow,
 neither yes nor no) raises :class:`JudgeDown`: the summary is then not
@@ -30,10 +30,13 @@ def judge_record(record: dict[str, Any], judge: Judge, store: Store, ident: str,
     supports kept; ``cited(k)`` is the text sentence ``k`` cites."""
     kept, refused = [], list(record["refused"])
     for k in record["kept"]:
-        where = json.dumps(k["cited"])  # tuples (just made) and lists (loaded) alike
+        # keyed by the very text the judge reads, not only by where it is: a folder's
+        # cited children may be their summaries or (one failed) their skeletons
+        text = cited(k)
+        where = json.dumps(k["cited"]) + "\0" + text  # tuples (just made) and lists (loaded) alike
         verdict = store.verdict(ident, k["text"], where, judge.identity)
         if verdict is None:
-            verdict = ask(judge, k["text"], cited(k), timeout)
+            verdict = ask(judge, k["text"], text, timeout)
             if verdict is None:
                 raise JudgeDown(f"the summary judge {judge.name} gave no usable answer (down, slow, or neither "
                                 "yes nor no); the summary waits for it")
