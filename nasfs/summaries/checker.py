@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+VERSION = 1  # raised with any change to what the rules keep, so records they made are made again
 MAX_CITED_LINES = 40
 OVERLAP = 0.5
 PREFIX = 5

@@ -19,6 +19,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from ..errors import BadView, NotServable
+from . import checker
 from .judge import Judge
 
 MODES = ("off", "on-demand", "background")
@@ -74,10 +75,11 @@ class SummarySettings:
     @property
     def identity(self) -> str:
         """What the cache is keyed by: everything that changes an answer (the
-        whole command line, or endpoint and model; the context; the judge), hashed."""
+        whole command line, or endpoint and model; the context and answer size;
+        the rules' version; the judge), hashed."""
         judge = self.judge
         whole = "\0".join((self.summarizer, self.model, str(self.context_tokens), str(self.max_tokens),
-                           judge.identity if judge else ""))
+                           f"rules{checker.VERSION}", judge.identity if judge else ""))
         return hashlib.sha256(whole.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
     def api_key(self) -> str | None:
