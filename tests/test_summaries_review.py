@@ -96,3 +96,33 @@ def test_the_cache_key_changes_with_the_rules_version(monkeypatch: pytest.Monkey
     before = build_settings("cat").identity
     monkeypatch.setattr(checker, "VERSION", getattr(checker, "VERSION", 1) + 1, raising=False)
     assert build_settings("cat").identity != before
+
+
+def test_the_summaries_modules_import_one_another_without_a_cycle() -> None:
+    """serving.py split by job (issue 25 point 4): lookup, generate, spawn, walk, worker import down, never back."""
+    import ast
+
+    import nasfs.summaries as package
+
+    folder = Path(package.__file__).parent
+    imports: dict[str, set[str]] = {}
+    for module in folder.glob("*.py"):
+        found = set()
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                found |= {node.module.split(".")[0]} if node.module else {a.name for a in node.names}
+        imports[module.stem] = found - {"__init__"}
+    assert {"generate", "spawn", "walk", "worker"} <= imports["serving"]
+    assert "serving" not in set().union(*(v for k, v in imports.items() if k != "__init__"))
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, f"import cycle: {' -> '.join(path + (name,))}"
+        if name in done or name not in imports:
+            return
+        for dep in imports[name]:
+            visit(dep, path + (name,))
+        done.add(name)
+
+    for name in imports:
+        visit(name, ())
