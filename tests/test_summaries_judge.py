@@ -18,6 +18,7 @@ import pytest
 from nasfs.repo import GitTree
 from nasfs.service import Nas
 from nasfs.summaries import SummaryPending, build_settings
+from nasfs.summaries.files import cited_text
 
 from .conftest import header
 from .mounts import Mount
@@ -202,7 +203,9 @@ def test_a_real_model_on_127_0_0_1_as_the_judge(home: Path, tmp_path: Path, monk
     keys = header(r.text)
     assert keys["checked"] == "rules+judge:smollm2" and keys["support"] in ("0/1", "1/1")
     store = nas.summaries.store
-    verdict = store.verdict(nas.content(ACME).blob_id, "Acme Corp", json.dumps([[1, 1]]), nas.summaries.settings.judge.identity)
+    shown = cited_text((home / ACME).read_bytes(), {"cited": [[1, 1]]})  # a verdict is kept for the text the judge read
+    verdict = store.verdict(nas.content(ACME).blob_id, "Acme Corp", json.dumps([[1, 1]]) + "\0" + shown,
+                            nas.summaries.settings.judge.identity)
     assert verdict is (keys["support"] == "1/1")  # the judge's answer, remembered, is what decided
     for e in r.served.evidence:
         assert nas.verify(str(e.pointer), e.sha256).startswith("verified")

@@ -126,3 +126,19 @@ def test_the_summaries_modules_import_one_another_without_a_cycle() -> None:
 
     for name in imports:
         visit(name, ())
+
+
+def test_a_folder_signature_read_again_hashes_nothing(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read of ``folder@summary`` computes the signature in the core: once the
+    listing has settled, it is remembered, not made again by hashing children."""
+    nas = nas_for(home, "cat")
+    time.sleep(2.1)  # settled
+    listing = fold.listing_of(nas, "", None)
+    disk = nas.summaries.store.disk
+    first = fold.signature(nas, listing, "", None, disk)
+
+    def no_hashing(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a child was hashed again")
+
+    monkeypatch.setattr(nas, "content", no_hashing)
+    assert fold.signature(nas, fold.listing_of(nas, "", None), "", None, disk) == first

@@ -31,6 +31,7 @@ from .checker import check_children, content_words, split_answer
 from .prompt import folder_prompt
 
 if TYPE_CHECKING:
+    from ..cache import DiskCache
     from ..reader import Reader
 
 MAX_FILES = 8
@@ -44,15 +45,30 @@ def listing_of(nas: Reader, path: str, at: str | None) -> Listing:
     return walk_commit(nas, str(nas.tree.resolve(at).id), path)
 
 
-def signature(nas: Reader, listing: Listing, path: str, at: str | None) -> str:
+def signature(nas: Reader, listing: Listing, path: str, at: str | None, disk: DiskCache | None = None) -> str:
     """What ``path``'s summary is made from: its children's names and blob
-    ids, its subfolders' signatures (recursively), never times or inodes."""
+    ids, its subfolders' signatures (recursively), never times or inodes.
+
+    A read computes it in the core, and a blob id may mean hashing a large
+    file: so it is remembered by the listing's own (stat) signature once the
+    listing has settled, as folder maps are; a ``touch`` computes it again
+    (to the same value) once, not at every read (``disk``: the summary store's)."""
+    key = f"summ-sig{MAX_FILES}.{MAX_FOLDERS}:{nas.tree.root}:{at or ''}:{listing.signature}:{path}" if disk is not None and listing.settled else None
+    if key is not None and (known := disk.get(key)) is not None:
+        return known.decode()
+    made = _signature(nas, listing, path, at)
+    if key is not None:
+        disk.put(key, made.encode())
+    return made
+
+
+def _signature(nas: Reader, listing: Listing, path: str, at: str | None) -> str:
     files, folders = children(listing, path)
     h = hashlib.sha256(f"{path}\0".encode("utf-8", "surrogateescape"))
     for child in files:
         h.update(f"{child}\0{nas.content(child, at).blob_id}\n".encode("utf-8", "surrogateescape"))
     for sub in folders:
-        h.update(f"{sub}/\0{signature(nas, listing, sub, at)}\n".encode("utf-8", "surrogateescape"))
+        h.update(f"{sub}/\0{_signature(nas, listing, sub, at)}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 

@@ -114,7 +114,7 @@ class Generator:
         """A folder's record, its children's made first when missing (bottom-up)."""
         listing = fold.listing_of(nas, path, at)
         path = listing.folder
-        sig = fold.signature(nas, listing, path, at)
+        sig = fold.signature(nas, listing, path, at, self.store.disk)
         record = self.store.get("folder", sig)
         if record is not None:
             return record

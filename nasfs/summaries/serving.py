@@ -72,7 +72,7 @@ class Summaries:
         self.check_mode()
         listing = fold.listing_of(nas, path, at)
         path = listing.folder  # "." and "" are the root; a link, the folder it names
-        sig = fold.signature(nas, listing, path, at)
+        sig = fold.signature(nas, listing, path, at, self.store.disk)
         shown = path or "."
         record = self.store.get("folder", sig)
         if record is not None:

@@ -66,7 +66,7 @@ class Walk:
                     self.worker.submit(("file", c.path, c.blob_id),
                                        lambda c=c: self.generator.file_job(c.path, c.blob_id, c.commit))
             for folder in fold.bottom_up(listing):
-                sig = fold.signature(nas, listing, folder, None)
+                sig = fold.signature(nas, listing, folder, None, self.store.disk)
                 if self.store.get("folder", sig) is None and due(self.store.failure("folder", sig), now):
                     self.worker.submit(("folder", folder, sig), lambda f=folder: self.generator.folder_job(f, None))
         except QueueFull:
