@@ -41,6 +41,11 @@ def _summary_args(p: argparse.ArgumentParser, mode: bool = True) -> None:
                                                                       "between the outline and the skeleton")
     p.add_argument("--summaries-keep-unsupported", action="store_true",
                    help="keep the sentences the checker refused, marked (unsupported: why), instead of dropping them")
+    p.add_argument("--summary-judge", metavar="URL|CMD", help="after the rules, ask this OpenAI-compatible endpoint or "
+                                                             "command whether the cited lines support each sentence "
+                                                             "(default: $NASFS_SUMMARY_JUDGE)")
+    p.add_argument("--summary-judge-model", metavar="NAME", help="the judge endpoint's model name, e.g. bespoke-minicheck "
+                                                                 "(default: $NASFS_SUMMARY_JUDGE_MODEL)")
 
 
 def _summary_settings(args: argparse.Namespace, detached: bool = False):
@@ -50,7 +55,8 @@ def _summary_settings(args: argparse.Namespace, detached: bool = False):
     return build_settings(getattr(args, "summarizer", None), getattr(args, "summary_model", None),
                           mode if isinstance(mode, str) else None, getattr(args, "summaries_in_ladder", False),
                           getattr(args, "summaries_keep_unsupported", False), getattr(args, "summary_key_file", None),
-                          getattr(args, "summary_context", None), detached)
+                          getattr(args, "summary_context", None), detached,
+                          getattr(args, "summary_judge", None), getattr(args, "summary_judge_model", None))
 
 
 def _tokenizer_args(p: argparse.ArgumentParser) -> None:
@@ -210,7 +216,7 @@ def _open(args: argparse.Namespace):
     prefix = "" if args.repo else cwd_prefix(tree.root, os.getcwd())
     tokenizer = getattr(args, "tokenizer", "cl100k_base")
     settings = _summary_settings(args, detached=args.command == "read") if hasattr(args, "summarizer") else None
-    return Nas(tree, tokenizer=tokenizer, disk=disk, summarizer=settings or ""), prefix
+    return Nas(tree, tokenizer=tokenizer, disk=disk, summarizer=settings), prefix
 
 
 def _write(data: bytes) -> None:

@@ -39,6 +39,9 @@ OWN: dict[str, tuple[str, bool]] = {
     "summary_context": ("--summary-context", True),
     "summaries": ("--summaries", True),
     "summaries_in_ladder": ("--summaries-in-ladder", False),
+    "summaries_keep_unsupported": ("--summaries-keep-unsupported", False),
+    "summary_judge": ("--summary-judge", True),
+    "summary_judge_model": ("--summary-judge-model", True),
     "log_file": ("--log-file", True),
     "log_level": ("--log-level", True),
     "attr_timeout": ("--attr-timeout", True),
@@ -70,7 +73,7 @@ REFUSED = {
     "dirsync": "dirsync is not supported (writes go to the source as its filesystem does them)",
 }
 
-VALID = ("node=NAME, tree=NAME, tokenizer=NAME|max:A+B+...|PRESET, margin=M, summarizer=URL|CMD, summary_model=NAME, summary_key_file=FILE, summary_context=N, summaries=off|on-demand|background, summaries_in_ladder, autocommit, allow_other, "
+VALID = ("node=NAME, tree=NAME, tokenizer=NAME|max:A+B+...|PRESET, margin=M, summarizer=URL|CMD, summary_model=NAME, summary_key_file=FILE, summary_context=N, summaries=off|on-demand|background, summaries_in_ladder, summaries_keep_unsupported, summary_judge=URL|CMD, summary_judge_model=NAME, autocommit, allow_other, "
          "log_file=FILE, log_level=debug|info|warning|error, attr_timeout=SECONDS, ro, noexec "
          "(generic ones such as rw, defaults, _netdev, nofail, noatime, x-systemd.* are ignored)")
 

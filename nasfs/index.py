@@ -28,6 +28,7 @@ from .repo import GitTree
 
 if TYPE_CHECKING:
     from .service import Nas
+    from .summaries import SummarySettings
 
 _nas = None  # the worker's own Nas
 _names: frozenset[str] = frozenset()  # the names the tree's files may be mentioned by
@@ -85,20 +86,22 @@ def tree_files(tree: GitTree) -> list[str]:
     return sorted(files)
 
 
-def _open(root: str, node: str | None, tree: str | None, tokenizer: str):
+def _open(root: str, node: str | None, tree: str | None, tokenizer: str, summarizer: SummarySettings | None = None):
     from .cache import DiskCache
     from .service import Nas
 
     disk = DiskCache()
-    return Nas(GitTree(root, node=node, tree=tree, hashes=disk), tokenizer=tokenizer, disk=disk)
+    return Nas(GitTree(root, node=node, tree=tree, hashes=disk), tokenizer=tokenizer, disk=disk, summarizer=summarizer)
 
 
 def _init_worker(root: str, node: str | None, tree: str | None, tokenizer: str,
-                 names: frozenset[str] = frozenset()) -> None:
+                 names: frozenset[str] = frozenset(), summarizer: SummarySettings | None = None) -> None:
     """A worker's Nas; ``names``: those its files' mentions are looked for (none
-    in the mount's view workers, nasfs/fuse/pool.py, which outline only)."""
+    in the mount's view workers, nasfs/fuse/pool.py, which outline only);
+    ``summarizer``: the mount's summary settings, so a view made here (``@N``
+    of a large file) has the summary rung the core thread's has."""
     global _nas, _names
-    _nas, _names = _open(root, node, tree, tokenizer), names
+    _nas, _names = _open(root, node, tree, tokenizer, summarizer), names
 
 
 def _outline(path: str) -> Indexed:

@@ -27,7 +27,7 @@ from .outline import Entry, Outline
 from .pointers import Pointer, parse_pointer
 from .progress import Progress
 from .repo import Content, GitTree, clean_path
-from .summaries import SummarySettings, build_settings
+from .summaries import SummarySettings
 from .summaries.serving import Summaries
 from .summaries.settings import VALID_NOW
 from .views import VIEW_FORMAT, Analysis, Evidence, Served
@@ -87,16 +87,16 @@ class Nas:
     """Views of one git-backed tree, declared and budgeted."""
 
     def __init__(self, tree: GitTree, tokenizer: str = tok.DEFAULT_TOKENIZER, disk: DiskCache | None = None,
-                 summarizer: str | SummarySettings | None = None) -> None:
-        """``summarizer``: a command or endpoint URL (else $NASFS_SUMMARIZER), or
-        whole settings (summaries/settings.py); "" for none."""
+                 summarizer: SummarySettings | None = None) -> None:
+        """``summarizer``: the summary settings a door built from its flags and
+        environment (summaries.build_settings), or None: no summaries. The core
+        reads no environment variable of its own."""
         self.tree = tree
         self.tokenizer = tok.check_tokenizer(tokenizer)
         self.disk = disk
         self.stats = Stats()
         self.progress = Progress()  # long work running now (.nas/status)
-        settings = summarizer if isinstance(summarizer, SummarySettings) else build_settings(summarizer)
-        self.summaries = Summaries(settings, self, self._summary_core) if settings else None
+        self.summaries = Summaries(summarizer, self, self._summary_core) if summarizer else None
         if self.summaries is not None:
             self.stats.more = self.summaries.status
         self.errors: collections.deque[Refusal] = collections.deque(maxlen=100)
@@ -108,7 +108,7 @@ class Nas:
     def _summary_core(self) -> Nas:
         """A core of its own for a summary worker thread (pygit2 objects stay in one thread)."""
         tree = GitTree(self.tree.root, node=self.tree.node, tree=self.tree.tree, hashes=self.disk)
-        return Nas(tree, tokenizer=self.tokenizer, disk=self.disk, summarizer="")
+        return Nas(tree, tokenizer=self.tokenizer, disk=self.disk)
 
     # -- addressing ----------------------------------------------------------
     def split(self, spec: str, at: str | None = None) -> tuple[str, View]:

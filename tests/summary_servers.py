@@ -26,7 +26,7 @@ MODEL_PYTHON = ROOT / ".venv-model" / "bin" / "python"
 class FakeChat:
     """``POST /v1/chat/completions`` answered by ``answer(user_message)`` after ``delay`` seconds."""
 
-    def __init__(self, answer: Callable[[str], str], delay: float = 0.0) -> None:
+    def __init__(self, answer: Callable[[str], str], delay: float = 0.0, port: int = 0) -> None:
         self.answer, self.delay = answer, delay
         self.requests: list[dict] = []
         self.release = threading.Event()  # set: a delayed answer comes at once
@@ -51,7 +51,7 @@ class FakeChat:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)

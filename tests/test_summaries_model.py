@@ -96,8 +96,9 @@ def check_pointers(home: Path, text: bytes) -> dict[str, str]:
     assert keys["generated"] == "true" and keys["model"] == "smollm2"
     kept, written = map(int, keys["support"].split("/"))
     assert 0 <= kept <= written
-    pointers = [keys["pointer"]] + [line.rsplit(" ", 1)[1] for line in text.decode().splitlines()[1:] if " nas://" in line]
-    assert len(pointers) == 1 + kept
+    sentences = [line for line in text.decode().splitlines()[1:] if " nas://" in line]
+    assert len(sentences) == kept  # each kept sentence carries its pointers, one per range it cites
+    pointers = [keys["pointer"]] + [w for line in sentences for w in line.split() if w.startswith("nas://")]
     for p in pointers:
         verify = subprocess.run([*NASFS, "verify", "--repo", str(home), "--node", "box", "--tree", "home", p],
                                 capture_output=True, text=True, timeout=60)

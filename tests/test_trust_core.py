@@ -25,7 +25,7 @@ from nasfs.errors import BadView, NasError, NotFound, NotServable, VerifyFailed
 from nasfs.repo import KEEP_REF, GitTree
 from nasfs.search import search
 from nasfs.service import Nas
-from nasfs.summaries import SummaryPending
+from nasfs.summaries import SummaryPending, build_settings
 
 from .conftest import git
 from .summary_servers import CITING_SCRIPT, wait_idle
@@ -231,7 +231,7 @@ def test_reading_a_kept_snapshot_again_keeps_nothing_more(home: Path) -> None:
 def summarizing(home: Path, tmp_path: Path) -> Nas:
     script = tmp_path / "summarize.py"
     script.write_text(CITING_SCRIPT)
-    return Nas(GitTree(home, node="box", tree="home"), summarizer=f"{sys.executable} {script}")
+    return Nas(GitTree(home, node="box", tree="home"), summarizer=build_settings(f"{sys.executable} {script}"))
 
 
 def summarized(nas: Nas, spec: str):

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from ..declare import Response
     from ..grammar import View
     from ..repo import GitTree
+    from ..summaries import SummarySettings
     from .nodes import Node
 
 log = logging.getLogger("nasfs.fuse")
@@ -82,9 +83,10 @@ class _Worker:
 class Pool:
     """Worker processes over one tree (``nasfs index``'s ``_init_worker``)."""
 
-    def __init__(self, tree: GitTree, tokenizer: str, workers: int | None = None) -> None:
+    def __init__(self, tree: GitTree, tokenizer: str, workers: int | None = None,
+                 summarizer: SummarySettings | None = None) -> None:
         self._tree = tree
-        self._args = (str(tree.root), tree.node, tree.tree, tokenizer)
+        self._args = (str(tree.root), tree.node, tree.tree, tokenizer, summarizer)
         self._all = [_Worker() for _ in range(workers or min(2, os.cpu_count() or 1))]
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()  # answer() runs in several threads at once
         for worker in self._all:
@@ -141,9 +143,9 @@ def _processes(executor: ProcessPoolExecutor) -> list[Any]:
 
 
 # -- what runs in a worker (its Nas is index._nas) ------------------------------------
-def _start(root: str, node: str | None, tree: str | None, tokenizer: str) -> None:
+def _start(root: str, node: str | None, tree: str | None, tokenizer: str, summarizer: SummarySettings | None) -> None:
     os.nice(NICE)
-    index._init_worker(root, node, tree, tokenizer)
+    index._init_worker(root, node, tree, tokenizer, summarizer=summarizer)
 
 
 def read_view(path: str, view: View, at: str | None) -> bytes:

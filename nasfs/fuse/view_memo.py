@@ -22,7 +22,10 @@ What a working-tree view of ``folder/name`` rests on, checked at each lookup:
   the loop's own pygit2 handle (pygit2 objects are not shared across threads).
 
 Views resting on more than their file (``since=``, ``summary``) and folder
-maps are never remembered.
+maps are never remembered; nor is ``@N`` when summaries are a rung of its
+ladder (``--summaries-in-ladder``): its answer changes when the file's
+summary is made, with nothing above changed, and the CLI and HTTP would
+serve the new one while the mount kept the old.
 """
 
 from __future__ import annotations
@@ -53,8 +56,10 @@ class ViewMemo:
     """Names of working-tree views -> the versioned node they gave, while
     the facts it rests on hold. Used from the request loop only."""
 
-    def __init__(self, root: str, git_dir: str) -> None:
+    def __init__(self, root: str, git_dir: str, summary_rung: bool = False) -> None:
+        """``summary_rung``: ``@N`` may serve a summary (so it rests on the summary cache too)."""
         self.root = root
+        self.unremembered = UNREMEMBERED + (("best",) if summary_rung else ())
         self._refs = RefState(git_dir)  # the loop's own handle, for two ref reads a lookup
         self._known: LRU[tuple[str, str], Remembered] = LRU(SIZE)
         self.hits = 0
@@ -89,7 +94,7 @@ class ViewMemo:
         """Keep what a lookup made in the core thread, when ``before`` (the
         facts taken before it was made) still hold after it, so the node is
         of exactly those facts, and the name split at its last '@'."""
-        if before is None or node.kind != "view" or node.commit or node.view is None or node.view.kind in UNREMEMBERED:
+        if before is None or node.kind != "view" or node.commit or node.view is None or node.view.kind in self.unremembered:
             return
         left = name[:name.rfind("@")]
         if node.path == (f"{folder}/{left}" if folder else left) and self.facts(folder, name) == before:

@@ -70,12 +70,13 @@ class Virtual:
     def __init__(self, nas: Nas) -> None:
         self.inodes = Inodes()
         self._core = trio.CapacityLimiter(1)  # pygit2 and the core run one call at a time
-        self.workers = Pool(nas.tree, nas.tokenizer)
+        self.workers = Pool(nas.tree, nas.tokenizer, summarizer=nas.summaries.settings if nas.summaries else None)
         self._waiting = trio.CapacityLimiter(64)  # threads that only wait for a worker's answer
         # versioned content by inode: what a lookup made, for the getattr and open that follow
         self._files: LRU[int, tuple[bytes, Response | None]] = LRU(8192, lambda made: len(made[0]), FILES_BYTES)
         self._git_stat = os.stat(nas.tree.git_dir)
-        self.views = ViewMemo(str(nas.tree.root), str(nas.tree.git_dir))  # lookups of unchanged views, on the loop
+        self.views = ViewMemo(str(nas.tree.root), str(nas.tree.git_dir),  # lookups of unchanged views, on the loop
+                              summary_rung=nas.summaries is not None and nas.summaries.settings.in_ladder)
         self.faults = False
         self.fault_armed = False
         self.started = time.time()

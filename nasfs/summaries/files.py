@@ -2,7 +2,8 @@
 
 Runs in a worker (thread or ``nasfs index --summaries``), never in a read.
 The lines the checker reads and hashes are the blob's own (LineIndex, as
-views use), so each kept sentence's pointer verifies against the commit.
+views use), so each kept sentence's pointers verify against the commit:
+one pointer per cited range, hashed over exactly the lines it cites.
 """
 
 from __future__ import annotations
@@ -19,10 +20,16 @@ from .prompt import file_prompt
 from .settings import SummarySettings
 
 
+def cited_label(cited: list[list[int]] | tuple[tuple[int, int], ...]) -> str:
+    """``L3-L4, L13``: the ranges a sentence cites, as the view prints them."""
+    return ", ".join(f"L{a}" if a == b else f"L{a}-L{b}" for a, b in cited)
+
+
 def summarize_file(backend: Backend, settings: SummarySettings, path: str, blob_id: str, commit: str,
                    data: bytes, outline: Outline) -> dict[str, Any]:
-    """The record of ``data``'s summary (store.py): every sentence written,
-    those kept with their span and its sha256, those refused with why."""
+    """The record of ``data``'s summary (store.py) as the rules leave it:
+    every sentence written, those kept with one span (lines and their sha256)
+    per cited range, those refused with why."""
     index = LineIndex(data)
 
     def lines(a: int, b: int) -> str:
@@ -37,11 +44,16 @@ def summarize_file(backend: Backend, settings: SummarySettings, path: str, blob_
     for verdict in (check_lines(s, index.count, lines) for s in split_answer(answer)):
         s = verdict.sentence
         if verdict.supported:
-            start, end = min(a for a, _ in s.cited), max(b for _, b in s.cited)
-            digest = hashlib.sha256(index.slice(start, end)).hexdigest()
-            kept.append({"text": s.text, "cited": s.cited, "start": start, "end": end, "sha256": digest})
+            spans = [{"start": a, "end": b, "sha256": hashlib.sha256(index.slice(a, b)).hexdigest()} for a, b in s.cited]
+            kept.append({"text": s.text, "cited": s.cited, "spans": spans})
         else:
             refused.append({"text": s.text, "cited": s.cited, "reason": verdict.reason})
     return {"model": backend.name, "path": path, "blob": blob_id, "commit": commit, "lines": index.count,
             "whole": prompt.whole, "written": len(kept) + len(refused), "kept": kept, "refused": refused,
-            "seconds": round(seconds, 3), "answer": answer}
+            "seconds": round(seconds, 3), "answer": answer, "checked": "rules"}
+
+
+def cited_text(data: bytes, kept: dict[str, Any]) -> str:
+    """The lines a kept sentence cites, each range in turn (what the rules read)."""
+    index = LineIndex(data)
+    return "\n".join(index.slice(a, b).decode("utf-8", errors="replace") for a, b in kept["cited"])

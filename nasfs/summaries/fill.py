@@ -1,7 +1,10 @@
 """``nasfs index --summaries``: fill the summary cache now, with a progress bar.
 
 Files first (smallest first), then folders from the deepest up, so each
-folder's summary is made from its children's. A summarizer that is down
+folder's summary is made from its children's. A folder named with
+``--summaries-only`` (what ``nasfs read DIR@summary`` starts) makes that
+folder's summary alone, and so only the children it is made from (at most
+8 files and 4 subfolders a level), not every file below. A summarizer that is down
 fails the files it could not do (counted, named at the end) and the fill
 goes on; what was made stays cached.
 """
@@ -33,22 +36,22 @@ def fill(nas: Nas, only: list[str] | None, quiet: bool) -> int:
             files.append(real)
             continue
         listing = fold.listing_of(nas, real, None)
-        files += [i.path for i in sorted(listing.items, key=lambda i: (i.size, i.path))]
-        if only:  # a folder named: its summary (made from its files' and subfolders' own)
+        if only:  # a folder named: its summary, which makes the children it uses first
             folders.append(listing.folder)
         else:
+            files += [i.path for i in sorted(listing.items, key=lambda i: (i.size, i.path))]
             folders += fold.bottom_up(listing)
     failed: list[str] = []
     bar = tqdm(total=len(files) + len(folders), unit="summary", disable=quiet, file=sys.stderr)
     for path in files:
         try:
-            summaries.make_file(nas.analysis(nas.content(path)))
+            summaries.generator.make_file(nas.analysis(nas.content(path)))
         except (BackendDown, NasError) as exc:
             failed.append(f"{path}: {exc}")
         bar.update(1)
     for path in folders:
         try:
-            summaries.make_folder(nas, path, None)
+            summaries.generator.make_folder(nas, path, None)
         except (BackendDown, NasError) as exc:
             failed.append(f"{path or '.'}/: {exc}")
         bar.update(1)

@@ -5,12 +5,17 @@ MAX_FOLDERS, by name); each is shown to the model as ``[n] name: text``,
 where the text is the child's summary (made first when missing) or, for a
 file whose summary could not be made, its skeleton line from the folder
 map (kind, size, top entries). Each kept sentence must cite children
-``[n]`` and be supported by their texts (checker.py); its evidence pointer
-is the cited child's own pointer whose sentence shares the most words with
-it (kept as path, lines, commit and sha256, so it names whichever node and
-tree serve it), so it verifies as the child's does. The record is keyed by the
-folder's listing signature (every path, size and time under it): any change
-below the folder makes its summary stale.
+``[n]`` and be supported by their texts (checker.py); its evidence
+pointers are those of the cited children's sentence that shares the most
+words with it (kept as path, lines, commit and sha256, so they name
+whichever node and tree serve it, and verify as the child's do). A
+sentence sharing no word with any sentence of the children it cites is
+refused: its pointer would name lines it says nothing about.
+
+The record is keyed by the folder's signature: the names and blob ids of
+exactly the children it is made from, and their subfolders' signatures. A
+change of content below makes it stale; a ``touch`` (new times, same bytes)
+or a change to a file past the caps does not.
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ from .checker import check_children, content_words, split_answer
 from .prompt import folder_prompt
 
 if TYPE_CHECKING:
+    from ..cache import DiskCache
     from ..reader import Reader
 
 MAX_FILES = 8
 MAX_FOLDERS = 4
+PREFIX = 5  # a folder sentence and a child sentence match on the first letters of their words
 
 
 def listing_of(nas: Reader, path: str, at: str | None) -> Listing:
@@ -38,8 +45,31 @@ def listing_of(nas: Reader, path: str, at: str | None) -> Listing:
     return walk_commit(nas, str(nas.tree.resolve(at).id), path)
 
 
-def signature(listing: Listing, path: str) -> str:
-    return hashlib.sha256(f"{path}\0{listing.signature}".encode("utf-8", "surrogateescape")).hexdigest()
+def signature(nas: Reader, listing: Listing, path: str, at: str | None, disk: DiskCache | None = None) -> str:
+    """What ``path``'s summary is made from: its children's names and blob
+    ids, its subfolders' signatures (recursively), never times or inodes.
+
+    A read computes it in the core, and a blob id may mean hashing a large
+    file: so it is remembered by the listing's own (stat) signature once the
+    listing has settled, as folder maps are; a ``touch`` computes it again
+    (to the same value) once, not at every read (``disk``: the summary store's)."""
+    key = f"summ-sig{MAX_FILES}.{MAX_FOLDERS}:{nas.tree.root}:{at or ''}:{listing.signature}:{path}" if disk is not None and listing.settled else None
+    if key is not None and (known := disk.get(key)) is not None:
+        return known.decode()
+    made = _signature(nas, listing, path, at)
+    if key is not None:
+        disk.put(key, made.encode())
+    return made
+
+
+def _signature(nas: Reader, listing: Listing, path: str, at: str | None) -> str:
+    files, folders = children(listing, path)
+    h = hashlib.sha256(f"{path}\0".encode("utf-8", "surrogateescape"))
+    for child in files:
+        h.update(f"{child}\0{nas.content(child, at).blob_id}\n".encode("utf-8", "surrogateescape"))
+    for sub in folders:
+        h.update(f"{sub}/\0{_signature(nas, listing, sub, at)}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
 
 
 def children(listing: Listing, path: str) -> tuple[list[str], list[str]]:
@@ -47,6 +77,8 @@ def children(listing: Listing, path: str) -> tuple[list[str], list[str]]:
     prefix = f"{path}/" if path else ""
     files, folders = [], set()
     for item in listing.items:
+        if not item.path.startswith(prefix):
+            continue
         rest = item.path[len(prefix):]
         if "/" in rest:
             folders.add(prefix + rest.split("/", 1)[0])
@@ -74,13 +106,19 @@ def bottom_up(listing: Listing) -> list[str]:
     return sorted(every, key=lambda p: (-p.count("/") - (p != ""), p))
 
 
+def _stems(text: str) -> set[str]:
+    return {w[:PREFIX] for w in content_words(text)}
+
+
 def _best(sentence: str, kept: list[dict[str, Any]]) -> dict[str, Any] | None:
-    words = set(content_words(sentence))
-    return max(kept, key=lambda k: len(words & set(content_words(k["text"]))), default=None)
+    """The child sentence sharing the most words with ``sentence``; None when none shares one."""
+    words = _stems(sentence)
+    shared, best = max(((len(words & _stems(k["text"])), k) for k in kept), key=lambda p: p[0], default=(0, None))
+    return best if shared else None
 
 
 def summarize_folder(backend: Backend, path: str, items: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[str, Any]:
-    """``items``: (child name, its text, its kept sentences with path, start, end, commit, sha256)."""
+    """``items``: (child name, its text, its sentences, each with its text and pointers) as the rules leave it."""
     prompt = folder_prompt(path, [(name, text) for name, text, _ in items])
     started = time.monotonic()
     answer = backend.generate(prompt.system, prompt.user) if items else ""  # nothing to summarize: no sentence
@@ -92,15 +130,19 @@ def summarize_folder(backend: Backend, path: str, items: list[tuple[str, str, li
         if not verdict.supported:
             refused.append({"text": sentence.text, "cited": sentence.cited, "reason": verdict.reason})
             continue
-        child = items[sentence.cited[0][0] - 1]
-        best = _best(sentence.text, child[2])
+        cited = [items[n - 1] for n, _ in dict.fromkeys(sentence.cited)]
+        best = _best(sentence.text, [k for _, _, sentences in cited for k in sentences])
         if best is None:
-            refused.append({"text": sentence.text, "cited": sentence.cited, "reason": f"{child[0]} has no pointer to cite"})
+            names = ", ".join(name for name, _, _ in cited)
+            refused.append({"text": sentence.text, "cited": sentence.cited,
+                            "reason": f"no sentence of {names} shares a word with it, so no pointer of theirs supports it"})
             continue
-        kept.append({"text": sentence.text, "cited": sentence.cited, "children": [items[n - 1][0] for n, _ in sentence.cited],
-                     **{k: best[k] for k in ("path", "start", "end", "commit", "sha256")}})
+        kept.append({"text": sentence.text, "cited": sentence.cited, "children": [name for name, _, _ in cited],
+                     "source": "\n".join(texts[n - 1] for n, _ in dict.fromkeys(sentence.cited)),
+                     "pointers": best["pointers"]})
     return {"model": backend.name, "path": path, "written": len(kept) + len(refused), "kept": kept,
-            "refused": refused, "children": [name for name, _, _ in items], "seconds": round(seconds, 3), "answer": answer}
+            "refused": refused, "children": [name for name, _, _ in items], "seconds": round(seconds, 3),
+            "answer": answer, "checked": "rules"}
 
 
 def child_items(files: list[str], folders: list[str], file_record: Callable[[str], tuple[dict[str, Any] | None, Any]],
@@ -111,13 +153,15 @@ def child_items(files: list[str], folders: list[str], file_record: Callable[[str
     for child in files:
         record, a = file_record(child)
         if record is not None and record["kept"]:
-            kept = [dict(k, path=child, commit=a.content.commit) for k in record["kept"]]
+            kept = [{"text": k["text"], "pointers": [dict(s, path=child, commit=a.content.commit) for s in k["spans"]]}
+                    for k in record["kept"]]
             items.append((child, " ".join(k["text"] for k in kept), kept))
         elif a is not None:
             skeleton = a.skeleton(None)
-            pointers = [{"text": skeleton.body.decode(), "path": child, "start": e.pointer.start, "end": e.pointer.end,
-                         "sha256": e.sha256, "commit": a.content.commit} for e in skeleton.evidence]
-            items.append((child, skeleton.body.decode().strip(), pointers))
+            text = skeleton.body.decode()
+            pointers = [{"path": child, "start": e.pointer.start, "end": e.pointer.end, "sha256": e.sha256,
+                         "commit": a.content.commit} for e in skeleton.evidence]
+            items.append((child, text.strip(), [{"text": text, "pointers": pointers}] if pointers else []))
     for child in folders:
         record = folder_record(child)
         if record is not None and record["kept"]:

@@ -56,8 +56,17 @@ def _cost(text: str) -> int:
     return int(tok.count(text) * SAFETY) + 1
 
 
+def numbered_lines(text: str) -> list[str]:
+    """The lines of ``text`` as every view numbers them: ended by ``\n`` only
+    (a form feed, ``\r`` or U+2028 stays inside its line, as in LineIndex)."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the newline that ends the last line starts no line
+    return lines
+
+
 def file_prompt(path: str, text: str, outline: Outline, context_tokens: int, answer_tokens: int) -> Prompt:
-    lines = text.splitlines()
+    lines = numbered_lines(text)
     budget = context_tokens - answer_tokens - RESERVED
     body = "\n\n".join(_shown(lines, a, b) for a, b in parts(lines, 1, len(lines)))
     if _cost(body) <= budget:

@@ -3,7 +3,8 @@
 A read only ever calls :meth:`Worker.submit`, which never blocks: a job
 already queued is not queued twice, and a full queue is said, not waited
 on. The threads are daemon threads of the door's process (the mount, the
-HTTP or MCP server); a job that fails is counted and remembered, and the
+HTTP or MCP server); a job that fails is counted (the store remembers the
+failure and its backoff, store.py and walk.py), and the
 worker goes on with the next one.
 """
 
@@ -38,7 +39,6 @@ class Worker:
         self._threads = max(1, threads)
         self._started: list[threading.Thread] = []
         self.counts = Counts()
-        self.errors: dict[Hashable, str] = {}
 
     def submit(self, key: Hashable, job: Callable[[], None]) -> int:
         """Queue ``job`` unless one with ``key`` is queued or running; the
@@ -59,10 +59,6 @@ class Worker:
                     self._started.append(t)
             return max(0, self._jobs.qsize() - 1)
 
-    def pending(self, key: Hashable) -> bool:
-        with self._lock:
-            return key in self._pending
-
     def _run(self) -> None:
         while True:
             key, job = self._jobs.get()
@@ -80,10 +76,8 @@ class Worker:
                 self.counts.running -= 1
                 if failed is None:
                     self.counts.done += 1
-                    self.errors.pop(key, None)
-                else:
+                else:  # what failed is remembered in the store (store.failed), with its backoff
                     self.counts.failed += 1
-                    self.errors[key] = failed
 
     def idle(self) -> bool:
         with self._lock:

@@ -45,7 +45,7 @@ from nasfs.repo import GitTree  # noqa: E402
 from nasfs.service import Nas  # noqa: E402
 from nasfs.summaries import build_settings  # noqa: E402
 from nasfs.summaries.backends import BackendDown, make_backend  # noqa: E402
-from nasfs.summaries.files import summarize_file  # noqa: E402
+from nasfs.summaries.files import cited_label, summarize_file  # noqa: E402
 
 FAMILIES = {".md": "markdown", ".rst": "markdown", ".txt": "markdown", ".py": "code", ".ts": "code", ".js": "code",
             ".json": "data", ".yaml": "data", ".yml": "data", ".toml": "data", ".csv": "data"}
@@ -115,7 +115,7 @@ def main() -> None:
     repo = work / "corpus"
     repo.mkdir()
     names = corpus(args.paths, repo)
-    nas = Nas(GitTree(repo, node="bench", tree="corpus"), disk=DiskCache(work / "cache"), summarizer="")
+    nas = Nas(GitTree(repo, node="bench", tree="corpus"), disk=DiskCache(work / "cache"))
     backends: list[tuple[str, object]] = [(Lead.name, Lead())]
     settings = {}
     for spec in args.endpoint:
@@ -154,10 +154,10 @@ def main() -> None:
             cited = [r for r in refused if r["cited"]] + kept
             invalid = [r for r in refused if r["reason"].startswith("it cites L")]
             tops = sections(a.outline)
-            covered = [e for e in tops if any(k["start"] <= e.end and e.start <= k["end"] for k in kept)]
-            summary = "\n".join(f"{k['text']} [L{k['start']}-L{k['end']}]" for k in kept)
-            verified = sum(1 for k in kept if nas.check(f"{name}@{a.content.commit}#L{k['start']}-L{k['end']}",
-                                                         k["sha256"])["verified"])
+            covered = [e for e in tops if any(s["start"] <= e.end and e.start <= s["end"] for k in kept for s in k["spans"])]
+            summary = "\n".join(f"{k['text']} [{cited_label(k['cited'])}]" for k in kept)
+            verified = sum(1 for k in kept if all(nas.check(f"{name}@{a.content.commit}#L{s['start']}-L{s['end']}",
+                                                            s["sha256"])["verified"] for s in k["spans"]))
             full = nas.full_tokens(a) or 1
             for key in (fam, "all"):
                 st = stats[key]
