@@ -68,8 +68,8 @@ class Judge:
         """The whole identity for cache keys: the endpoint or the full command line, and the model."""
         return f"{self.target.strip()}\n{self.model or ''}"
 
-    def __repr__(self) -> str:  # the key stays out of logs and tracebacks
-        return f"Judge(target={self.target!r}, model={self.model!r}, key={'***' if self.key else None})"
+    def __repr__(self) -> str:  # the endpoint (which may carry a token) and the key stay out of logs and tracebacks
+        return f"Judge(name={self.name!r}, key={'***' if self.key else None})"
 
 
 def user_message(sentence: str, cited: str) -> str:
@@ -105,24 +105,24 @@ def _ask_endpoint(judge: Judge, user: str, timeout: float) -> str | None:
         with httpx.stream("POST", url, json=body, headers=headers,
                           timeout=httpx.Timeout(timeout, connect=min(5.0, timeout))) as reply:
             if reply.status_code != 200:
-                log.warning("the summary judge %s answered HTTP %d", base, reply.status_code)
+                log.warning("the summary judge %s answered HTTP %d", judge.name, reply.status_code)
                 return None
             raw = bytearray()
             for chunk in reply.iter_bytes():
                 raw += chunk
                 if time.monotonic() > deadline:
-                    log.warning("the summary judge %s gave no answer within %g s", base, timeout)
+                    log.warning("the summary judge %s gave no answer within %g s", judge.name, timeout)
                     return None
                 if len(raw) > MAX_REPLY_BYTES:
-                    log.warning("the summary judge %s answered over %d bytes", base, MAX_REPLY_BYTES)
+                    log.warning("the summary judge %s answered over %d bytes", judge.name, MAX_REPLY_BYTES)
                     return None
     except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, OSError, ValueError) as exc:
-        log.warning("the summary judge %s gave no answer: %s", base, type(exc).__name__)
+        log.warning("the summary judge %s gave no answer: %s", judge.name, type(exc).__name__)
         return None
     try:
         return str(json.loads(bytes(raw))["choices"][0]["message"]["content"] or "")
     except (ValueError, KeyError, IndexError, TypeError):
-        log.warning("the summary judge %s gave an answer that is not a chat completion", base)
+        log.warning("the summary judge %s gave an answer that is not a chat completion", judge.name)
         return None
 
 

@@ -195,9 +195,11 @@ def verify(cases: list[Case], data: dict[str, bytes]) -> tuple[int, int, int]:
         checked += 1  # a sentence the rules kept but the record does not is counted as not verified
         ok = bool(record["kept"]) and not record["refused"]
         for k in record["kept"]:
-            ok &= bool(nas.check(f"{case.file}@{content.commit}#L{k['start']}-L{k['end']}", k["sha256"])["verified"])
             cited = {n for x, y in k["cited"] for n in range(x, y + 1)}
-            wider += any(n not in cited for n in range(k["start"], k["end"] + 1))
+            for span in k["spans"]:  # one pointer per cited range
+                ok &= bool(nas.check(f"{case.file}@{content.commit}#L{span['start']}-L{span['end']}",
+                                     span["sha256"])["verified"])
+                wider += any(n not in cited for n in range(span["start"], span["end"] + 1))
         verified += ok
     shutil.rmtree(work, ignore_errors=True)
     return verified, checked, wider
