@@ -34,6 +34,7 @@ import pyfuse3
 import trio
 from pyfuse3 import FUSEError
 
+from ..access import AccessDenied, Caller, decider
 from ..cache import LRU
 from ..declare import Response
 from ..errors import Unavailable
@@ -41,7 +42,7 @@ from ..grammar import RAW, split_name, split_suffixes
 from ..help import HELP
 from ..repo import LARGE_BYTES, TreeItem
 from ..service import Nas
-from .access import caller_of
+from .access import caller_of, node_key
 from .nodes import Inodes, Node
 from . import pool
 from .pool import HEAVY_BYTES, Pool
@@ -210,17 +211,35 @@ class Virtual:
         self._files.put(ino, made)
         return ino, await self.node_attrs(ino, node)
 
-    async def working_view(self, folder: str, name: str) -> tuple[int, pyfuse3.EntryAttributes]:
-        """Look up the view ``name`` of a working-tree file in ``folder``: the
+    def admit(self, node: Node, caller: Caller) -> None:
+        """The access decision for a virtual file ``caller`` looks up or
+        opens, asked every time, whatever is remembered (view_memo.py, the
+        bytes by inode, the disk cache): a view's file (the folders above it,
+        a symlink's target), a pointer's path, and a node made for another
+        caller (a map, a search). The kernel judged the rest (modes)."""
+        if node.caller and node.caller != node_key(caller):
+            raise AccessDenied(f"{caller} may not read an answer made for another account",
+                               "the same name, looked up again as this account")
+        if node.kind == "view" and not node.commit:
+            decider(self.root, caller).check(node.path)
+        elif node.kind == "deref" and node.view is not None:
+            self.nas.admit_pointer(node.path, caller)
+
+    async def working_view(self, folder: str, name: str, caller: Caller) -> tuple[int, pyfuse3.EntryAttributes]:
+        """Look up the view ``name`` of a working-tree file in ``folder``,
+        once the caller may see every path the name could split into: the
         node it gave last time when nothing that view rests on has changed
         (view_memo.py; answered here, on the request loop, with a few stat
         calls and two ref reads), else made in the core thread or a worker."""
+        self.nas.admit(f"{folder}/{name}" if folder else name, None, caller)  # a few stat calls, on the loop
         known = None if self.fault_armed else self.views.recall(folder, name)  # an armed fault is for view code
         if known is not None:
             ino = self.inodes.ino(known, lookup=False)
             return ino, await self.node_attrs(ino, known)
         before = self.views.facts(folder, name)
-        ino, attrs = await self.materialize(await self.view_node(folder, name, ""))
+        node = await self.view_node(folder, name, "", caller)
+        self.admit(node, caller)
+        ino, attrs = await self.materialize(node)
         self.views.remember(folder, name, self.inodes.node(ino), before)
         return ino, attrs
 
@@ -231,7 +250,8 @@ class Virtual:
             if node.view.kind != "summary" and await self.heavy(node):  # a summary is a cache lookup
                 response = await self.worker(pool.read_view, node.path, node.view, node.commit or None)
             else:
-                response = await self.core(self.nas.read_view, node.path, node.view, node.commit or None, False)
+                caller = Caller.from_key(node.caller) if node.caller else None  # a map: what its caller may see
+                response = await self.core(self.nas.read_view, node.path, node.view, node.commit or None, False, caller)
             return (response.envelope_bytes() if node.view.json else response.text), response
         if node.kind == "nasfile":
             return self.nas_file(node.path), None
@@ -239,7 +259,7 @@ class Virtual:
             _, body = await self.core(self.nas.deref, node.path)
             return body, None
         if node.kind in ("search", "diff"):
-            response = await self.worker(pool.side_view, node, self.root)
+            response = await self.worker(pool.side_view, node)
             return (response.envelope_bytes() if split_suffixes(node.path)[2] else response.text), response
         raise FUSEError(errno.EISDIR)
 
@@ -296,8 +316,8 @@ class Virtual:
                 return Node(f"{name}dir")
             raise FUSEError(errno.ENOENT)
         if parent.kind in ("searchdir", "diffdir"):
-            caller = caller_of(ctx) if parent.kind == "searchdir" and not parent.commit else ()
-            return Node(parent.kind[:-3], name, parent.commit, caller=caller)
+            key = node_key(caller_of(ctx)) if not parent.commit else ()  # answers of the working tree: by who asks
+            return Node(parent.kind[:-3], name, parent.commit, caller=key)
         if parent.kind == "deref" and parent.view is None:
             path = f"{parent.path}/{name}" if parent.path else name
             # the pointer's last part is 'name@commit[#La-Lb]'; '@' alone may be a folder's (npm's @scope)
@@ -307,8 +327,10 @@ class Virtual:
     def root_child(self, name: str) -> Node | None:
         return {AT: Node("atroot"), NAS: Node("nasdir")}.get(name)
 
-    async def view_node(self, folder: str, name: str, commit: str) -> Node:
-        """Split ``name`` with the grammar against the folder's real entries."""
+    async def view_node(self, folder: str, name: str, commit: str, caller: Caller | None = None) -> Node:
+        """Split ``name`` with the grammar against the folder's real entries;
+        a working-tree folder's view (its map or summary) is made for its
+        caller (what it lists depends on who asks)."""
         prefix = f"{folder}/" if folder else ""
         at = commit or None
         real_name, view = await self.core(
@@ -320,7 +342,9 @@ class Virtual:
             raise FUSEError(errno.ENOENT)
         if view.name_with_json() is not None:  # section=NAME.json: the file's own section first
             view = await self.core(self.nas.settle, prefix + real_name, view, at)
-        return Node("view", prefix + real_name, commit, view)
+        path = prefix + real_name
+        folder_view = caller is not None and not commit and os.path.isdir(os.path.join(self.root, path))
+        return Node("view", path, commit, view, caller=node_key(caller) if folder_view else ())
 
     def virtual_parent(self, node: Node) -> Node | None:
         """The folder holding a virtual node; None for the tree's root."""
