@@ -367,7 +367,7 @@ def _operation(summary: str, fields: tuple[Field, ...], result: str, statuses: t
         "additionalProperties": False,
     }
     responses = {"200": _json(_ref(result), "the answer")}
-    for status in (400, 401, *statuses, 413):
+    for status in (400, 401, 403, *statuses, 413):  # 403: the token's account may not read the path
         responses[str(status)] = _json(_ref("Error"), HTTPStatus(status).phrase)
     return {
         "summary": summary,
@@ -427,7 +427,8 @@ def openapi() -> dict[str, Any]:
             },
         },
         "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "required when the server has --token-file"}},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "required when the server has "
+                                       "--token-file; a line TOKEN USER answers the token's requests as that account"}},
             "schemas": {
                 "Envelope": envelope,
                 "Evidence": evidence,
