@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .access_world import ANA, BO, PASS_NAME, World, leaks, run_as, start_world
+from .access_world import ANA, BO, PASS_NAME, World, as_user, leaks, run_as, start_world
 from .conftest import header
 
 READERS = ("root", ANA, BO)
@@ -263,3 +263,39 @@ def test_a_token_file_naming_an_unknown_account_is_refused(world: World) -> None
                           "--listen", "127.0.0.1:1", "--token-file", str(tokens)], capture_output=True, timeout=60)
     assert got.returncode == 2 and b"no account named 'nasfs-nobody-such'" in got.stderr, got.stderr
     assert len(got.stderr.strip().splitlines()) == 1
+
+
+def test_the_mcp_server_run_as_an_account_answers_as_that_account(world: World) -> None:
+    """``nasfs mcp`` started by an agent's host as ``nasfs-bo`` (stdio)."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    home = world.base / "bo-mcp"
+    home.mkdir(exist_ok=True)
+    os.chown(home, int(run_as(BO, ["id", "-u"]).stdout), -1)
+    params = StdioServerParameters(
+        command="setpriv", args=[*as_user(BO)[1:], sys.executable, "-m", "nasfs", "mcp", "--repo", str(world.tree),
+                                 "--node", "box", "--tree", "home"],
+        env={"HOME": str(home), "NASFS_CACHE_DIR": str(home / "cache")}, cwd=str(world.base))
+    said: dict[str, tuple[bool, str]] = {}
+
+    async def main() -> None:
+        with anyio.fail_after(120), (world.base / "mcp.log").open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                for key, tool, args in (("notes", "nas_read", {"path": "public/notes.md", "view": "outline"}),
+                                        ("link", "nas_read", {"path": "public/link", "view": "outline"}),
+                                        ("team", "nas_read", {"path": "public/to-team", "view": "section=YWVTEAMHEAD"}),
+                                        ("search", "nas_search", {"query": "lighthouse"}),
+                                        ("list", "nas_list", {"path": "team"})):
+                    result = await s.call_tool(tool, args)
+                    said[key] = (result.is_error, "".join(c.text for c in result.content if c.type == "text"))
+
+    anyio.run(main)
+    assert said["notes"][0] is False and "Harbor" in said["notes"][1]
+    for key in ("link", "team", "list"):
+        failed, text = said[key]
+        assert failed and "may not read" in text, (key, text)
+        assert not leaks(BO, text.replace("public/to-team", "").encode()), (key, text)
+    assert said["search"][0] is False and "public/notes.md" in said["search"][1]
+    assert not leaks(BO, said["search"][1].encode()) and PASS_NAME not in said["search"][1]
