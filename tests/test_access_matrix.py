@@ -299,3 +299,20 @@ def test_the_mcp_server_run_as_an_account_answers_as_that_account(world: World) 
         assert not leaks(BO, text.replace("public/to-team", "").encode()), (key, text)
     assert said["search"][0] is False and "public/notes.md" in said["search"][1]
     assert not leaks(BO, said["search"][1].encode()) and PASS_NAME not in said["search"][1]
+
+
+def test_samba_mapped_to_an_account_shows_what_it_may_read(world: World, tmp_path) -> None:
+    """The mount re-exported by Samba with ``nasfs-bo`` as the forced user
+    (scripts/samba-export, as tests/test_reexport.py runs it)."""
+    from .test_reexport import smb_server
+
+    with smb_server(world.mount, tmp_path, reader=BO) as smb:
+        assert b"Harbor" in smb.get("public/notes.md@outline")
+        for spec in ("public/link@outline", "public/chain@L1-L3", "public/to-team@outline", "public/plan-hard.md@outline",
+                     "private/zqx-secret.md@outline", "private@outline", "public/link@section=ZQXSECRETHEAD"):
+            said = smb.refused(spec).replace(spec, "PATH").replace(spec.replace("/", "\\"), "PATH")
+            assert not leaks(BO, said.encode()), (spec, said)
+        for spec in (".@outline", ".@2000", "public@outline", ".nas/search/lighthouse"):
+            got = smb.get(spec)
+            assert got and not leaks(BO, got) and PASS_NAME.encode() not in got, (spec, got)
+        assert b"plan-hard" not in smb.get(".@outline")
