@@ -126,7 +126,7 @@ class Door:
         try:
             return list_folder(nas, path, budget, skip or 0, caller).envelope()
         except NasError as exc:
-            self.nas.refused(path, exc)
+            self.nas.refused(path, exc, caller)
             raise
 
     def search(self, query: str, budget_tokens: int | None = None, at: str | None = None,

@@ -76,6 +76,7 @@ class Refusal:
     when: float
     name: str
     error: NasError
+    who: tuple[int, ...] | None = None  # the caller's key; None: the process's own (told to every reader)
 
     def render(self) -> str:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.when))
@@ -208,7 +209,7 @@ class Nas:
                 view = _with_budget(view, budget)
             return self.read_view(path, view, at, caller=caller)
         except NasError as exc:
-            self.refused(spec, exc)
+            self.refused(spec, exc, caller)
             raise
 
     def admit(self, spec: str, at: str | None, caller: Caller | None) -> None:
@@ -223,7 +224,8 @@ class Nas:
         path = clean_path(spec)
         cut = path.find("@", 1)
         while cut > 0:
-            judge.check(path[:cut])
+            if path[cut - 1] != "/":  # 'dir/@scope' names no file 'dir/'
+                judge.check(path[:cut])
             cut = path.find("@", cut + 1)
         judge.check(path)
 
@@ -236,8 +238,18 @@ class Nas:
         if at is not None or history:
             check_history(self.tree.git_dir, caller)
 
-    def refused(self, name: str, exc: NasError) -> None:
-        self.errors.append(Refusal(time.time(), name, exc))
+    def refused(self, name: str, exc: NasError, caller: Caller | None = None) -> None:
+        self.errors.append(Refusal(time.time(), name, exc, None if caller is None else caller.key))
+
+    def errors_for(self, viewer: Caller | None) -> list[Refusal]:
+        """The refusals a reader of ``.nas/errors`` is told: their own and the
+        process's own (a repository problem); all of them to root and the
+        process's own account (None). Another reader's refusal may name
+        what that reader could see (a section list, a folder's files)."""
+        if sees_all(viewer):
+            return list(self.errors)
+        assert viewer is not None
+        return [r for r in self.errors if r.who is None or r.who == viewer.key]
 
     def read_view(self, path: str, view: View, at: str | None = None, record: bool = True,
                   caller: Caller | None = None) -> Response:

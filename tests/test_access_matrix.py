@@ -316,3 +316,13 @@ def test_samba_mapped_to_an_account_shows_what_it_may_read(world: World, tmp_pat
             got = smb.get(spec)
             assert got and not leaks(BO, got) and PASS_NAME.encode() not in got, (spec, got)
         assert b"plan-hard" not in smb.get(".@outline")
+
+
+def test_the_errors_file_tells_each_account_only_its_own_refusals(world: World) -> None:
+    """Root's refusal names the sections of a file only root may read; bo's
+    ``.nas/errors`` holds bo's own refusals, never root's."""
+    assert world.cat("root", "private/zqx-secret.md@section=Nope").returncode != 0  # lists its sections
+    assert world.cat(BO, "public/link@outline").returncode != 0
+    mine = world.cat(BO, ".nas/errors")
+    assert mine.returncode == 0 and b"public/link@outline" in mine.stdout and not leaks(BO, mine.stdout), mine.stdout
+    assert b"ZQXSECRETHEAD" in world.cat("root", ".nas/errors").stdout

@@ -183,10 +183,10 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         """A name that is no real entry: a view, history or a side file."""
         text = os.fsdecode(name)
         parent_path = "" if parent is not None else self.real.path(parent_inode)
-        try:  # the one place a refused name is recorded, with its reason
-            caller = caller_of(ctx)
+        caller = caller_of(ctx)
+        try:  # the one place a refused name is recorded, with its reason and who asked
             if parent is not None:
-                node = await self.child(parent, text, ctx)
+                node = await self.child(parent, text, caller)
                 self.admit(node, caller)
                 ino, attrs = await self.materialize(node)
             elif parent_inode == ROOT and (side := self.root_child(text)) is not None:
@@ -197,7 +197,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
                 raise FUSEError(errno.ENOENT)
         except NasError as exc:
             shown = self.display(parent, parent_path or "", display_name(name))
-            self.nas.refused(shown, exc)
+            self.nas.refused(shown, exc, caller)
             log.info("refused %s: %s", shown, exc)
             raise
         self.inodes.ino(self.inodes.node(ino))  # the kernel now holds one more lookup of it

@@ -42,7 +42,7 @@ from ..grammar import RAW, split_name, split_suffixes
 from ..help import HELP
 from ..repo import LARGE_BYTES, TreeItem
 from ..service import Nas
-from .access import caller_of, node_key
+from .access import node_key
 from .nodes import Inodes, Node
 from . import pool
 from .pool import HEAVY_BYTES, Pool
@@ -217,7 +217,7 @@ class Virtual:
         bytes by inode, the disk cache): a view's file (the folders above it,
         a symlink's target), a pointer's path, and a node made for another
         caller (a map, a search). The kernel judged the rest (modes)."""
-        if node.caller and node.caller != node_key(caller):
+        if (node.caller or (node.kind, node.path) == ("nasfile", "errors")) and node.caller != node_key(caller):
             raise AccessDenied(f"{caller} may not read an answer made for another account",
                                "the same name, looked up again as this account")
         if node.kind == "view" and not node.commit:
@@ -254,7 +254,7 @@ class Virtual:
                 response = await self.core(self.nas.read_view, node.path, node.view, node.commit or None, False, caller)
             return (response.envelope_bytes() if node.view.json else response.text), response
         if node.kind == "nasfile":
-            return self.nas_file(node.path), None
+            return self.nas_file(node.path, Caller.from_key(node.caller) if node.caller else None), None
         if node.kind == "deref" and node.view is not None:
             _, body = await self.core(self.nas.deref, node.path)
             return body, None
@@ -267,7 +267,9 @@ class Virtual:
         """More ``.nas/stats`` lines, of the mount's real half (ops.py)."""
         return ""
 
-    def nas_file(self, name: str) -> bytes:
+    def nas_file(self, name: str, viewer: Caller | None = None) -> bytes:
+        """``.nas/HELP``, ``stats``, ``status``, ``errors`` (``viewer``'s own
+        refusals and the mount's; None: all of them)."""
         if name == "HELP":
             return HELP.encode()
         if name == "stats":
@@ -278,7 +280,7 @@ class Virtual:
             return (self.nas.stats.render() + extra).encode()
         if name == "status":  # made on the loop: readable while the core thread is busy with that work
             return self.nas.progress.render().encode()
-        return "".join(r.render() + "\n" for r in self.nas.errors).encode("utf-8", "backslashreplace")
+        return "".join(r.render() + "\n" for r in self.nas.errors_for(viewer)).encode("utf-8", "backslashreplace")
 
     async def at_content(self, node: Node) -> bytes:
         item = await self.core(self.nas.tree.item_at, node.commit, node.path)
@@ -289,8 +291,10 @@ class Virtual:
         return await self.core(self.nas.tree.raw_at, node.commit, node.path)
 
     # -- names ----------------------------------------------------------------------
-    async def child(self, parent: Node, name: str, ctx: pyfuse3.RequestContext | None = None) -> Node:
-        """The node ``name`` names inside a virtual folder."""
+    async def child(self, parent: Node, name: str, caller: Caller) -> Node:
+        """The node ``name`` names inside a virtual folder; what depends on
+        who asks (working-tree searches and diffs, ``.nas/errors``) is made
+        for ``caller``."""
         if parent.kind == "atroot":
             commit = await self.core(self.nas.tree.resolve, unquote(name))
             return Node("at", "", str(commit.id), version=name)  # version: the name it was reached by
@@ -308,6 +312,8 @@ class Virtual:
                 return Node("searchdir", commit=parent.commit)
             raise FUSEError(errno.ENOENT)
         if parent.kind == "nasdir":
+            if name == "errors":  # made for who asks
+                return Node("nasfile", name, caller=node_key(caller))
             if name in NAS_FILES:
                 return Node("nasfile", name)
             if name == "deref":
@@ -316,7 +322,7 @@ class Virtual:
                 return Node(f"{name}dir")
             raise FUSEError(errno.ENOENT)
         if parent.kind in ("searchdir", "diffdir"):
-            key = node_key(caller_of(ctx)) if not parent.commit else ()  # answers of the working tree: by who asks
+            key = node_key(caller) if not parent.commit else ()  # answers of the working tree: by who asks
             return Node(parent.kind[:-3], name, parent.commit, caller=key)
         if parent.kind == "deref" and parent.view is None:
             path = f"{parent.path}/{name}" if parent.path else name
