@@ -247,7 +247,8 @@ class Virtual:
         """A virtual file's bytes now, and the declared response they carry."""
         if node.kind == "view":
             assert node.view is not None
-            if node.view.kind != "summary" and await self.heavy(node):  # a summary is a cache lookup
+            # a summary is a cache lookup; a map made for a caller (node.caller) is filtered in the core
+            if node.view.kind != "summary" and not node.caller and await self.heavy(node):
                 response = await self.worker(pool.read_view, node.path, node.view, node.commit or None)
             else:
                 caller = Caller.from_key(node.caller) if node.caller else None  # a map: what its caller may see
