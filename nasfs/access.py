@@ -227,6 +227,8 @@ class Decider:
         path the caller could have looked for is left to the door's own
         NotFound (the caller may know it is absent), and a symlink out of the
         tree to the door's BadPath (the caller may read where it points)."""
+        if self.caller.is_root:
+            return  # never denied: no walk needed (a hot path of every door)
         seen = self.decide(path, want_dir)
         if seen is Seen.DENIED:
             raise AccessDenied(f"{self.caller} may not read {path or '.'}",
