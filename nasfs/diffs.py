@@ -126,8 +126,8 @@ class TreeDiff:
 
 def diff_response(nas: Reader, spec: str, path: str | None, budget: int | None, caller: Caller | None = None):
     """``nasfs diff A[..B] [PATH]`` and ``.nas/diff/A..B``: B defaults to now.
-    ``caller`` (None: this process's own account) must may read the
-    repository; a diff to now shows them only the files they could find."""
+    ``caller`` (None: this process's own account) must be allowed to read
+    the repository; a diff to now shows them only the files they could find."""
     from .budget import fit
     from .declare import declare
 

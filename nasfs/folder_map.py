@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from . import tokens as tok
+from .access import Caller, sees_all
 from .budget import Rung, fit
 from .declare import Response, declare
 from .errors import BadView, NasError, NotServable
-from .access import Caller, sees_all
 from .folders import Listing, Ranker, visible, walk_commit, walk_worktree, worktree_state
 from .grammar import View
 from .outline.model import line_span
