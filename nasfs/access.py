@@ -278,7 +278,7 @@ def check_history(git_dir: Path | str, caller: Caller | None) -> None:
     itself (``.git``: read and search): what a commit holds is told to
     exactly those who could ``git show`` it, as the mount's ``.at`` is."""
     git = Path(git_dir)
-    if not decider(git.parent, caller).may_see_folder(git.name):
+    if decider(git.parent, caller).decide(git.name, want_dir=True) is Seen.DENIED:  # gone: the door says so
         raise AccessDenied(f"{caller or Caller.current()} may not read the repository's history ({git.name})",
                            "the working tree's files this account may read, without a revision")
 
