@@ -184,7 +184,8 @@ def test_the_cli_as_an_account_judges_as_that_account(world: World) -> None:
     home.mkdir(exist_ok=True)
     uid = int(run_as(BO, ["id", "-u"]).stdout)
     os.chown(home, uid, -1)
-    env = dict(os.environ, HOME=str(home), NASFS_CACHE_DIR=str(home / "cache"), GIT_CEILING_DIRECTORIES=str(world.base))
+    env = {k: v for k, v in os.environ.items() if k not in ("TIKTOKEN_CACHE_DIR", "XDG_CACHE_HOME")}  # root's caches
+    env.update(HOME=str(home), NASFS_CACHE_DIR=str(home / "cache"), GIT_CEILING_DIRECTORIES=str(world.base))
     cli = [sys.executable, "-m", "nasfs"]
     names = ["--repo", str(world.tree), "--node", "box", "--tree", "home"]
     ok = run_as(BO, [*cli, "read", *names, "public/notes.md@outline"], env=env, cwd=str(world.base))
