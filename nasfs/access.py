@@ -144,6 +144,7 @@ class Decider:
     root: Path
     caller: Caller
     folders: dict[str, bool] = field(default_factory=dict)
+    listable: dict[str, bool] = field(default_factory=dict)
 
     def decide(self, path: str, want_dir: bool = False) -> Seen:
         """May the caller see ``path`` (relative to the root, '' for the root
@@ -205,11 +206,34 @@ class Decider:
     def may_see(self, path: str) -> bool:
         return self.decide(path) is Seen.ALLOWED
 
+    def may_see_folder(self, path: str) -> bool:
+        return self.decide(path, want_dir=True) is Seen.ALLOWED
+
+    def may_find(self, path: str, base: str = "") -> bool:
+        """Whether an answer built from many files (a folder map of ``base``,
+        a search under it) may name ``path``, a real path below ``base`` as
+        a walk finds it: the caller may read it and list every folder from
+        ``base`` down to it (``ls`` would show them the name)."""
+        if self.caller.is_root:
+            return True
+        folder = path.rsplit("/", 1)[0] if "/" in path else ""
+        while True:
+            if folder not in self.listable:
+                self.listable[folder] = self.may_see_folder(folder)
+            if not self.listable[folder]:
+                return False
+            if folder == base or not folder:
+                break
+            folder = folder.rsplit("/", 1)[0] if "/" in folder else ""
+        return self.may_see(path)
+
     def check(self, path: str, want_dir: bool = False) -> None:
         """Raise ``AccessDenied`` unless the caller may see ``path``; a missing
         path the caller could have looked for is left to the door's own
         NotFound (the caller may know it is absent), and a symlink out of the
         tree to the door's BadPath (the caller may read where it points)."""
+        if self.caller.is_root:
+            return  # never denied: no walk needed (a hot path of every door)
         seen = self.decide(path, want_dir)
         if seen is Seen.DENIED:
             raise AccessDenied(f"{self.caller} may not read {path or '.'}",
@@ -247,6 +271,23 @@ def _inside(root: Path, absolute: str) -> str | None:
     return None
 
 
+def sees_all(caller: Caller | None) -> bool:
+    """Whether answers built from many files need no filtering for this
+    caller: root, or the process's own account (``None`` too), whose walks
+    the kernel already limits to what it may list and read."""
+    return caller is None or caller.is_root or caller == Caller.current()
+
+
+def check_history(git_dir: Path | str, caller: Caller | None) -> None:
+    """Raise ``AccessDenied`` unless the caller may read the repository
+    itself (``.git``: read and search): what a commit holds is told to
+    exactly those who could ``git show`` it, as the mount's ``.at`` is."""
+    git = Path(git_dir)
+    if decider(git.parent, caller).decide(git.name, want_dir=True) is Seen.DENIED:  # gone: the door says so
+        raise AccessDenied(f"{caller or Caller.current()} may not read the repository's history ({git.name})",
+                           "the working tree's files this account may read, without a revision")
+
+
 def decider(root: Path | str, caller: Caller | None) -> Decider:
     """The decision for one request; ``None`` means the daemon's own account
     asking for itself (the CLI, a single-user door): root-equivalent only if
@@ -254,4 +295,4 @@ def decider(root: Path | str, caller: Caller | None) -> Decider:
     return Decider(Path(root), caller if caller is not None else Caller.current())
 
 
-__all__ = ["AccessDenied", "Caller", "Decider", "Seen", "decider"]
+__all__ = ["AccessDenied", "Caller", "Decider", "Seen", "check_history", "decider", "sees_all"]

@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from . import tokens as tok
+from .access import Caller, sees_all
 from .budget import Rung, fit
 from .declare import Response, declare
 from .errors import BadView, NasError, NotServable
-from .folders import Listing, Ranker, walk_commit, walk_worktree, worktree_state
+from .folders import Listing, Ranker, visible, walk_commit, walk_worktree, worktree_state
 from .grammar import View
 from .outline.model import line_span
 from .pointers import Pointer, folder_pointer
@@ -350,8 +351,11 @@ def _files(n: int) -> str:
     return "1 file" if n == 1 else f"{n} files"
 
 
-def folder_view(nas: Reader, path: str, view: View, at: str | None) -> Response:
-    """The map of a folder for a view that asks for one (outline, N)."""
+def folder_view(nas: Reader, path: str, view: View, at: str | None, caller: Caller | None = None) -> Response:
+    """The map of a folder for a view that asks for one (outline, N). A
+    working-tree map for another account than root or this process's own
+    lists, counts and ranks only what that caller could find (access.py):
+    its listing is walked and cut each time, and the cut keys the cache."""
     shown = path or "."
     if view.kind == "raw" and view.budget is None:
         raise NotServable(f"{shown!r} is a folder (a directory), not a file", FOLDER_READS)
@@ -364,6 +368,11 @@ def folder_view(nas: Reader, path: str, view: View, at: str | None) -> Response:
             task.begin("listing the revision's files")
             listing: Listing | None = walk_commit(nas, commit, path)
             state = listing.signature
+        elif not sees_all(caller):
+            assert caller is not None
+            task.begin("walking the folder (what this caller may see)")
+            listing = visible(walk_worktree(nas, path), nas.tree.root, caller)
+            state = "seen:" + listing.signature
         else:
             listing = None
             task.begin("asking git what changed in the work tree")
