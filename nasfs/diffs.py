@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .access import Caller
 from .errors import BadView, NotFound
 from .grammar import check_budget
 from .outline import Entry
 from .repo import FileChange, diff_bytes
+from .snapshot_access import check_commit
 from .views import Analysis, Evidence, Served
 
 if TYPE_CHECKING:
@@ -117,15 +119,21 @@ class TreeDiff:
         return [full, entries, stat]
 
 
-def diff_response(nas: Reader, spec: str, path: str | None, budget: int | None):
-    """``nasfs diff A[..B] [PATH]`` and ``.nas/diff/A..B``: B defaults to now."""
+def diff_response(nas: Reader, spec: str, path: str | None, budget: int | None, caller: Caller | None = None):
+    """``nasfs diff A[..B] [PATH]`` and ``.nas/diff/A..B``: B defaults to now
+    (as much of it as ``caller`` may see; None: this process's account)."""
     from .budget import fit
     from .declare import declare
 
     budget = check_budget(budget)
     a_rev, b_rev = split_range(spec)
     a = str(nas.tree.resolve(a_rev).id)
-    b = str(nas.tree.resolve(b_rev).id) if b_rev else nas.tree.snapshot_worktree()
+    check_commit(nas.tree, a, caller)
+    if b_rev:
+        b = str(nas.tree.resolve(b_rev).id)
+        check_commit(nas.tree, b, caller)
+    else:
+        b = nas.tree.snapshot_worktree(caller)
     check_order(nas, a, b)
     d = TreeDiff(nas, a, b, path)
 

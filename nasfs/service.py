@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from . import __version__
 from . import tokens as tok
 from .budget import Rung, fit
+from .access import Caller
 from .cache import LRU, DiskCache
 from .declare import Response, declare
 from .errors import BadView, NasError, NotFound, NotServable, VerifyFailed, check_text, one_line
@@ -27,6 +28,7 @@ from .outline import Entry, Outline
 from .pointers import Pointer, parse_pointer
 from .progress import Progress
 from .repo import Content, GitTree, clean_path
+from .snapshot_access import check_commit
 from .summaries import SummarySettings, build_settings
 from .summaries.serving import Summaries
 from .summaries.settings import VALID_NOW
@@ -374,22 +376,31 @@ class Nas:
         return response
 
     # -- evidence --------------------------------------------------------------
-    def resolve_pointer(self, text: str) -> tuple[Pointer, Content]:
+    def commit_for(self, rev: str, caller: Caller | None = None) -> str:
+        """The full id of ``rev``, for a ``caller`` who may read what it holds
+        (AccessDenied for a private snapshot of files the caller may not see;
+        None: this process's own account). Every door asks it before serving
+        a commit's content."""
+        commit = str(self.tree.resolve(rev).id)
+        check_commit(self.tree, commit, caller)
+        return commit
+
+    def resolve_pointer(self, text: str, caller: Caller | None = None) -> tuple[Pointer, Content]:
         p = parse_pointer(text, self.tree.node, self.tree.tree)
-        content = self.tree.at(p.commit, p.path)
+        content = self.tree.at(self.commit_for(p.commit, caller), p.path)
         return p, content
 
-    def deref(self, text: str) -> tuple[Pointer, bytes]:
+    def deref(self, text: str, caller: Caller | None = None) -> tuple[Pointer, bytes]:
         """Exactly the bytes a pointer names, at its commit; for a folder
         pointer, the folder's listing as ``git ls-tree`` prints it."""
         p = parse_pointer(text, self.tree.node, self.tree.tree)
         if p.folder is not None:
-            commit = str(self.tree.resolve(p.commit).id)
+            commit = self.commit_for(p.commit, caller)
             listing = self.tree.ls_tree_at(commit, p.folder)
             if listing is None:
                 raise NotFound(f"{p.folder or '.'!r} is not a folder at {commit[:12]}", "a folder of that commit")
             return p, listing
-        p, content = self.resolve_pointer(text)
+        p, content = self.resolve_pointer(text, caller)
         if not p.start:
             if content.large:
                 raise NotServable(f"{p.path} is {content.size} bytes; dereference a line range of it")
@@ -397,14 +408,15 @@ class Nas:
         a = self.analysis(content)
         return p, a.lines(p.start, p.end).body
 
-    def verify(self, text: str, sha256: str | None = None, quote: str | None = None) -> str:
+    def verify(self, text: str, sha256: str | None = None, quote: str | None = None, caller: Caller | None = None) -> str:
         """Check a pointer; raise :class:`VerifyFailed` saying what did not hold."""
-        answer = self.check(text, sha256, quote)
+        answer = self.check(text, sha256, quote, caller)
         if not answer["verified"]:
             raise VerifyFailed(str(answer["detail"]))
         return str(answer["detail"])
 
-    def check(self, text: str, sha256: str | None = None, quote: str | None = None) -> dict[str, object]:
+    def check(self, text: str, sha256: str | None = None, quote: str | None = None,
+              caller: Caller | None = None) -> dict[str, object]:
         """``{pointer, verified, sha256, detail}``: the pointer as parsed, the
         sha256 of the bytes it names (None when it names none), and what held
         or did not. A pointer that does not parse is refused (BadPointer)."""
@@ -414,7 +426,7 @@ class Nas:
             return {"pointer": str(p), "verified": ok, "sha256": digest, "detail": detail}
 
         try:
-            p, body = self.deref(text)
+            p, body = self.deref(text, caller)
         except (NotFound, NotServable) as exc:
             return answer(False, None, f"does not verify: {exc}")
         digest = hashlib.sha256(body).hexdigest()

@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 import pyfuse3
 
+from ..access import Caller
+
 
 def caller_of(ctx: pyfuse3.RequestContext | None) -> tuple[int, ...]:
     """(uid, gid, supplementary groups...) of a request; () for root, who reads all."""
@@ -23,6 +25,12 @@ def caller_of(ctx: pyfuse3.RequestContext | None) -> tuple[int, ...]:
     except (OSError, ValueError):  # the process is gone: its primary group only
         groups = []
     return (ctx.uid, ctx.gid, *groups)
+
+
+def caller_of_request(ctx: pyfuse3.RequestContext | None) -> Caller | None:
+    """The request's caller for the access decision (None: the daemon's own account)."""
+    key = caller_of(ctx)
+    return Caller.from_key(key) if key else None
 
 
 def readable_by(caller: tuple[int, ...], root: str) -> Callable[[str], bool]:

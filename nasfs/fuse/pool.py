@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import pyfuse3
 
 from .. import index
+from ..access import Caller
 from ..service import _response_from_json, _response_to_json
 
 if TYPE_CHECKING:
@@ -135,4 +136,4 @@ def side_view(node: Node, root: str) -> bytes:
     if node.kind == "search":
         readable = readable_by(node.caller, root) if node.caller else None
         return _response_to_json(search(index._nas, text, at=node.commit or None, budget=budget, readable=readable))
-    return _response_to_json(diff_response(index._nas, text, None, budget))
+    return _response_to_json(diff_response(index._nas, text, None, budget, Caller.from_key(node.caller) if node.caller else None))

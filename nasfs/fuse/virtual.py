@@ -41,7 +41,8 @@ from ..grammar import RAW, split_name, split_suffixes
 from ..help import HELP
 from ..repo import LARGE_BYTES, TreeItem
 from ..service import Nas
-from .access import caller_of
+from ..access import Caller
+from .access import caller_of, caller_of_request
 from .nodes import Inodes, Node
 from . import pool
 from .pool import HEAVY_BYTES, Pool
@@ -172,8 +173,9 @@ class Virtual:
             if item is None:
                 raise FUSEError(errno.ENOENT)
             a = self.at_attrs(ino, item, await self.core(self.nas.tree.commit_time, node.commit))
-            if not node.path and not FULL_COMMIT.fullmatch(node.version):
-                a.entry_timeout = 0  # .at/main, .at/HEAD: the name moves with every commit
+            if not node.path and (not FULL_COMMIT.fullmatch(node.version)
+                                  or not await self.core(self.nas.tree.in_shared_store, node.commit)):
+                a.entry_timeout = 0  # .at/main, .at/HEAD: the name moves; a private snapshot: asked each walk
             return a
         data, _ = await self.file_content(ino, node)
         if kind == "view" and not node.commit:
@@ -236,7 +238,7 @@ class Virtual:
         if node.kind == "nasfile":
             return self.nas_file(node.path), None
         if node.kind == "deref" and node.view is not None:
-            _, body = await self.core(self.nas.deref, node.path)
+            _, body = await self.core(self.nas.deref, node.path, Caller.from_key(node.caller) if node.caller else None)
             return body, None
         if node.kind in ("search", "diff"):
             response = await self.worker(pool.side_view, node, self.root)
@@ -271,9 +273,9 @@ class Virtual:
     # -- names ----------------------------------------------------------------------
     async def child(self, parent: Node, name: str, ctx: pyfuse3.RequestContext | None = None) -> Node:
         """The node ``name`` names inside a virtual folder."""
-        if parent.kind == "atroot":
-            commit = await self.core(self.nas.tree.resolve, unquote(name))
-            return Node("at", "", str(commit.id), version=name)  # version: the name it was reached by
+        if parent.kind == "atroot":  # a private snapshot is entered by those who may read its sources only
+            commit = await self.core(self.nas.commit_for, unquote(name), caller_of_request(ctx))
+            return Node("at", "", commit, version=name)  # version: the name it was reached by
         if parent.kind == "at":
             path = f"{parent.path}/{name}" if parent.path else name
             if await self.core(self.nas.tree.item_at, parent.commit, path) is not None:
@@ -296,12 +298,14 @@ class Virtual:
                 return Node(f"{name}dir")
             raise FUSEError(errno.ENOENT)
         if parent.kind in ("searchdir", "diffdir"):
-            caller = caller_of(ctx) if parent.kind == "searchdir" and not parent.commit else ()
+            caller = caller_of(ctx) if not parent.commit else ()  # working-tree answers depend on who asks
             return Node(parent.kind[:-3], name, parent.commit, caller=caller)
         if parent.kind == "deref" and parent.view is None:
             path = f"{parent.path}/{name}" if parent.path else name
             # the pointer's last part is 'name@commit[#La-Lb]'; '@' alone may be a folder's (npm's @scope)
-            return Node("deref", path, view=RAW if POINTER_TAIL.fullmatch(name) else None)
+            if POINTER_TAIL.fullmatch(name):  # the bytes depend on who asks (a private snapshot's)
+                return Node("deref", path, view=RAW, caller=caller_of(ctx))
+            return Node("deref", path)
         raise FUSEError(errno.ENOTDIR)
 
     def root_child(self, name: str) -> Node | None:
