@@ -48,11 +48,11 @@ class PrivateStores(ServedTree):
         """Read every store this process may read through its handle on the
         repository; True when one was new (made by another process since)."""
         try:
-            names = os.listdir(self._stores_dir())
-        except OSError:
-            return False
+            names = set(os.listdir(self._stores_dir()))
+        except OSError:  # not listable (0711) by an account other than its maker: its own store only
+            names = set()
         added = False
-        for name in names:
+        for name in names | {f"{os.geteuid()}.git"}:
             objects = str(self._stores_dir() / name / "objects")
             if name.endswith(".git") and objects not in self._added and os.access(objects, os.R_OK | os.X_OK):
                 self.repo.odb.add_disk_alternate(objects)
@@ -112,17 +112,6 @@ class PrivateStores(ServedTree):
         if store.references.get(name) is None:
             store.references.create(name, commit_id, force=True)
         self._hand_over(Path(store.path), os.stat(store.path).st_uid)
-
-    @serving
-    def in_shared_store(self, commit: str) -> bool:
-        """Whether ``commit`` is in ``.git/objects`` (or an alternate that the
-        repository itself names), where every reader of ``.git`` reads it: a
-        snapshot that may be published (pushed with the evidence). False for
-        one in a private store, and for a commit that is nowhere."""
-        try:
-            return self._shared.exists(pygit2.Oid(hex=commit))
-        except ValueError:
-            return False
 
     @serving
     def private_sources(self, commit: str) -> tuple[str, tuple[str, ...]] | None:

@@ -44,6 +44,19 @@ class Snapshots(Revisions, Writing, PrivateStores):
             return super().resolve(rev)
 
     @serving
+    def in_shared_store(self, commit: str) -> bool:
+        """Whether the commit ``commit`` (an id or a unique prefix of 7+) is in
+        ``.git/objects`` (or an alternate the repository itself names), where
+        every reader of ``.git`` reads it: a snapshot that may be published
+        (pushed with the evidence). False for one in a private store, and for
+        a commit that is nowhere this process can read."""
+        try:
+            oid = self.resolve(commit).id
+        except NotFound:
+            return False
+        return self._shared.exists(oid)
+
+    @serving
     def snapshot_worktree(self, caller: Caller | None = None) -> str:
         """A commit holding the whole working tree as it is now (HEAD itself
         when nothing differs): tracked changes, deletions and untracked files
