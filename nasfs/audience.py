@@ -10,6 +10,7 @@ or an inode on the file's path, the named members of their groups, a member
 of each such group who is in no other, and a stranger (an account that
 owns nothing and is in no group, who reads by the "other" bits). That
 covers every class the kernel puts an account in for those inodes.
+Accounts' groups are remembered for a minute; the modes are asked each time.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from __future__ import annotations
 import grp
 import os
 import pwd
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .access import Caller, Seen, decider
@@ -26,11 +30,32 @@ STRANGER_ID = 2**32 - 3  # no account or group has it (-1 and -2 are taken as "n
 STRANGER = Caller(STRANGER_ID, STRANGER_ID)
 
 
-def _owner(uid: int) -> Caller:
+ACCOUNTS_SECONDS = 60.0  # how long an account's groups are remembered (a login takes new groups only at the next one)
+_accounts: dict[tuple[str, int], tuple[float, list[Caller]]] = {}
+_accounts_lock = threading.Lock()
+
+
+def _remembered(kind: str, number: int, look_up: Callable[[int], list[Caller]]) -> list[Caller]:
+    """An account's or a group's representatives, asked of the system at most
+    once a minute: ``getgrouplist`` reads the whole group database (3 ms)."""
+    now = time.monotonic()
+    with _accounts_lock:
+        held = _accounts.get((kind, number))
+    if held is not None and now - held[0] < ACCOUNTS_SECONDS:
+        return held[1]
+    found = look_up(number)
+    with _accounts_lock:
+        if len(_accounts) > 4096:
+            _accounts.clear()
+        _accounts[(kind, number)] = (now, found)
+    return found
+
+
+def _owner(uid: int) -> list[Caller]:
     try:
-        return Caller.of_account(pwd.getpwuid(uid).pw_name)
-    except KeyError:
-        return Caller(uid, STRANGER_ID)
+        return [Caller.of_account(pwd.getpwuid(uid).pw_name)]
+    except (KeyError, NasError):
+        return [Caller(uid, STRANGER_ID)]
 
 
 def _members(gid: int) -> list[Caller]:
@@ -50,19 +75,22 @@ def _members(gid: int) -> list[Caller]:
 def _candidates(stats: list[os.stat_result]) -> list[Caller]:
     """The representative accounts for the owners and groups of these inodes."""
     seen: dict[tuple[int, ...], Caller] = {STRANGER.key: STRANGER}
-    for st in stats:
-        for caller in [_owner(st.st_uid), *_members(st.st_gid)]:
+    for uid in {st.st_uid for st in stats}:
+        for caller in _remembered("user", uid, _owner):
+            seen.setdefault(caller.key, caller)
+    for gid in {st.st_gid for st in stats}:
+        for caller in _remembered("group", gid, _members):
             seen.setdefault(caller.key, caller)
     return list(seen.values())
 
 
 def _path_stats(root: Path, rel: str) -> list[os.stat_result]:
-    """The root, each folder on the way to ``rel`` and ``rel`` itself (lstat:
-    a symlink's owner matters no more than the kernel lets it)."""
-    stats = [os.stat(root)]
-    here = root
-    for part in [p for p in rel.split("/") if p]:
-        here = here / part
+    """The root, each folder on the way to ``rel`` and ``rel`` itself (a
+    tree-relative path already resolved: the real file's)."""
+    here = str(root)
+    stats = [os.stat(here)]
+    for part in rel.split("/"):
+        here = f"{here}/{part}"
         try:
             stats.append(os.stat(here))
         except OSError:

@@ -83,35 +83,50 @@ class PrivateStores(ServedTree):
         made = Path(tempfile.mkdtemp(dir=base, prefix=".new-"))  # 0700 from the start
         pygit2.init_repository(str(made), bare=True)
         (made / "objects" / "info" / "alternates").write_text(f"{(self.git_dir / 'objects').resolve()}\n")
-        self._hand_over(made, uid)
+        self._hand_over(made, uid)  # all of it
         try:
             os.rename(made, top)
         except OSError:  # made by another process first
             shutil.rmtree(made, ignore_errors=True)
 
     @staticmethod
-    def _hand_over(top: Path, uid: int) -> None:
-        """Give everything in a store to its account (a root daemon writes its
-        objects and refs; the owner's own ``git gc`` must be able to remove
-        them)."""
+    def _hand_over(top: Path, uid: int, folders: list[Path] | None = None) -> None:
+        """Give the store's folders (all it holds when ``folders`` is None) to
+        its account: a root daemon writes objects and refs there, and the
+        owner's own ``git gc`` must be able to remove them (unlinking needs
+        the folder only; the files stay readable, 0444 and 0644)."""
         if os.geteuid() != 0 or uid == 0:
             return
         try:
             gid = pwd.getpwuid(uid).pw_gid
         except KeyError:
             gid = uid
-        for folder, dirs, files in os.walk(top):
-            for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+        if folders is None:
+            folders = [Path(f) for f, _, _ in os.walk(top)]
+            folders += [Path(f) / n for f, _, files in os.walk(top) for n in files]
+        for name in folders:
+            try:
                 if os.lstat(name).st_uid != uid:
                     os.lchown(name, uid, gid)
+            except FileNotFoundError:
+                continue
 
-    def _keep_private(self, store: pygit2.Repository, commit_id: pygit2.Oid) -> None:
+    def _keep_private(self, store: pygit2.Repository, commit_id: pygit2.Oid,
+                      written: list[pygit2.Oid] | None = None) -> None:
         """Keep a private snapshot from ``git gc`` with a ref of its own in its
-        store, and leave all the store holds its account's."""
+        store, and give its account the folders that the ref and the objects
+        ``written`` (every object folder when None) went to."""
         name = f"{PRIVATE_REFS}{commit_id}"
         if store.references.get(name) is None:
             store.references.create(name, commit_id, force=True)
-        self._hand_over(Path(store.path), os.stat(store.path).st_uid)
+        top = Path(store.path)
+        objects = top / "objects"
+        folders = [top / "refs" / "nasfs", top / "refs" / "nasfs" / "private"]
+        if written is None:
+            folders += [f for f in objects.iterdir() if len(f.name) == 2]
+        else:
+            folders += [objects / str(oid)[:2] for oid in [commit_id, *written]]
+        self._hand_over(top, os.stat(top).st_uid, folders)
 
     @serving
     def private_sources(self, commit: str) -> tuple[str, tuple[str, ...]] | None:

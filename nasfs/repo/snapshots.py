@@ -131,7 +131,8 @@ class Snapshots(Revisions, Writing, PrivateStores):
                 if written != oid:
                     raise NotServable(f"{rel!r} changed while it was being recorded; read it again")
             base = head.tree if head is not None else None
-            return self._record(head, self._tree_with(base, rel.split("/"), oid, repo=repo), rel, store)
+            tree = self._tree_with(base, rel.split("/"), oid, repo=repo)
+            return self._record(head, tree, rel, store, [oid, *_trees_along(repo, tree, rel)])
 
     def _store_for(self, files: list[tuple[str, Path]], caller: Caller | None) -> pygit2.Repository | None:
         """Where a snapshot of these working files goes: None for
@@ -153,10 +154,11 @@ class Snapshots(Revisions, Writing, PrivateStores):
         return self._store(uid)
 
     def _record(self, head: pygit2.Commit | None, tree: pygit2.Oid, what: str,
-                store: pygit2.Repository | None = None) -> str:
+                store: pygit2.Repository | None = None, written: list[pygit2.Oid] | None = None) -> str:
         """Write a snapshot commit of ``tree`` over HEAD, once: author and time
         are fixed, so the same content over the same HEAD is the same commit.
-        In ``store`` (a private one) when given, kept there by a ref of its own."""
+        In ``store`` (a private one) when given, kept there by a ref of its own
+        (``written``: the objects written there for it; None: maybe any)."""
         when = head.commit_time if head is not None else 0
         offset = head.commit_time_offset if head is not None else 0
         sig = pygit2.Signature(SIGNATURE_NAME, SIGNATURE_EMAIL, when, offset)
@@ -167,7 +169,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
         if store is not None:
             if not store.odb.exists(commit_id):
                 store.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
-            self._keep_private(store, commit_id)
+            self._keep_private(store, commit_id, written)
         elif not self._shared.exists(commit_id):  # new: write it and keep it reachable
             self.repo.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
             self._keep(commit_id)
@@ -194,7 +196,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
             store = self._store_holding(oid)
             with self._lock, self._git_lock():
                 if store is not None:
-                    self._keep_private(store, oid)
+                    self._keep_private(store, oid, [])  # nothing written: its ref only
                 elif not self._is_kept(found.id):
                     self._keep(found.id)
         return True
@@ -240,6 +242,14 @@ class Snapshots(Revisions, Writing, PrivateStores):
             self._kept, self._unread = set(), self._chain(tip)
         self._kept_tip = keeper
         self._kept.add(commit_id)
+
+
+def _trees_along(repo: pygit2.Repository, tree: pygit2.Oid, rel: str) -> list[pygit2.Oid]:
+    """The ids of ``tree`` and of its folders on the way to ``rel``."""
+    found = [tree]
+    for part in rel.split("/")[:-1]:
+        found.append(tree_get(repo[found[-1]], part).id)
+    return found
 
 
 def _object_id(kind: bytes, raw: bytes) -> pygit2.Oid:
