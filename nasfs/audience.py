@@ -10,7 +10,9 @@ or an inode on the file's path, the named members of their groups, a member
 of each such group who is in no other, and a stranger (an account that
 owns nothing and is in no group, who reads by the "other" bits). That
 covers every class the kernel puts an account in for those inodes.
-Accounts' groups are remembered for a minute; the modes are asked each time.
+The modes and owners are asked each time; an answer for the same inodes
+with the same modes and owners, and accounts' groups, are remembered for a
+minute (a login takes new groups only at the next one anyway).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .access import Caller, Seen, decider
+from .cache import LRU
 from .errors import NasError
 
 STRANGER_ID = 2**32 - 3  # no account or group has it (-1 and -2 are taken as "none" and nobody by convention)
@@ -33,6 +36,7 @@ STRANGER = Caller(STRANGER_ID, STRANGER_ID)
 ACCOUNTS_SECONDS = 60.0  # how long an account's groups are remembered (a login takes new groups only at the next one)
 _accounts: dict[tuple[str, int], tuple[float, list[Caller]]] = {}
 _accounts_lock = threading.Lock()
+_answers: LRU[tuple[object, ...], tuple[float, bool]] = LRU(4096)
 
 
 def _remembered(kind: str, number: int, look_up: Callable[[int], list[Caller]]) -> list[Caller]:
@@ -113,11 +117,20 @@ def narrower_than_git(root: Path, git_dir: Path, paths: list[str]) -> bool:
     stats = [os.stat(git_dir), os.stat(git_dir / "objects")]
     for rel in paths:
         stats += _path_stats(root, rel)
+    # the answer rests on these inodes' owners and modes, and on accounts' groups (remembered a minute)
+    key = (str(root), *paths, *((st.st_dev, st.st_ino, st.st_mode, st.st_uid, st.st_gid) for st in stats))
+    now = time.monotonic()
+    held = _answers.get(key)
+    if held is not None and now - held[0] < ACCOUNTS_SECONDS:
+        return held[1]
+    answer = False
     for reader in git_readers(git_dir, _candidates(stats)):
         decision = decider(root, reader)
         if any(decision.decide(rel) is not Seen.ALLOWED for rel in paths):
-            return True
-    return False
+            answer = True
+            break
+    _answers.put(key, (now, answer))
+    return answer
 
 
 __all__ = ["STRANGER", "git_readers", "narrower_than_git"]
