@@ -38,7 +38,7 @@ class PrivateStores(ServedTree):
         self._stores: dict[int, pygit2.Repository] = {}  # uid -> a handle on its store, opened as needed
         self._added: set[str] = set()  # stores' object folders this process's handle reads
         self._shared = pygit2.Odb(str(self.git_dir / "objects"))  # .git/objects and the alternates it names
-        self._sources: LRU[str, tuple[str, tuple[str, ...]] | None] = LRU(1024)
+        self._sources: LRU[str, tuple[str, tuple[str, ...]]] = LRU(1024)  # commit -> store, paths ('': shared)
         self._add_readable_stores()
 
     def _stores_dir(self) -> Path:
@@ -102,8 +102,7 @@ class PrivateStores(ServedTree):
         except KeyError:
             gid = uid
         if folders is None:
-            folders = [Path(f) for f, _, _ in os.walk(top)]
-            folders += [Path(f) / n for f, _, files in os.walk(top) for n in files]
+            folders = [Path(f) / n for f, _, files in os.walk(top) for n in [".", *files]]
         for name in folders:
             try:
                 if os.lstat(name).st_uid != uid:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pygit2
 
-from ..access import Caller, Seen, decider
+from ..access import Caller, Decider, Seen, decider
 from ..audience import narrower_than_git
 from ..errors import NotFound, NotServable
 from .paths import tree_get
@@ -77,9 +77,8 @@ class Snapshots(Revisions, Writing, PrivateStores):
             if not differs_from_head or not _utf8(path):
                 continue  # a name that is not UTF-8 is served by no view (and git's tree builder refuses it)
             real = self.root / path
-            if seen is not None and seen.decide(path if real.exists() else os.path.dirname(path),
-                                                want_dir=not real.exists()) is not Seen.ALLOWED:
-                continue  # not this caller's to record (a deletion: its folder's listing is)
+            if seen is not None and not _sees_change(seen, path, real.exists()):
+                continue  # not this caller's to record
             if real.is_file() and not real.is_symlink():
                 changed.append((path, real))
             elif not real.exists():
@@ -242,6 +241,17 @@ class Snapshots(Revisions, Writing, PrivateStores):
             self._kept, self._unread = set(), self._chain(tip)
         self._kept_tip = keeper
         self._kept.add(commit_id)
+
+
+def _sees_change(seen: Decider, path: str, exists: bool) -> bool:
+    """Whether the caller may see this change: the file itself, or for a
+    deletion, the listing of the nearest folder above it that is still there."""
+    if exists:
+        return seen.decide(path) is Seen.ALLOWED
+    folder = os.path.dirname(path)
+    while folder and not os.path.isdir(seen.root / folder):
+        folder = os.path.dirname(folder)
+    return seen.decide(folder, want_dir=True) is Seen.ALLOWED
 
 
 def _trees_along(repo: pygit2.Repository, tree: pygit2.Oid, rel: str) -> list[pygit2.Oid]:
