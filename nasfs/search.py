@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .access import Caller, check_history, decider, sees_all
-from .cache import default_cache_dir
+from .cache import default_cache_dir, private_folder
 from .errors import BadView, NasError, NotServable, check_text
 from .outline import Entry
 from .grammar import check_budget
@@ -155,12 +155,13 @@ def run_rg(q: Query, root: Path) -> list[Hit]:
 
 def materialize(nas: Nas, commit: str) -> Path:
     """The tree of ``commit`` written out once under the cache folder, so the
-    same engine searches the past; safe to delete at any time."""
-    base = default_cache_dir() / "trees"
+    same engine searches the past; safe to delete at any time. Private to the
+    daemon's account, as every cache is (a snapshot's tree may hold a private
+    file)."""
+    base = private_folder(private_folder(default_cache_dir()) / "trees")
     target = base / commit
     if target.is_dir():
         return target
-    base.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=base, prefix=f".{commit[:12]}-"))
     nas.tree.write_tree_at(commit, tmp)
     try:

@@ -28,6 +28,7 @@ from .outline import Entry, Outline
 from .pointers import Pointer, parse_pointer
 from .progress import Progress
 from .repo import Content, GitTree, clean_path
+from .snapshot_access import check_commit
 from .summaries import SummarySettings, build_settings
 from .summaries.serving import Summaries
 from .summaries.settings import VALID_NOW
@@ -427,15 +428,25 @@ class Nas:
         return response
 
     # -- evidence --------------------------------------------------------------
-    def resolve_pointer(self, text: str) -> tuple[Pointer, Content]:
+    def commit_for(self, rev: str, caller: Caller | None = None) -> str:
+        """The full id of ``rev``, for a ``caller`` who may read what it holds
+        (AccessDenied for a private snapshot of files the caller may not see;
+        None: this process's own account). Every door asks it before serving
+        a commit's content."""
+        commit = str(self.tree.resolve(rev).id)
+        check_commit(self.tree, commit, caller)
+        return commit
+
+    def resolve_pointer(self, text: str, caller: Caller | None = None) -> tuple[Pointer, Content]:
         p = parse_pointer(text, self.tree.node, self.tree.tree)
-        content = self.tree.at(p.commit, p.path)
+        content = self.tree.at(self.commit_for(p.commit, caller), p.path)
         return p, content
 
     def admit_pointer(self, text: str, caller: Caller | None) -> Pointer:
         """The pointer, once the caller may read the repository and see its
         path in the working tree (a snapshot commit holds working-tree
-        content; a path gone from it is history alone)."""
+        content; a path gone from it is history alone). Its commit is judged
+        by :meth:`commit_for` when it is read (deref)."""
         p = parse_pointer(text, self.tree.node, self.tree.tree)
         check_history(self.tree.git_dir, caller)
         decider(self.tree.root, caller).check(p.path if p.folder is None else p.folder)
@@ -448,12 +459,12 @@ class Nas:
         working tree (a snapshot commit holds working-tree content)."""
         p = self.admit_pointer(text, caller)
         if p.folder is not None:
-            commit = str(self.tree.resolve(p.commit).id)
+            commit = self.commit_for(p.commit, caller)
             listing = self.tree.ls_tree_at(commit, p.folder)
             if listing is None:
                 raise NotFound(f"{p.folder or '.'!r} is not a folder at {commit[:12]}", "a folder of that commit")
             return p, listing
-        p, content = self.resolve_pointer(text)
+        p, content = self.resolve_pointer(text, caller)
         if not p.start:
             if content.large:
                 raise NotServable(f"{p.path} is {content.size} bytes; dereference a line range of it")

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import pyfuse3
 
 from .. import index
+from ..access import Caller
 from ..service import _response_from_json, _response_to_json
 
 if TYPE_CHECKING:
@@ -126,7 +127,6 @@ def read_view(path: str, view: View, at: str | None) -> bytes:
 
 def side_view(node: Node) -> bytes:
     """``.nas/search/<query>[@N][.json]`` and ``.nas/diff/<A>..<B>[@N][.json]``."""
-    from ..access import Caller
     from ..diffs import diff_response
     from ..grammar import split_suffixes
     from ..search import search

@@ -173,8 +173,9 @@ class Virtual:
             if item is None:
                 raise FUSEError(errno.ENOENT)
             a = self.at_attrs(ino, item, await self.core(self.nas.tree.commit_time, node.commit))
-            if not node.path and not FULL_COMMIT.fullmatch(node.version):
-                a.entry_timeout = 0  # .at/main, .at/HEAD: the name moves with every commit
+            if not node.path and (not FULL_COMMIT.fullmatch(node.version)
+                                  or not await self.core(self.nas.tree.in_shared_store, node.commit)):
+                a.entry_timeout = 0  # .at/main, .at/HEAD: the name moves; a private snapshot: asked each walk
             return a
         data, _ = await self.file_content(ino, node)
         if kind == "view" and not node.commit:
@@ -257,7 +258,7 @@ class Virtual:
         if node.kind == "nasfile":
             return self.nas_file(node.path, Caller.from_key(node.caller) if node.caller else None), None
         if node.kind == "deref" and node.view is not None:
-            _, body = await self.core(self.nas.deref, node.path)
+            _, body = await self.core(self.nas.deref, node.path, Caller.from_key(node.caller) if node.caller else None)
             return body, None
         if node.kind in ("search", "diff"):
             response = await self.worker(pool.side_view, node)
@@ -294,11 +295,11 @@ class Virtual:
     # -- names ----------------------------------------------------------------------
     async def child(self, parent: Node, name: str, caller: Caller) -> Node:
         """The node ``name`` names inside a virtual folder; what depends on
-        who asks (working-tree searches and diffs, ``.nas/errors``) is made
-        for ``caller``."""
-        if parent.kind == "atroot":
-            commit = await self.core(self.nas.tree.resolve, unquote(name))
-            return Node("at", "", str(commit.id), version=name)  # version: the name it was reached by
+        who asks (working-tree searches and diffs, pointers' bytes,
+        ``.nas/errors``) is made for ``caller``."""
+        if parent.kind == "atroot":  # a private snapshot is entered by those who may read its sources only
+            commit = await self.core(self.nas.commit_for, unquote(name), caller)
+            return Node("at", "", commit, version=name)  # version: the name it was reached by
         if parent.kind == "at":
             path = f"{parent.path}/{name}" if parent.path else name
             if await self.core(self.nas.tree.item_at, parent.commit, path) is not None:
@@ -328,7 +329,9 @@ class Virtual:
         if parent.kind == "deref" and parent.view is None:
             path = f"{parent.path}/{name}" if parent.path else name
             # the pointer's last part is 'name@commit[#La-Lb]'; '@' alone may be a folder's (npm's @scope)
-            return Node("deref", path, view=RAW if POINTER_TAIL.fullmatch(name) else None)
+            if POINTER_TAIL.fullmatch(name):  # the bytes depend on who asks (a private snapshot's)
+                return Node("deref", path, view=RAW, caller=node_key(caller))
+            return Node("deref", path)
         raise FUSEError(errno.ENOTDIR)
 
     def root_child(self, name: str) -> Node | None:

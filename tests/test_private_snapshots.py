@@ -1,0 +1,244 @@
+"""A read never widens who can read content (issue 24, points 7 and 8): a
+snapshot of a file some reader of ``.git`` could not read goes to its owner's
+private store, out of other accounts' reach through plain git and through
+every door of the mount; the owner's git and nasfs still verify it. And the
+caches nasfs writes are 0700 folders of 0600 files.
+
+Real accounts (made with useradd, removed after), a tree under a 0755 folder
+in /tmp (pytest's own folders are 0700), a real mount with --allow-other.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from nasfs.access import AccessDenied, Caller
+from nasfs.audience import narrower_than_git
+from nasfs.cache import DiskCache
+from nasfs.repo import GitTree
+
+from .conftest import git, header
+from .mounts import Mount
+
+SECRET = "# Secret plan\n\n## Launch\nthe launch code is 7731\n"
+AS_ACCOUNT = Path(__file__).with_name("as_account.py")
+
+
+def _account(name: str) -> Caller:
+    subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", name], check=True, capture_output=True)
+    return Caller.of_account(name)
+
+
+@pytest.fixture()
+def accounts():
+    """(owner, other): two real accounts, removed after the test."""
+    names = [f"nsown{os.getpid() % 100000}", f"nsoth{os.getpid() % 100000}"]
+    made = []
+    try:
+        for name in names:
+            made.append(_account(name))
+        yield tuple(made)
+    finally:
+        for name in names[:len(made)]:
+            subprocess.run(["userdel", name], capture_output=True)
+
+
+@pytest.fixture()
+def tree(accounts):
+    """The owner's repository under a 0755 folder: public/readme.md
+    committed; private/ (0700) holding secret.md, not committed."""
+    owner, _ = accounts
+    base = Path(tempfile.mkdtemp(prefix="nasfs-private-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    root = base / "t"
+    (root / "public").mkdir(parents=True)
+    (root / "public" / "readme.md").write_text("# Readme\n\nhello\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    (root / "private").mkdir()
+    (root / "private" / "secret.md").write_text(SECRET)
+    os.chmod(root / "private", 0o700)
+    for folder, dirs, files in os.walk(root):
+        for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+            os.lchown(name, owner.uid, owner.gid)
+    yield root
+    shutil.rmtree(base)
+
+
+def as_account(caller: Caller, *cmd: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """A command run as that account (its uid, its groups)."""
+    groups = ",".join(str(g) for g in sorted(caller.groups | {caller.gid}))
+    return subprocess.run(["setpriv", f"--reuid={caller.uid}", f"--regid={caller.gid}", f"--groups={groups}", *cmd],
+                          cwd=cwd, capture_output=True, timeout=60, env=dict(os.environ, HOME="/tmp", **(env or {})))
+
+
+def nasfs_as(caller: Caller, root: Path, *args: str) -> subprocess.CompletedProcess:
+    """The nasfs CLI run by that account (this interpreter lives in a folder
+    only root may enter, so it starts as root and drops to the account before
+    it opens anything of the tree)."""
+    cache = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
+    os.chown(cache, caller.uid, caller.gid)
+    try:
+        return subprocess.run([sys.executable, str(AS_ACCOUNT), str(caller.uid), str(caller.gid), *args], cwd=root,
+                              capture_output=True, timeout=120, env=dict(os.environ, HOME="/tmp", NASFS_CACHE_DIR=str(cache)))
+    finally:
+        shutil.rmtree(cache)
+
+
+def commit_of(view: bytes) -> str:
+    return header(view)["pointer"].split("@")[1].split("#")[0]
+
+
+def test_a_private_snapshot_is_read_only_by_those_who_could_read_its_source(tree: Path, accounts) -> None:
+    owner, other = accounts
+    mnt = tree.parent / "mnt"
+    m = Mount(tree, mnt, "--allow-other")
+    try:
+        read = as_account(owner, "cat", str(mnt / "private" / "secret.md@outline"))
+        assert read.returncode == 0, read.stderr
+        commit = commit_of(read.stdout)
+        store = tree / ".git" / "nasfs-private" / f"{owner.uid}.git"
+        st = os.stat(store)
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (owner.uid, 0o700)
+        assert all(os.lstat(f).st_uid == owner.uid for f, _, _ in os.walk(store))  # its own git gc may prune it
+
+        # another account: plain git on the shared .git (0755) finds nothing
+        for cmd in (["git", "-c", "safe.directory=*", "show", f"{commit}:private/secret.md"],
+                    ["git", "-c", "safe.directory=*", "cat-file", "-p", commit],
+                    ["git", "-c", "safe.directory=*", "log", "--all", "-p"]):
+            run = as_account(other, *cmd, cwd=tree)
+            assert b"7731" not in run.stdout + run.stderr, cmd
+            if cmd[3] != "log":
+                assert run.returncode != 0, cmd
+        assert as_account(other, "cat", str(store / "HEAD")).returncode != 0
+        # ... and every door of the mount refuses it, saying nothing of what is inside
+        for path in (f".at/{commit}/private/secret.md", f".at/{commit[:12]}/private/secret.md",
+                     f".nas/deref/private/secret.md@{commit[:12]}#L1-L4", f".nas/deref/private/secret.md@{commit[:12]}",
+                     f".nas/diff/HEAD..{commit[:12]}", f".at/{commit}/private/secret.md@outline"):
+            run = as_account(other, "cat", str(mnt / path))
+            assert run.returncode != 0 and b"7731" not in run.stdout and b"Launch" not in run.stdout, (path, run.stdout)
+        run = as_account(other, "ls", str(mnt / ".at" / commit))
+        assert run.returncode != 0 and b"Permission denied" in run.stderr
+
+        # the owner reads it through the mount, with git and with nasfs verify
+        for path in (f".at/{commit}/private/secret.md", f".nas/deref/private/secret.md@{commit[:12]}#L4"):
+            run = as_account(owner, "cat", str(mnt / path))
+            assert run.returncode == 0 and b"7731" in run.stdout, (path, run.stderr)
+        objects = str(store / "objects")
+        shown = as_account(owner, "git", "show", f"{commit}:private/secret.md", cwd=tree,
+                           env={"GIT_ALTERNATE_OBJECT_DIRECTORIES": objects})
+        assert shown.stdout.decode() == SECRET, shown.stderr
+        shown = as_account(owner, "git", f"--git-dir={store}", "show", f"{commit}:private/secret.md")
+        assert shown.stdout.decode() == SECRET, shown.stderr
+        verified = nasfs_as(owner, tree, "verify", "--node", "box", "--tree", "home", header(read.stdout)["pointer"])
+        assert verified.returncode == 0 and verified.stdout.startswith(b"verified "), verified.stderr
+        refused = nasfs_as(other, tree, "verify", "--node", "box", "--tree", "home", header(read.stdout)["pointer"])
+        assert refused.returncode != 0 and b"7731" not in refused.stdout
+        assert not GitTree(tree).in_shared_store(commit)
+        # the other account's own read of a public change is a snapshot in .git/objects, as before
+        (tree / "public" / "readme.md").write_text("# Readme\n\nhello again\n")
+        public = as_account(other, "cat", str(mnt / "public" / "readme.md@outline"))
+        shared = commit_of(public.stdout)
+        run = as_account(other, "git", "-c", "safe.directory=*", "show", f"{shared}:public/readme.md", cwd=tree)
+        assert run.returncode == 0 and b"hello again" in run.stdout
+        assert GitTree(tree).in_shared_store(shared)
+        assert m.alive()
+        # the store is the owner's to clean: without its ref, the owner's git gc removes the snapshot
+        full = str(GitTree(tree).resolve(commit).id)
+        for cmd in (["update-ref", "-d", f"refs/nasfs/private/{full}"], ["gc", "-q", "--prune=now"]):
+            run = as_account(owner, "git", f"--git-dir={store}", *cmd)
+            assert run.returncode == 0, (cmd, run.stderr)
+        assert not has_object(store, commit)
+    finally:
+        assert m.stop() == 0, m.log.read_text()[-2000:]
+
+
+def blob_id(data: str) -> str:
+    return subprocess.run(["git", "hash-object", "--stdin"], input=data.encode(), capture_output=True,
+                          check=True).stdout.decode().strip()
+
+
+def has_object(git_dir: Path, oid: str) -> bool:
+    return subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "-e", oid], capture_output=True).returncode == 0
+
+
+def blob_anywhere(root: Path, data: str) -> bool:
+    """Whether any object store of the repository (shared or private) holds a blob of ``data``."""
+    stores = [root / ".git", *sorted((root / ".git" / "nasfs-private").glob("*.git"))]
+    return any(has_object(s, blob_id(data)) for s in stores)
+
+
+def test_no_request_snapshots_a_file_its_reader_may_not_see(tree: Path, accounts) -> None:
+    owner, other = accounts
+    t = GitTree(tree)
+    with pytest.raises(AccessDenied):
+        t.working("private/secret.md", caller=other)
+    whole = t.snapshot_worktree(other)
+    assert whole == str(t.head().id)  # the only change is one it may not see: nothing to record
+    assert not blob_anywhere(tree, SECRET)
+    mnt = tree.parent / "mnt"
+    m = Mount(tree, mnt, "--allow-other")
+    try:
+        (tree / "public" / "readme.md").write_text("# Readme\n\nchanged\n")
+        diff = as_account(other, "cat", str(mnt / ".nas" / "diff" / "HEAD.."))
+        assert diff.returncode == 0 and b"changed" in diff.stdout and b"secret" not in diff.stdout, diff.stderr
+        assert not blob_anywhere(tree, SECRET)
+        mine = as_account(owner, "cat", str(mnt / ".nas" / "diff" / "HEAD.."))
+        assert b"secret.md" in mine.stdout, mine.stderr
+        assert blob_anywhere(tree, SECRET) and not has_object(tree / ".git", blob_id(SECRET))  # the owner's store only
+    finally:
+        assert m.stop() == 0, m.log.read_text()[-2000:]
+
+
+def test_the_audience_decides_the_store(tree: Path) -> None:
+    git_dir = tree / ".git"
+    assert not narrower_than_git(tree, git_dir, ["public/readme.md"])
+    assert narrower_than_git(tree, git_dir, ["private/secret.md"])
+    assert narrower_than_git(tree, git_dir, ["public/readme.md", "private/secret.md"])
+    os.chmod(git_dir, 0o700)  # .git is its owner's alone: so are its snapshots, wherever they go
+    assert not narrower_than_git(tree, git_dir, ["private/secret.md"])
+    os.chmod(git_dir, 0o755)
+    os.chmod(tree / "public" / "readme.md", 0o600)
+    assert narrower_than_git(tree, git_dir, ["public/readme.md"])
+
+
+def test_caches_are_private_after_a_real_read(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
+    os.chmod(cache, 0o755)  # an existing folder of ours, as wide as nasfs made it before: tightened
+    monkeypatch.setenv("NASFS_CACHE_DIR", str(cache))
+    mnt = tree.parent / "mnt"
+    m = Mount(tree, mnt)
+    try:
+        assert b"Secret plan" in (mnt / "private" / "secret.md@outline").read_bytes()
+        assert b"hello" in (mnt / ".at" / "HEAD" / ".nas" / "search" / "hello").read_bytes()  # writes a tree here
+        made = {f.name: stat.S_IMODE(f.lstat().st_mode) for f in cache.iterdir()}  # the daemon's, while it runs
+        assert made.keys() >= {"cache.sqlite3", "cache.sqlite3-wal", "cache.sqlite3-shm", "trees"}, made
+        assert stat.S_IMODE(os.stat(cache).st_mode) == 0o700
+        assert made == {name: 0o700 if (cache / name).is_dir() else 0o600 for name in made}, made
+    finally:
+        assert m.stop() == 0
+        shutil.rmtree(cache)
+
+
+def test_a_cache_folder_of_another_account_is_not_used(accounts, caplog: pytest.LogCaptureFixture) -> None:
+    owner, _ = accounts
+    theirs = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
+    try:
+        os.chown(theirs, owner.uid, owner.gid)
+        os.chmod(theirs, 0o777)
+        disk = DiskCache(theirs)
+        disk.put("k", b"v")
+        assert disk.get("k") is None and not (theirs / "cache.sqlite3").exists()
+        assert f"belongs to uid {owner.uid}" in caplog.text and "NASFS_CACHE_DIR" in caplog.text
+        assert stat.S_IMODE(os.stat(theirs).st_mode) == 0o777  # left as its owner made it
+    finally:
+        shutil.rmtree(theirs)
