@@ -16,7 +16,6 @@ from .errors import BadView, NotFound
 from .grammar import check_budget
 from .outline import Entry
 from .repo import FileChange, diff_bytes
-from .snapshot_access import check_commit
 from .views import Analysis, Evidence, Served
 
 if TYPE_CHECKING:
@@ -129,7 +128,7 @@ def diff_response(nas: Reader, spec: str, path: str | None, budget: int | None, 
     """``nasfs diff A[..B] [PATH]`` and ``.nas/diff/A..B``: B defaults to now.
     ``caller`` (None: this process's own account) must be allowed to read
     the repository and each end (a private snapshot: its sources); a diff to
-    now records as much of the working tree as they may see, and shows them
+    now is of as much of the working tree as they may see, and shows them
     only the files they could find."""
     from .budget import fit
     from .declare import declare
@@ -139,13 +138,8 @@ def diff_response(nas: Reader, spec: str, path: str | None, budget: int | None, 
     if path is not None:
         decider(nas.tree.root, caller).check(path)
     a_rev, b_rev = split_range(spec)
-    a = str(nas.tree.resolve(a_rev).id)
-    check_commit(nas.tree, a, caller)
-    if b_rev:
-        b = str(nas.tree.resolve(b_rev).id)
-        check_commit(nas.tree, b, caller)
-    else:
-        b = nas.tree.snapshot_worktree(caller)
+    a = nas.commit_for(a_rev, caller)
+    b = nas.commit_for(b_rev, caller) if b_rev else nas.tree.snapshot_worktree(caller)
     check_order(nas, a, b)
     d = TreeDiff(nas, a, b, path, None if b_rev or sees_all(caller) else caller)
 

@@ -112,10 +112,11 @@ class Shown:
     entry_evidence: tuple[Evidence, ...]
 
 
-def _shown(nas: Reader, path: str, at: str | None) -> Shown | None:
-    """None when the file cannot be served now (gone since the walk, refused)."""
+def _shown(nas: Reader, path: str, at: str | None, caller: Caller | None = None) -> Shown | None:
+    """None when the file cannot be served now (gone since the walk, refused);
+    a working-tree file is recorded in a snapshot for ``caller``."""
     try:
-        content = nas.content(path, at)
+        content = nas.content(path, at, caller)
         f = file_facts(nas, content)
     except NasError:
         return None
@@ -132,9 +133,11 @@ def _shown(nas: Reader, path: str, at: str | None) -> Shown | None:
 class FolderMap:
     """One folder's map at one state of the tree: its ranked files and rungs."""
 
-    def __init__(self, nas: Reader, listing: Listing, order: list[int], at: str | None) -> None:
+    def __init__(self, nas: Reader, listing: Listing, order: list[int], at: str | None,
+                 caller: Caller | None = None) -> None:
         self.nas = nas
         self.at = at
+        self.caller = caller  # who a working-tree map is made for (None: this process's own account)
         self.shown_name = listing.folder or "."
         self.files = [listing.items[i].path for i in order]
         self._shown: dict[int, Shown | None] = {}
@@ -156,9 +159,9 @@ class FolderMap:
     def _folder_evidence(self, folder: str) -> tuple[Evidence, ...]:
         """The header's pointer: the folder itself at the commit the map shows
         (``at``, or the working tree's snapshot commit, HEAD when nothing
-        differs), with the sha256 of its ``git ls-tree`` listing; none for a
-        folder git holds no file of."""
-        commit = self.at or self.nas.tree.snapshot_worktree()
+        differs; of what the map's caller may see), with the sha256 of its
+        ``git ls-tree`` listing; none for a folder git holds no file of."""
+        commit = self.at or self.nas.tree.snapshot_worktree(self.caller)
         listed = self.nas.tree.ls_tree_at(commit, folder)
         if listed is None:
             return ()
@@ -167,7 +170,7 @@ class FolderMap:
 
     def shown(self, rank: int) -> Shown | None:
         if rank not in self._shown:
-            self._shown[rank] = _shown(self.nas, self.files[rank], self.at)
+            self._shown[rank] = _shown(self.nas, self.files[rank], self.at, self.caller)
         return self._shown[rank]
 
     def count(self, text: str) -> int:
@@ -390,7 +393,8 @@ def folder_view(nas: Reader, path: str, view: View, at: str | None, caller: Call
             listing = walk_worktree(nas, path)
         order = _RANKER.order(nas, listing, commit, task=task)
         task.begin("outlining the files shown")
-        response = FolderMap(nas, listing, order, commit).response(view.budget, view.start)
+        made_for = None if commit is not None or sees_all(caller) else caller
+        response = FolderMap(nas, listing, order, commit, made_for).response(view.budget, view.start)
         nas.remember(key, response, to_disk=listing.settled)
         return response
 

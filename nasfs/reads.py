@@ -28,12 +28,14 @@ def read_chunks(nas: Nas, spec: str, at: str | None, as_json: bool, prefix: str 
     """The bytes of ``nasfs read [--at AT] [--json] SPEC``: a raw read streams
     the file (bounded memory); a view is one answer. None when a raw read is
     larger than ``raw_limit`` (the daemon leaves those to the CLI). ``caller``
-    (None: this process's own account) is judged before the name is split."""
+    (None: this process's own account) is judged before the name is split,
+    and at a revision on that commit too (Nas.commit_for: a private snapshot
+    is read by the readers of its sources only)."""
     spec = spec if spec.startswith("/") else prefix + spec
     nas.admit(spec, at, caller)
     path, view = nas.split(spec, at)
     if view.kind == "raw" and not as_json:
-        content = nas.content(path, at)
+        content = nas.content(path, at, caller)
         if raw_limit is not None and content.size > raw_limit:
             return None
         return content.stream()

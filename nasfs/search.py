@@ -215,7 +215,7 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
         decider(nas.tree.root, caller).check(q.folder)
     if at is not None:
         check_history(nas.tree.git_dir, caller)
-        commit = str(nas.tree.resolve(at).id)
+        commit = nas.commit_for(at, caller)  # a private snapshot: only for readers of its sources
         root = materialize(nas, commit)
     else:
         root = nas.tree.root

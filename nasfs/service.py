@@ -131,8 +131,12 @@ class Nas:
         outline = self.analysis(self.content(path, at)).outline
         return named if any(named.arg in (".".join(e.path), e.name) for e in outline.entries if e.path) else view
 
-    def content(self, path: str, at: str | None = None) -> Content:
-        return self.tree.at(at, path) if at is not None else self.tree.working(path)
+    def content(self, path: str, at: str | None = None, caller: Caller | None = None) -> Content:
+        """The file at ``path`` (at ``at``, else in the working tree, recorded
+        in a snapshot only for a ``caller`` who may see it: None, this
+        process's own account). ``at`` is judged by the door first
+        (:meth:`admit`, :meth:`guard`: :meth:`commit_for`)."""
+        return self.tree.at(at, path) if at is not None else self.tree.working(path, caller)
 
     def analysis(self, content: Content) -> Analysis:
         key = (content.path, content.blob_id, content.commit)
@@ -220,6 +224,7 @@ class Nas:
         file exists or where a private symlink points (access.py)."""
         if at is not None:
             check_history(self.tree.git_dir, caller)
+            self.commit_for(at, caller)  # a private snapshot: only for readers of its sources
             return
         judge = decider(self.tree.root, caller)
         path = clean_path(spec)
@@ -230,14 +235,23 @@ class Nas:
             cut = path.find("@", cut + 1)
         judge.check(path)
 
-    def guard(self, path: str, at: str | None, caller: Caller | None, history: bool = False) -> None:
+    def guard(self, path: str, at: str | None, caller: Caller | None, since: str | None = None) -> None:
         """The access decision for a real path about to be read: the working
-        tree's file by the caller's own rights, history (``at``, or
-        ``history`` for a view made from commits) by their right to ``.git``."""
+        tree's file by the caller's own rights, history (``at``, or the range
+        ``since`` of a view made from commits) by their right to ``.git`` and
+        to each commit read (:meth:`commit_for`: a private snapshot)."""
         if at is None:
             decider(self.tree.root, caller).check(path)
-        if at is not None or history:
-            check_history(self.tree.git_dir, caller)
+        if at is None and since is None:
+            return
+        check_history(self.tree.git_dir, caller)
+        revisions = [at] if at is not None else []
+        if since is not None:
+            from .diffs import split_range
+
+            revisions += [rev for rev in split_range(since) if rev]
+        for rev in revisions:
+            self.commit_for(rev, caller)
 
     def refused(self, name: str, exc: NasError, caller: Caller | None = None) -> None:
         self.errors.append(Refusal(time.time(), name, exc, None if caller is None else caller.key))
@@ -259,7 +273,7 @@ class Nas:
         Responses are cached by content (summaries keep their own cache, since
         a stale one must be retried), and the caller is judged before each.
         A folder's view is its map (folder_map.py)."""
-        self.guard(path, at, caller, history=view.kind == "since")
+        self.guard(path, at, caller, since=view.arg if view.kind == "since" else None)
         if self.tree.is_dir(path, at):
             from .folder_map import folder_view
 
@@ -274,7 +288,7 @@ class Nas:
             from .diffs import split_range
 
             at = split_range(view.arg)[1]  # since=A..B reads the file as it is at B
-        return self.read_content(self.content(path, at), view, record)
+        return self.read_content(self.content(path, at, caller), view, record)
 
     def read_content(self, content: Content, view: View, record: bool = True) -> Response:
         """A view of a file already found (``nasfs index`` goes on to use the
