@@ -242,3 +242,45 @@ def test_a_cache_folder_of_another_account_is_not_used(accounts, caplog: pytest.
         assert stat.S_IMODE(os.stat(theirs).st_mode) == 0o777  # left as its owner made it
     finally:
         shutil.rmtree(theirs)
+
+
+def test_every_door_asks_about_a_private_snapshot_for_its_caller(tree: Path, accounts,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A root server (HTTP, MCP, the read socket's core) answers each caller
+    as that caller: the owner's private snapshot is refused to another
+    account at a revision (read, raw read, @since, search), by pointer
+    (deref, verify) and in a diff; the owner gets it."""
+    from nasfs.diffs import diff_response
+    from nasfs.http import Door
+    from nasfs.pointers import Pointer
+    from nasfs.reads import read_chunks
+    from nasfs.service import Nas
+
+    owner, other = accounts
+    cache = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
+    monkeypatch.setenv("NASFS_CACHE_DIR", str(cache))  # search at a revision writes its tree there
+    try:
+        nas = Nas(GitTree(tree, node="box", tree="home"))
+        commit = nas.tree.working("private/secret.md", caller=owner).commit
+        assert not nas.tree.in_shared_store(commit)
+        door = Door(nas)
+        pointer = str(Pointer("box", "home", "private/secret.md", commit, 1, 4))
+        asks = {
+            "read --at": lambda c: door.read("private/secret.md", at=commit, caller=c),
+            "read --at, a public file": lambda c: door.read("public/readme.md", at=commit, caller=c),
+            "raw read --at": lambda c: b"".join(read_chunks(nas, "private/secret.md", commit, False, caller=c)),
+            "@since": lambda c: nas.read(f"public/readme.md@since=HEAD..{commit}", caller=c),
+            "search --at": lambda c: door.search("launch", at=commit, caller=c),
+            "deref": lambda c: door.deref(pointer, caller=c),
+            "diff": lambda c: door.diff(f"HEAD..{commit}", caller=c),
+            "diff to it": lambda c: diff_response(nas, f"{commit}..", None, None, c),
+        }
+        for name, ask in asks.items():
+            with pytest.raises(AccessDenied):
+                ask(other)
+            assert ask(owner), name  # the owner is answered
+        with pytest.raises(AccessDenied):  # a refusal, not "does not verify"
+            door.verify(pointer, caller=other)
+        assert door.verify(pointer, caller=owner)["verified"] is True
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
