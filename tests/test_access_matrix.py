@@ -328,3 +328,32 @@ def test_the_errors_file_tells_each_account_only_its_own_refusals(world: World) 
     assert mine.returncode == 0 and b"public/link@outline" in mine.stdout, mine.stdout
     assert b"section=Nope" not in mine.stdout and b"ZQXSECRETHEAD two" not in mine.stdout, mine.stdout
     assert b"ZQXSECRETHEAD two" in world.cat("root", ".nas/errors").stdout
+
+
+def test_a_view_of_a_symlink_into_the_mount_itself_is_refused_without_wedging_it(world: World) -> None:
+    """``wedge -> MNT/.at/HEAD/README.md``: access.py resolves the link by
+    string (OUTSIDE) and the door refuses it before its core follows it with
+    realpath, through the mount, holding the core slot the mount's own
+    ``.at`` lookup then waits for (the daemon wedged, as root and as bo)."""
+    from .mounts import abort_connection
+
+    (world.tree / "public" / "wedge").symlink_to(world.mnt / ".at" / "HEAD" / "README.md")
+    (world.tree / "public" / "wedgedir").symlink_to(world.mnt / ".at" / "HEAD" / "public")
+    try:
+        for name in ("root", BO):
+            for spec in ("public/wedge@outline", "public/wedgedir@outline", "public/wedge@L1"):
+                child = subprocess.Popen([*as_user(name), "cat", "--", str(world.mnt / spec)],
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                try:
+                    out, _ = child.communicate(timeout=20)
+                except subprocess.TimeoutExpired:
+                    abort_connection(world.mnt)
+                    child.kill()
+                    child.communicate()
+                    raise AssertionError(f"the mount hung: {name} cat {spec} (connection aborted)") from None
+                assert child.returncode != 0 and not out, (name, spec)
+        assert world.cat(BO, "public/notes.md@outline").returncode == 0  # the mount still answers
+    finally:
+        (world.tree / "public" / "wedge").unlink()
+        (world.tree / "public" / "wedgedir").unlink()
+
