@@ -362,7 +362,8 @@ def folder_view(nas: Reader, path: str, view: View, at: str | None, caller: Call
     if view.kind not in ("outline", "best", "raw"):
         asked = View(view.kind, view.start, view.end, view.arg).spelled()  # without a door's default budget
         raise NotServable(f"{shown!r} is a folder; @{asked} is a view of files", FOLDER_READS)
-    with nas.progress.task(f"folder map of {shown!r}" + (f" at {at}" if at is not None else "")) as task:
+    who = None if sees_all(caller) else caller.key  # type: ignore[union-attr]  (.nas/status tells only them)
+    with nas.progress.task(f"folder map of {shown!r}" + (f" at {at}" if at is not None else ""), who) as task:
         commit = str(nas.tree.resolve(at).id) if at is not None else None
         if commit is not None:
             task.begin("listing the revision's files")

@@ -357,3 +357,30 @@ def test_a_view_of_a_symlink_into_the_mount_itself_is_refused_without_wedging_it
         (world.tree / "public" / "wedge").unlink()
         (world.tree / "public" / "wedgedir").unlink()
 
+
+def test_status_tells_another_account_only_that_a_task_runs(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``.nas/status`` while ana's map of ``team`` runs: root and ana see the
+    folder and its count of files read; bo sees only that a task runs."""
+    from nasfs import folders
+    from nasfs.access import Caller
+    from nasfs.cache import DiskCache
+    from nasfs.repo import GitTree
+    from nasfs.service import Nas
+
+    nas = Nas(GitTree(world.tree, node="box", tree="home"), disk=DiskCache())
+    ana, bo = Caller.of_account(ANA), Caller.of_account(BO)
+    seen: list[tuple[str, str, str]] = []
+    head = folders._head
+
+    def watched(*args: object) -> bytes:
+        seen.append((nas.progress.render(), nas.progress.render(ana.key), nas.progress.render(bo.key)))
+        return head(*args)
+
+    monkeypatch.setattr(folders, "_head", watched)
+    nas.read("team@1999", caller=ana)
+    assert seen, "the map read no file"
+    for everyone, mine, other in seen:
+        assert "folder map of 'team'" in everyone and "folder map of 'team'" in mine, (everyone, mine)
+        assert "team" not in other and "files read" not in other and other.startswith("working: another reader's task"), other
+    got = world.cat(BO, ".nas/status")
+    assert got.returncode == 0 and got.stdout == b"idle\n"
