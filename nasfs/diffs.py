@@ -137,9 +137,12 @@ def diff_response(nas: Reader, spec: str, path: str | None, budget: int | None, 
         decider(nas.tree.root, caller).check(path)
     a_rev, b_rev = split_range(spec)
     a = str(nas.tree.resolve(a_rev).id)
-    b = str(nas.tree.resolve(b_rev).id) if b_rev else nas.tree.snapshot_worktree()
+    seen_by = None if b_rev or sees_all(caller) else caller
+    # a diff made for a reader snapshots only what they could find (the commit is readable in .at/)
+    keep = None if seen_by is None else decider(nas.tree.root, seen_by).may_find
+    b = str(nas.tree.resolve(b_rev).id) if b_rev else nas.tree.snapshot_worktree(keep)
     check_order(nas, a, b)
-    d = TreeDiff(nas, a, b, path, None if b_rev or sees_all(caller) else caller)
+    d = TreeDiff(nas, a, b, path, seen_by)
 
     def declared(s: Served):
         return declare(s, None, nas.tokenizer, budget)

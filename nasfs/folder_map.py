@@ -132,9 +132,11 @@ def _shown(nas: Reader, path: str, at: str | None) -> Shown | None:
 class FolderMap:
     """One folder's map at one state of the tree: its ranked files and rungs."""
 
-    def __init__(self, nas: Reader, listing: Listing, order: list[int], at: str | None) -> None:
+    def __init__(self, nas: Reader, listing: Listing, order: list[int], at: str | None, cut: bool = False) -> None:
         self.nas = nas
         self.at = at
+        # cut (a listing made for one reader): the header's snapshot records only its files
+        self.only = frozenset(item.path for item in listing.items) if cut else None
         self.shown_name = listing.folder or "."
         self.files = [listing.items[i].path for i in order]
         self._shown: dict[int, Shown | None] = {}
@@ -158,7 +160,7 @@ class FolderMap:
         (``at``, or the working tree's snapshot commit, HEAD when nothing
         differs), with the sha256 of its ``git ls-tree`` listing; none for a
         folder git holds no file of."""
-        commit = self.at or self.nas.tree.snapshot_worktree()
+        commit = self.at or self.nas.tree.snapshot_worktree(None if self.only is None else self.only.__contains__)
         listed = self.nas.tree.ls_tree_at(commit, folder)
         if listed is None:
             return ()
@@ -391,7 +393,7 @@ def folder_view(nas: Reader, path: str, view: View, at: str | None, caller: Call
             listing = walk_worktree(nas, path)
         order = _RANKER.order(nas, listing, commit, task=task)
         task.begin("outlining the files shown")
-        response = FolderMap(nas, listing, order, commit).response(view.budget, view.start)
+        response = FolderMap(nas, listing, order, commit, state.startswith("seen:")).response(view.budget, view.start)
         nas.remember(key, response, to_disk=listing.settled)
         return response
 

@@ -384,3 +384,20 @@ def test_status_tells_another_account_only_that_a_task_runs(world: World, monkey
         assert "team" not in other and "files read" not in other and other.startswith("working: another reader's task"), other
     got = world.cat(BO, ".nas/status")
     assert got.returncode == 0 and got.stdout == b"idle\n"
+
+
+def test_answers_made_for_an_account_snapshot_only_what_it_may_see(world: World) -> None:
+    """A diff to now and a folder map name a snapshot commit of the working
+    tree; made for bo it must not hold the private or team files (bo reads
+    ``.at/COMMIT/`` as anyone who may read ``.git`` does): it held all."""
+    import re
+
+    said = b"".join(world.cat(BO, spec).stdout for spec in (".nas/diff/HEAD~1", ".@outline", "public@outline", ".@2000"))
+    commits = set(re.findall(rb"@([0-9a-f]{12})\b", said)) | set(re.findall(rb"\bto=([0-9a-f]{12})\b", said))
+    assert commits, said
+    for commit in commits:
+        listed = subprocess.run(["git", "-C", str(world.tree), "ls-tree", "-r", "--name-only", commit.decode()],
+                                capture_output=True, check=True).stdout
+        assert b"zqx-secret" not in listed and b"ywv-plan" not in listed and b"plan-hard" not in listed and PASS_NAME.encode() not in listed, (commit, listed)
+        got = world.cat(BO, f".at/{commit.decode()}/private/zqx-secret.md")
+        assert got.returncode != 0 and not leaks(BO, got.stdout), commit

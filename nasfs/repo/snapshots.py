@@ -7,7 +7,7 @@ touched."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pygit2
@@ -25,10 +25,13 @@ class Snapshots(Revisions, Writing):
     """Commits holding working-tree content, and the ref that keeps them."""
 
     @serving
-    def snapshot_worktree(self) -> str:
+    def snapshot_worktree(self, keep: Callable[[str], bool] | None = None) -> str:
         """A commit holding the whole working tree as it is now (HEAD itself
         when nothing differs): tracked changes, deletions and untracked files
-        that are not ignored. Kept under refs/nasfs/snapshots like any snapshot."""
+        that are not ignored. Kept under refs/nasfs/snapshots like any snapshot.
+        ``keep``: only the changed paths it accepts are recorded (an answer
+        made for a reader records only what that reader may see: the
+        commit's content is readable to whoever reads ``.git``, ``.at/``)."""
         head = self.head()
         changed: list[tuple[str, pygit2.Oid | None]] = []
         for path, flags in sorted(self.repo.status().items()):
@@ -38,7 +41,7 @@ class Snapshots(Revisions, Writing):
                 pygit2.GIT_STATUS_WT_NEW | pygit2.GIT_STATUS_WT_MODIFIED | pygit2.GIT_STATUS_WT_DELETED
                 | pygit2.GIT_STATUS_WT_TYPECHANGE | pygit2.GIT_STATUS_WT_RENAMED | pygit2.GIT_STATUS_INDEX_MODIFIED
                 | pygit2.GIT_STATUS_INDEX_NEW | pygit2.GIT_STATUS_INDEX_DELETED)
-            if not differs_from_head or not _utf8(path):
+            if not differs_from_head or not _utf8(path) or (keep is not None and not keep(path)):
                 continue  # a name that is not UTF-8 is served by no view (and git's tree builder refuses it)
             real = self.root / path
             if real.is_file() and not real.is_symlink():
