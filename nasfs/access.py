@@ -25,7 +25,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import NasError
+from .errors import BadPath, NasError
 
 _MAX_LINKS = 40  # the kernel's limit on symlinks followed in one walk (ELOOP past it)
 
@@ -148,9 +148,9 @@ class Decider:
 
     def decide(self, path: str, want_dir: bool = False) -> Seen:
         """May the caller see ``path`` (relative to the root, '' for the root
-        itself)? A file needs read; a folder (or ``want_dir``) read and search."""
-        if self.caller.is_root:
-            return self._exists(path)
+        itself)? A file needs read; a folder (or ``want_dir``) read and search.
+        Links are resolved by string, for root too: nothing outside the root
+        is ever stat'ed (a link into the mount itself would wedge its daemon)."""
         parts = [p for p in path.split("/") if p not in ("", ".")]
         here: list[str] = []
         links = 0
@@ -239,6 +239,18 @@ class Decider:
             raise AccessDenied(f"{self.caller} may not read {path or '.'}",
                                "paths this account could cat on the source tree")
 
+    def admit(self, path: str) -> None:
+        """``check``, for root too, and ``BadPath`` for a path whose symlinks
+        lead out of the tree: a door asks this before its core resolves the
+        path, which follows links with ``realpath`` (a link into the mount's
+        own ``.at/HEAD`` resolved in the daemon's core thread wedges it)."""
+        seen = self.decide(path)
+        if seen is Seen.DENIED and not self.caller.is_root:
+            raise AccessDenied(f"{self.caller} may not read {path or '.'}",
+                               "paths this account could cat on the source tree")
+        if seen is Seen.OUTSIDE:
+            raise BadPath(f"{path!r} is a symlink that leads outside the tree", "a path of a file in the tree")
+
     def _search(self, rel: str, st: os.stat_result | None = None) -> bool:
         if rel not in self.folders:
             try:
@@ -248,15 +260,6 @@ class Decider:
             else:
                 self.folders[rel] = stat.S_ISDIR(st.st_mode) and self.caller.may(st, 0o1)
         return self.folders[rel]
-
-    def _exists(self, path: str) -> Seen:
-        try:
-            real = os.path.realpath(self.root / path)
-        except OSError:
-            return Seen.MISSING
-        if _inside(self.root, real) is None:
-            return Seen.OUTSIDE
-        return Seen.ALLOWED if os.path.lexists(real) else Seen.MISSING
 
 
 def _inside(root: Path, absolute: str) -> str | None:

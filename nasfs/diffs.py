@@ -139,9 +139,15 @@ def diff_response(nas: Reader, spec: str, path: str | None, budget: int | None, 
         decider(nas.tree.root, caller).check(path)
     a_rev, b_rev = split_range(spec)
     a = nas.commit_for(a_rev, caller)
-    b = nas.commit_for(b_rev, caller) if b_rev else nas.tree.snapshot_worktree(caller)
+    seen_by = None if b_rev or sees_all(caller) else caller
+    keep = None
+    if seen_by is not None:  # made for a reader: snapshot only what they could find (the commit is readable in .at/)
+        judge = decider(nas.tree.root, seen_by)
+        # a file gone: snapshot_worktree(caller) records it if they may list the nearest folder still there
+        keep = lambda p: judge.may_find(p) or judge.decide(p) is Seen.MISSING  # noqa: E731
+    b = nas.commit_for(b_rev, caller) if b_rev else nas.tree.snapshot_worktree(caller, keep)
     check_order(nas, a, b)
-    d = TreeDiff(nas, a, b, path, None if b_rev or sees_all(caller) else caller)
+    d = TreeDiff(nas, a, b, path, seen_by)
 
     def declared(s: Served):
         return declare(s, None, nas.tokenizer, budget)

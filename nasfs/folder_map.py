@@ -138,6 +138,8 @@ class FolderMap:
         self.nas = nas
         self.at = at
         self.caller = caller  # who a working-tree map is made for (None: this process's own account)
+        # a listing cut for that reader: the header's snapshot records only its files
+        self.only = frozenset(item.path for item in listing.items) if caller is not None else None
         self.shown_name = listing.folder or "."
         self.files = [listing.items[i].path for i in order]
         self._shown: dict[int, Shown | None] = {}
@@ -159,9 +161,11 @@ class FolderMap:
     def _folder_evidence(self, folder: str) -> tuple[Evidence, ...]:
         """The header's pointer: the folder itself at the commit the map shows
         (``at``, or the working tree's snapshot commit, HEAD when nothing
-        differs; of what the map's caller may see), with the sha256 of its
-        ``git ls-tree`` listing; none for a folder git holds no file of."""
-        commit = self.at or self.nas.tree.snapshot_worktree(self.caller)
+        differs; for a caller, of the files in its listing only), with the
+        sha256 of its ``git ls-tree`` listing; none for a folder git holds no
+        file of."""
+        keep = None if self.only is None else self.only.__contains__
+        commit = self.at or self.nas.tree.snapshot_worktree(self.caller, keep)
         listed = self.nas.tree.ls_tree_at(commit, folder)
         if listed is None:
             return ()
@@ -365,7 +369,8 @@ def folder_view(nas: Reader, path: str, view: View, at: str | None, caller: Call
     if view.kind not in ("outline", "best", "raw"):
         asked = View(view.kind, view.start, view.end, view.arg).spelled()  # without a door's default budget
         raise NotServable(f"{shown!r} is a folder; @{asked} is a view of files", FOLDER_READS)
-    with nas.progress.task(f"folder map of {shown!r}" + (f" at {at}" if at is not None else "")) as task:
+    who = None if sees_all(caller) else caller.key  # type: ignore[union-attr]  (.nas/status tells only them)
+    with nas.progress.task(f"folder map of {shown!r}" + (f" at {at}" if at is not None else ""), who) as task:
         commit = str(nas.tree.resolve(at).id) if at is not None else None
         if commit is not None:
             task.begin("listing the revision's files")
@@ -393,7 +398,7 @@ def folder_view(nas: Reader, path: str, view: View, at: str | None, caller: Call
             listing = walk_worktree(nas, path)
         order = _RANKER.order(nas, listing, commit, task=task)
         task.begin("outlining the files shown")
-        made_for = None if commit is not None or sees_all(caller) else caller
+        made_for = caller if state.startswith("seen:") else None  # a listing cut for this caller
         response = FolderMap(nas, listing, order, commit, made_for).response(view.budget, view.start)
         nas.remember(key, response, to_disk=listing.settled)
         return response

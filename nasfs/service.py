@@ -221,7 +221,10 @@ class Nas:
         """Refuse ``path@view`` before its name is split: every path it could
         name (left of each '@') that the caller may not see is refused as
         such, so no error of the split or the view tells whether a private
-        file exists or where a private symlink points (access.py)."""
+        file exists or where a private symlink points (access.py); one whose
+        symlinks leave the tree is refused too, for every caller, decided by
+        string before the split follows it (through the mount itself, it
+        would wedge the daemon: the core thread waiting on its own mount)."""
         if at is not None:
             check_history(self.tree.git_dir, caller)
             self.commit_for(at, caller)  # a private snapshot: only for readers of its sources
@@ -231,9 +234,9 @@ class Nas:
         cut = path.find("@", 1)
         while cut > 0:
             if path[cut - 1] != "/":  # 'dir/@scope' names no file 'dir/'
-                judge.check(path[:cut])
+                judge.admit(path[:cut])  # a link out of the tree too: the split would realpath it
             cut = path.find("@", cut + 1)
-        judge.check(path)
+        judge.admit(path)
 
     def guard(self, path: str, at: str | None, caller: Caller | None, since: str | None = None) -> None:
         """The access decision for a real path about to be read: the working

@@ -328,3 +328,76 @@ def test_the_errors_file_tells_each_account_only_its_own_refusals(world: World) 
     assert mine.returncode == 0 and b"public/link@outline" in mine.stdout, mine.stdout
     assert b"section=Nope" not in mine.stdout and b"ZQXSECRETHEAD two" not in mine.stdout, mine.stdout
     assert b"ZQXSECRETHEAD two" in world.cat("root", ".nas/errors").stdout
+
+
+def test_a_view_of_a_symlink_into_the_mount_itself_is_refused_without_wedging_it(world: World) -> None:
+    """``wedge -> MNT/.at/HEAD/README.md``: access.py resolves the link by
+    string (OUTSIDE) and the door refuses it before its core follows it with
+    realpath, through the mount, holding the core slot the mount's own
+    ``.at`` lookup then waits for (the daemon wedged, as root and as bo)."""
+    from .mounts import abort_connection
+
+    (world.tree / "public" / "wedge").symlink_to(world.mnt / ".at" / "HEAD" / "README.md")
+    (world.tree / "public" / "wedgedir").symlink_to(world.mnt / ".at" / "HEAD" / "public")
+    try:
+        for name in ("root", BO):
+            for spec in ("public/wedge@outline", "public/wedgedir@outline", "public/wedge@L1"):
+                child = subprocess.Popen([*as_user(name), "cat", "--", str(world.mnt / spec)],
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                try:
+                    out, _ = child.communicate(timeout=20)
+                except subprocess.TimeoutExpired:
+                    abort_connection(world.mnt)
+                    child.kill()
+                    child.communicate()
+                    raise AssertionError(f"the mount hung: {name} cat {spec} (connection aborted)") from None
+                assert child.returncode != 0 and not out, (name, spec)
+        assert world.cat(BO, "public/notes.md@outline").returncode == 0  # the mount still answers
+    finally:
+        (world.tree / "public" / "wedge").unlink()
+        (world.tree / "public" / "wedgedir").unlink()
+
+
+def test_status_tells_another_account_only_that_a_task_runs(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``.nas/status`` while ana's map of ``team`` runs: root and ana see the
+    folder and its count of files read; bo sees only that a task runs."""
+    from nasfs import folders
+    from nasfs.access import Caller
+    from nasfs.cache import DiskCache
+    from nasfs.repo import GitTree
+    from nasfs.service import Nas
+
+    nas = Nas(GitTree(world.tree, node="box", tree="home"), disk=DiskCache())
+    ana, bo = Caller.of_account(ANA), Caller.of_account(BO)
+    seen: list[tuple[str, str, str]] = []
+    head = folders._head
+
+    def watched(*args: object) -> bytes:
+        seen.append((nas.progress.render(), nas.progress.render(ana.key), nas.progress.render(bo.key)))
+        return head(*args)
+
+    monkeypatch.setattr(folders, "_head", watched)
+    nas.read("team@1999", caller=ana)
+    assert seen, "the map read no file"
+    for everyone, mine, other in seen:
+        assert "folder map of 'team'" in everyone and "folder map of 'team'" in mine, (everyone, mine)
+        assert "team" not in other and "files read" not in other and other.startswith("working: another reader's task"), other
+    got = world.cat(BO, ".nas/status")
+    assert got.returncode == 0 and got.stdout == b"idle\n"
+
+
+def test_answers_made_for_an_account_snapshot_only_what_it_may_see(world: World) -> None:
+    """A diff to now and a folder map name a snapshot commit of the working
+    tree; made for bo it must not hold the private or team files (bo reads
+    ``.at/COMMIT/`` as anyone who may read ``.git`` does): it held all."""
+    import re
+
+    said = b"".join(world.cat(BO, spec).stdout for spec in (".nas/diff/HEAD~1", ".@outline", "public@outline", ".@2000"))
+    commits = set(re.findall(rb"@([0-9a-f]{12})\b", said)) | set(re.findall(rb"\bto=([0-9a-f]{12})\b", said))
+    assert commits, said
+    for commit in commits:
+        listed = subprocess.run(["git", "-C", str(world.tree), "ls-tree", "-r", "--name-only", commit.decode()],
+                                capture_output=True, check=True).stdout
+        assert b"zqx-secret" not in listed and b"ywv-plan" not in listed and b"plan-hard" not in listed and PASS_NAME.encode() not in listed, (commit, listed)
+        got = world.cat(BO, f".at/{commit.decode()}/private/zqx-secret.md")
+        assert got.returncode != 0 and not leaks(BO, got.stdout), commit

@@ -218,7 +218,7 @@ class Virtual:
         bytes by inode, the disk cache): a view's file (the folders above it,
         a symlink's target), a pointer's path, and a node made for another
         caller (a map, a search). The kernel judged the rest (modes)."""
-        if (node.caller or (node.kind, node.path) == ("nasfile", "errors")) and node.caller != node_key(caller):
+        if (node.caller or (node.kind == "nasfile" and node.path in ("errors", "status"))) and node.caller != node_key(caller):
             raise AccessDenied(f"{caller} may not read an answer made for another account",
                                "the same name, looked up again as this account")
         if node.kind == "view" and not node.commit:
@@ -271,7 +271,8 @@ class Virtual:
 
     def nas_file(self, name: str, viewer: Caller | None = None) -> bytes:
         """``.nas/HELP``, ``stats``, ``status``, ``errors`` (``viewer``'s own
-        refusals and the mount's; None: all of them)."""
+        refusals and the mount's, its own tasks in detail and that others
+        run; None: all of them)."""
         if name == "HELP":
             return HELP.encode()
         if name == "stats":
@@ -281,7 +282,7 @@ class Virtual:
                 extra += f"repository_problem={self.problem}\n"
             return (self.nas.stats.render() + extra).encode()
         if name == "status":  # made on the loop: readable while the core thread is busy with that work
-            return self.nas.progress.render().encode()
+            return self.nas.progress.render(None if viewer is None else node_key(viewer) or None).encode()
         return "".join(r.render() + "\n" for r in self.nas.errors_for(viewer)).encode("utf-8", "backslashreplace")
 
     async def at_content(self, node: Node) -> bytes:
@@ -314,7 +315,7 @@ class Virtual:
                 return Node("searchdir", commit=parent.commit)
             raise FUSEError(errno.ENOENT)
         if parent.kind == "nasdir":
-            if name == "errors":  # made for who asks
+            if name in ("errors", "status"):  # made for who asks
                 return Node("nasfile", name, caller=node_key(caller))
             if name in NAS_FILES:
                 return Node("nasfile", name)

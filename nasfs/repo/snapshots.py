@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pygit2
@@ -57,13 +57,16 @@ class Snapshots(Revisions, Writing, PrivateStores):
         return self._shared.exists(oid)
 
     @serving
-    def snapshot_worktree(self, caller: Caller | None = None) -> str:
+    def snapshot_worktree(self, caller: Caller | None = None, keep: Callable[[str], bool] | None = None) -> str:
         """A commit holding the whole working tree as it is now (HEAD itself
         when nothing differs): tracked changes, deletions and untracked files
         that are not ignored. Kept under refs/nasfs/snapshots like any snapshot.
         For a ``caller``, only the changes that caller may see: a file it may
         not read is left as HEAD has it (a new one left out), so its content is
-        not recorded on that caller's request."""
+        not recorded on that caller's request. ``keep``: besides, only the
+        changed paths it accepts are recorded (an answer made for a reader
+        records only what that reader could find: the commit's tree is
+        listed to whoever may read it in ``.at/``)."""
         head = self.head()
         seen = decider(self.root, caller) if caller is not None else None
         changed: list[tuple[str, Path | None]] = []
@@ -74,7 +77,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
                 pygit2.GIT_STATUS_WT_NEW | pygit2.GIT_STATUS_WT_MODIFIED | pygit2.GIT_STATUS_WT_DELETED
                 | pygit2.GIT_STATUS_WT_TYPECHANGE | pygit2.GIT_STATUS_WT_RENAMED | pygit2.GIT_STATUS_INDEX_MODIFIED
                 | pygit2.GIT_STATUS_INDEX_NEW | pygit2.GIT_STATUS_INDEX_DELETED)
-            if not differs_from_head or not _utf8(path):
+            if not differs_from_head or not _utf8(path) or (keep is not None and not keep(path)):
                 continue  # a name that is not UTF-8 is served by no view (and git's tree builder refuses it)
             real = self.root / path
             if seen is not None and not _sees_change(seen, path, real.exists()):
