@@ -242,3 +242,47 @@ def test_a_cache_folder_of_another_account_is_not_used(accounts, caplog: pytest.
         assert stat.S_IMODE(os.stat(theirs).st_mode) == 0o777  # left as its owner made it
     finally:
         shutil.rmtree(theirs)
+
+
+def test_a_root_daemon_writes_a_store_only_where_its_owner_could(tree: Path, accounts) -> None:
+    """The store is its owner's: a symlink they plant in it (for the refs, or
+    for an object folder) leads root's writes nowhere the owner could not
+    write; the snapshot then fails rather than land in root's folder."""
+    owner, _ = accounts
+    t = GitTree(tree)
+    first = t.working("private/secret.md", caller=owner).commit
+    store = tree / ".git" / "nasfs-private" / f"{owner.uid}.git"
+    assert not t.in_shared_store(first) and (store / "refs" / "nasfs" / "private" / first).exists()
+    victim = Path(tempfile.mkdtemp(prefix="nasfs-victim-", dir="/tmp"))  # root's, 0700
+    try:
+        later = SECRET + "more\n"
+        planted = store / "objects" / blob_id(later)[:2]
+        for link in (store / "refs" / "nasfs" / "private", planted):
+            if link.exists():
+                shutil.rmtree(link)
+            assert as_account(owner, "ln", "-s", str(victim), str(link)).returncode == 0
+        (tree / "private" / "secret.md").write_text(later)
+        try:
+            GitTree(tree).working("private/secret.md", caller=owner)
+        except Exception as exc:  # the owner's own store is broken: their read fails, nothing lands elsewhere
+            failed: Exception | None = exc
+        else:
+            failed = None
+        assert list(victim.iterdir()) == []
+        assert failed is not None
+    finally:
+        shutil.rmtree(victim)
+
+
+def test_a_store_swapped_for_another_accounts_folder_is_not_written(tree: Path, accounts) -> None:
+    """A store folder that is not its account's (or is a symlink) takes no snapshot."""
+    owner, other = accounts
+    GitTree(tree).working("private/secret.md", caller=owner)
+    store = tree / ".git" / "nasfs-private" / f"{owner.uid}.git"
+    theirs = tree.parent / "theirs.git"
+    shutil.move(store, theirs)
+    os.symlink(theirs, store)
+    (tree / "private" / "secret.md").write_text(SECRET + "again\n")
+    with pytest.raises(OSError):
+        GitTree(tree).working("private/secret.md", caller=owner)
+
