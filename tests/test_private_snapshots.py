@@ -286,3 +286,30 @@ def test_a_store_swapped_for_another_accounts_folder_is_not_written(tree: Path, 
     with pytest.raises(OSError):
         GitTree(tree).working("private/secret.md", caller=owner)
 
+
+def test_a_member_removed_from_a_group_is_judged_without_it_at_once(tree: Path, accounts) -> None:
+    """The other account reads .git (its own, 0700) and team/ through group g
+    only. Removed from g, it may no longer read team/plan.md: a snapshot of
+    it must go to a private store from the next question on, not a minute
+    later (no memo of groups or answers outlives a change of /etc/group)."""
+    owner, other = accounts
+    group = f"nsgrp{os.getpid() % 100000}"
+    subprocess.run(["groupadd", group], check=True, capture_output=True)
+    try:
+        subprocess.run(["usermod", "-aG", group, f"nsoth{os.getpid() % 100000}"], check=True, capture_output=True)
+        gid = int(subprocess.run(["getent", "group", group], capture_output=True, text=True).stdout.split(":")[2])
+        (tree / "team").mkdir()
+        (tree / "team" / "plan.md").write_text("# Plan\n")
+        os.chown(tree / "team", owner.uid, gid)
+        os.chown(tree / "team" / "plan.md", owner.uid, gid)
+        os.chmod(tree / "team", 0o750)
+        os.chmod(tree / "team" / "plan.md", 0o640)
+        for folder, dirs, files in os.walk(tree / ".git"):
+            for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+                os.lchown(name, other.uid, other.gid)
+        os.chmod(tree / ".git", 0o700)
+        assert not narrower_than_git(tree, tree / ".git", ["team/plan.md"])
+        subprocess.run(["gpasswd", "-d", f"nsoth{os.getpid() % 100000}", group], check=True, capture_output=True)
+        assert narrower_than_git(tree, tree / ".git", ["team/plan.md"])
+    finally:
+        subprocess.run(["groupdel", group], capture_output=True)
