@@ -24,6 +24,7 @@ from nasfs.access import AccessDenied, Caller
 from nasfs.audience import narrower_than_git
 from nasfs.cache import DiskCache
 from nasfs.repo import GitTree
+from nasfs.snapshot_access import check_commit
 
 from .conftest import git, header
 from .mounts import Mount
@@ -313,3 +314,26 @@ def test_a_member_removed_from_a_group_is_judged_without_it_at_once(tree: Path, 
         assert narrower_than_git(tree, tree / ".git", ["team/plan.md"])
     finally:
         subprocess.run(["groupdel", group], capture_output=True)
+
+
+def test_a_store_naming_another_accounts_store_as_alternate_gains_nothing(tree: Path, accounts) -> None:
+    """An account lists another's store in its own store's alternates: a
+    snapshot of the other's (since removed) file is still judged by the
+    store that really holds it, and refused to the first account."""
+    owner, other = accounts  # owner's uid sorts before other's: its store is looked in first
+    (tree / "theirs").mkdir(mode=0o700)
+    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 4412\n")
+    for name in (tree / "theirs", tree / "theirs" / "note.md"):
+        os.chown(name, other.uid, other.gid)
+    theirs = GitTree(tree).working("theirs/note.md", caller=other).commit
+    GitTree(tree).working("private/secret.md", caller=owner)
+    stores = tree / ".git" / "nasfs-private"
+    alternates = stores / f"{owner.uid}.git" / "objects" / "info" / "alternates"
+    with open(alternates, "a") as fh:  # what the owner may write in their own store
+        fh.write(f"{stores / f'{other.uid}.git' / 'objects'}\n")
+    os.unlink(tree / "theirs" / "note.md")
+    t = GitTree(tree)
+    with pytest.raises(AccessDenied):
+        check_commit(t, theirs, owner)
+    assert t.private_sources(theirs)[0] == str(stores / f"{other.uid}.git")
+    check_commit(GitTree(tree), theirs, other)

@@ -217,13 +217,15 @@ class PrivateStores(ServedTree):
         return known if known[0] else None
 
     def _store_holding(self, oid: pygit2.Oid) -> pygit2.Repository | None:
-        """The private store (readable by this process) that holds ``oid``;
-        None when the shared store has it, or no store this process reads does."""
+        """The private store (readable by this process) that holds ``oid`` in
+        its own objects (not through the alternates it names: its owner writes
+        those, and could name another account's store); None when the shared
+        store has it, or no store this process reads does."""
         if self._shared.exists(oid):
             return None
         self._add_readable_stores()
         for objects in sorted(self._added):
-            if pygit2.Odb(objects).exists(oid):
+            if _own_objects(objects).exists(oid):
                 return pygit2.Repository(os.path.dirname(objects), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
         return None
 
@@ -234,3 +236,12 @@ def _primary_group(uid: int) -> int:
         return pwd.getpwuid(uid).pw_gid
     except KeyError:
         return uid
+
+
+def _own_objects(objects: str) -> pygit2.Odb:
+    """The objects of one object folder, loose and packed, without the
+    alternates it names."""
+    odb = pygit2.Odb()
+    odb.add_backend(pygit2.OdbBackendLoose(objects, 0, False), 1)
+    odb.add_backend(pygit2.OdbBackendPack(objects), 2)
+    return odb
