@@ -331,7 +331,7 @@ def test_a_store_naming_another_accounts_store_as_alternate_gains_nothing(tree: 
     alternates = stores / f"{owner.uid}.git" / "objects" / "info" / "alternates"
     with open(alternates, "a") as fh:  # what the owner may write in their own store
         fh.write(f"{stores / f'{other.uid}.git' / 'objects'}\n")
-    os.unlink(tree / "theirs" / "note.md")
+    shutil.rmtree(tree / "theirs")  # gone: its path is missing to anyone
     t = GitTree(tree)
     with pytest.raises(AccessDenied):
         check_commit(t, theirs, owner)
