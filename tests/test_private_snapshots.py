@@ -25,6 +25,8 @@ from nasfs.audience import narrower_than_git
 from nasfs.cache import DiskCache
 from nasfs.repo import GitTree
 from nasfs.snapshot_access import check_commit
+from nasfs.service import Nas
+from nasfs.errors import NotFound
 
 from .conftest import git, header
 from .mounts import Mount
@@ -337,3 +339,25 @@ def test_a_store_naming_another_accounts_store_as_alternate_gains_nothing(tree: 
         check_commit(t, theirs, owner)
     assert t.private_sources(theirs)[0] == str(stores / f"{other.uid}.git")
     check_commit(GitTree(tree), theirs, other)
+
+
+def test_a_store_alternate_opens_no_other_repository(tree: Path, accounts) -> None:
+    """The owner names a repository they cannot read (root's, 0700) in their
+    store's alternates: its commits stay unknown to the mount's core."""
+    owner, _ = accounts
+    GitTree(tree).working("private/secret.md", caller=owner)
+    outside = Path(tempfile.mkdtemp(prefix="nasfs-outside-", dir="/tmp"))
+    try:
+        (outside / "f.md").write_text("# Root's own\n")
+        git(outside, "init", "-q", "-b", "main")
+        git(outside, "add", "-A")
+        git(outside, "commit", "-q", "-m", "root's")
+        theirs = git(outside, "rev-parse", "HEAD").strip()
+        alternates = tree / ".git" / "nasfs-private" / f"{owner.uid}.git" / "objects" / "info" / "alternates"
+        with open(alternates, "a") as fh:
+            fh.write(f"{outside / '.git' / 'objects'}\n")
+        nas = Nas(GitTree(tree, node="box", tree="home"))
+        with pytest.raises((NotFound, AccessDenied)):
+            nas.commit_for(theirs, owner)
+    finally:
+        shutil.rmtree(outside)

@@ -33,6 +33,7 @@ from .served import ServedTree, serving
 
 PRIVATE_DIR = "nasfs-private"
 PRIVATE_REFS = "refs/nasfs/private/"
+NOWHERE = "(no store)"  # private_sources of a commit found in no store this process knows
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -100,7 +101,10 @@ class PrivateStores(ServedTree):
         for name in names | {f"{os.geteuid()}.git"}:
             objects = str(self._stores_dir() / name / "objects")
             if name.endswith(".git") and objects not in self._added and os.access(objects, os.R_OK | os.X_OK):
-                self.repo.odb.add_disk_alternate(objects)
+                # its own objects only: an alternate its owner names (another store, any repository
+                # on the machine) must not become readable through this process's handle
+                self.repo.odb.add_backend(pygit2.OdbBackendLoose(objects, 0, False), 1)
+                self.repo.odb.add_backend(pygit2.OdbBackendPack(objects), 2)
                 self._added.add(objects)
                 added = True
         return added
@@ -199,12 +203,14 @@ class PrivateStores(ServedTree):
     def private_sources(self, commit: str) -> tuple[str, tuple[str, ...]] | None:
         """For a snapshot in a private store: (its store's folder, the paths
         whose working-tree content it records, i.e. those changed from its
-        parent); None for a commit in the shared store (or nowhere). What a
+        parent); None for a commit in the shared store; (NOWHERE, ()) for one
+        this process has no store for (no one but root is served it). What a
         door asks the access decision about before serving the commit."""
         known = self._sources.get(commit)
         if known is None:
-            store = self._store_holding(pygit2.Oid(hex=commit))
-            known = ("", ())
+            oid = pygit2.Oid(hex=commit)
+            store = self._store_holding(oid)
+            known = ("", ()) if self._shared.exists(oid) else (NOWHERE, ())
             if store is not None:
                 snapshot = self.repo[commit]
                 if snapshot.parents:
@@ -213,7 +219,8 @@ class PrivateStores(ServedTree):
                     diff = snapshot.tree.diff_to_tree(swap=True)  # from nothing to its tree
                 known = (store.path.rstrip("/"),
                          tuple(sorted({d.new_file.path for d in diff.deltas if d.status != pygit2.GIT_DELTA_DELETED})))
-            self._sources.put(commit, known)
+            if known[0] != NOWHERE:  # it may yet appear in a store made since
+                self._sources.put(commit, known)
         return known if known[0] else None
 
     def _store_holding(self, oid: pygit2.Oid) -> pygit2.Repository | None:
