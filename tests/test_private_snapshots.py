@@ -22,7 +22,7 @@ import pytest
 
 from nasfs.access import AccessDenied, Caller
 from nasfs.audience import narrower_than_git
-from nasfs.cache import DiskCache
+from nasfs.cache import DiskCache, private_folder
 from nasfs.repo import GitTree
 from nasfs.snapshot_access import check_commit
 from nasfs.service import Nas
@@ -361,3 +361,23 @@ def test_a_store_alternate_opens_no_other_repository(tree: Path, accounts) -> No
             nas.commit_for(theirs, owner)
     finally:
         shutil.rmtree(outside)
+
+
+def test_a_cache_folder_symlinked_by_another_account_is_refused(accounts) -> None:
+    """Another account makes the cache folder's name (a /tmp name anyone may
+    take) a symlink to one of root's folders: nasfs neither tightens that
+    folder nor writes into it."""
+    owner, _ = accounts
+    base = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
+    target = Path(tempfile.mkdtemp(prefix="nasfs-roots-", dir="/tmp"))
+    try:
+        os.chmod(base, 0o1777)
+        os.chmod(target, 0o755)
+        name = base / "nasfs-tiktoken-0"
+        assert as_account(owner, "ln", "-s", str(target), str(name)).returncode == 0
+        with pytest.raises(OSError):
+            private_folder(name)
+        assert stat.S_IMODE(os.stat(target).st_mode) == 0o755
+    finally:
+        shutil.rmtree(base)
+        shutil.rmtree(target)
