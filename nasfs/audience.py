@@ -10,9 +10,13 @@ or an inode on the file's path, the named members of their groups, a member
 of each such group who is in no other, and a stranger (an account that
 owns nothing and is in no group, who reads by the "other" bits). That
 covers every class the kernel puts an account in for those inodes.
-The modes and owners are asked each time; an answer for the same inodes
-with the same modes and owners, and accounts' groups, are remembered for a
-minute (a login takes new groups only at the next one anyway).
+The modes and owners are asked each time. Accounts' groups, and an answer
+for the same inodes with the same modes and owners, are remembered only
+while the account databases are as they were: each use stats /etc/passwd,
+/etc/group and /etc/nsswitch.conf, so a member removed from a group (a
+revocation) is judged without that group at the next question; where
+nsswitch names a source other than files or systemd (LDAP, sss), nothing is
+remembered.
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ import grp
 import os
 import pwd
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,25 +36,50 @@ STRANGER_ID = 2**32 - 3  # no account or group has it (-1 and -2 are taken as "n
 STRANGER = Caller(STRANGER_ID, STRANGER_ID)
 
 
-ACCOUNTS_SECONDS = 60.0  # how long an account's groups are remembered (a login takes new groups only at the next one)
-_accounts: dict[tuple[str, int], tuple[float, list[Caller]]] = {}
+ACCOUNT_FILES = ("/etc/passwd", "/etc/group", "/etc/nsswitch.conf")
+LOCAL_SOURCES = {"files", "compat", "systemd"}  # sources whose changes show in the files above (or have no groups to revoke)
+_accounts: dict[tuple[str, int], tuple[object, list[Caller]]] = {}
 _accounts_lock = threading.Lock()
-_answers: LRU[tuple[object, ...], tuple[float, bool]] = LRU(4096)
+_answers: LRU[tuple[object, ...], bool] = LRU(4096)
+_nsswitch: list[object] = [None, False]  # the stamp nsswitch.conf was read at, and whether it names local sources only
 
 
-def _remembered(kind: str, number: int, look_up: Callable[[int], list[Caller]]) -> list[Caller]:
-    """An account's or a group's representatives, asked of the system at most
-    once a minute: ``getgrouplist`` reads the whole group database (3 ms)."""
-    now = time.monotonic()
+def accounts_stamp() -> tuple[object, ...] | None:
+    """What the account databases are now (inode, size, mtime of each file),
+    or None when they cannot be told by their files: then nothing that rests
+    on them is remembered."""
+    try:
+        stamp = tuple((st.st_ino, st.st_size, st.st_mtime_ns) for st in map(os.stat, ACCOUNT_FILES))
+    except OSError:
+        return None
+    if _nsswitch[0] != stamp[2]:
+        local = True
+        try:
+            with open(ACCOUNT_FILES[2]) as fh:
+                for line in fh:
+                    key, _, sources = line.split("#")[0].partition(":")
+                    if key.strip() in ("passwd", "group"):
+                        local &= all(s.split("[")[0] in LOCAL_SOURCES for s in sources.split() if not s.startswith("["))
+        except OSError:
+            local = False
+        _nsswitch[:] = [stamp[2], local]
+    return stamp if _nsswitch[1] else None
+
+
+def _remembered(kind: str, number: int, look_up: Callable[[int], list[Caller]], stamp: object) -> list[Caller]:
+    """An account's or a group's representatives, asked of the system again
+    whenever the account databases changed (``stamp``; None: every time):
+    ``getgrouplist`` reads the whole group database (3 ms)."""
     with _accounts_lock:
         held = _accounts.get((kind, number))
-    if held is not None and now - held[0] < ACCOUNTS_SECONDS:
+    if stamp is not None and held is not None and held[0] == stamp:
         return held[1]
     found = look_up(number)
-    with _accounts_lock:
-        if len(_accounts) > 4096:
-            _accounts.clear()
-        _accounts[(kind, number)] = (now, found)
+    if stamp is not None:
+        with _accounts_lock:
+            if len(_accounts) > 4096:
+                _accounts.clear()
+            _accounts[(kind, number)] = (stamp, found)
     return found
 
 
@@ -76,14 +104,14 @@ def _members(gid: int) -> list[Caller]:
     return found
 
 
-def _candidates(stats: list[os.stat_result]) -> list[Caller]:
+def _candidates(stats: list[os.stat_result], stamp: object) -> list[Caller]:
     """The representative accounts for the owners and groups of these inodes."""
     seen: dict[tuple[int, ...], Caller] = {STRANGER.key: STRANGER}
     for uid in {st.st_uid for st in stats}:
-        for caller in _remembered("user", uid, _owner):
+        for caller in _remembered("user", uid, _owner, stamp):
             seen.setdefault(caller.key, caller)
     for gid in {st.st_gid for st in stats}:
-        for caller in _remembered("group", gid, _members):
+        for caller in _remembered("group", gid, _members, stamp):
             seen.setdefault(caller.key, caller)
     return list(seen.values())
 
@@ -117,19 +145,20 @@ def narrower_than_git(root: Path, git_dir: Path, paths: list[str]) -> bool:
     stats = [os.stat(git_dir), os.stat(git_dir / "objects")]
     for rel in paths:
         stats += _path_stats(root, rel)
-    # the answer rests on these inodes' owners and modes, and on accounts' groups (remembered a minute)
-    key = (str(root), *paths, *((st.st_dev, st.st_ino, st.st_mode, st.st_uid, st.st_gid) for st in stats))
-    now = time.monotonic()
-    held = _answers.get(key)
-    if held is not None and now - held[0] < ACCOUNTS_SECONDS:
-        return held[1]
+    # the answer rests on these inodes' owners and modes, and on the account databases: all in its key
+    stamp = accounts_stamp()
+    key = (str(root), *paths, stamp, *((st.st_dev, st.st_ino, st.st_mode, st.st_uid, st.st_gid) for st in stats))
+    held = _answers.get(key) if stamp is not None else None
+    if held is not None:
+        return held
     answer = False
-    for reader in git_readers(git_dir, _candidates(stats)):
+    for reader in git_readers(git_dir, _candidates(stats, stamp)):
         decision = decider(root, reader)
         if any(decision.decide(rel) is not Seen.ALLOWED for rel in paths):
             answer = True
             break
-    _answers.put(key, (now, answer))
+    if stamp is not None:
+        _answers.put(key, answer)
     return answer
 
 

@@ -75,6 +75,10 @@ def private_folder(folder: Path) -> Path:
     that another account owns is refused (:class:`NotPrivate`), never
     written into: that account could read what is cached, or swap it."""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    link = os.lstat(folder)
+    if stat.S_ISLNK(link.st_mode) and link.st_uid != os.geteuid():  # a name in /tmp another account took first
+        raise NotPrivate(f"the cache folder {folder} is a symlink of uid {link.st_uid}, not of this account "
+                         f"(uid {os.geteuid()}); set NASFS_CACHE_DIR to a folder of its own")
     st = os.stat(folder)
     if st.st_uid != os.geteuid():
         raise NotPrivate(f"the cache folder {folder} belongs to uid {st.st_uid}, not to this account "

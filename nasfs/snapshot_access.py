@@ -10,6 +10,7 @@ import os
 
 from .access import AccessDenied, Caller, Seen, decider
 from .repo import GitTree
+from .repo.private_stores import NOWHERE
 
 
 def check_commit(tree: GitTree, commit: str, caller: Caller | None) -> None:
@@ -25,9 +26,9 @@ def check_commit(tree: GitTree, commit: str, caller: Caller | None) -> None:
     decision = decider(tree.root, caller)
     if decision.caller.is_root:
         return
-    for path in paths:
+    for path in paths if store != NOWHERE else ("",):
         seen = decision.decide(path)
-        if seen is Seen.ALLOWED:
+        if seen is Seen.ALLOWED and store != NOWHERE:
             continue
         if seen is Seen.MISSING and _may_read(decision.caller, store):
             continue

@@ -22,8 +22,11 @@ import pytest
 
 from nasfs.access import AccessDenied, Caller
 from nasfs.audience import narrower_than_git
-from nasfs.cache import DiskCache
+from nasfs.cache import DiskCache, private_folder
 from nasfs.repo import GitTree
+from nasfs.snapshot_access import check_commit
+from nasfs.service import Nas
+from nasfs.errors import NotFound
 
 from .conftest import git, header
 from .mounts import Mount
@@ -242,6 +245,142 @@ def test_a_cache_folder_of_another_account_is_not_used(accounts, caplog: pytest.
         assert stat.S_IMODE(os.stat(theirs).st_mode) == 0o777  # left as its owner made it
     finally:
         shutil.rmtree(theirs)
+
+
+def test_a_root_daemon_writes_a_store_only_where_its_owner_could(tree: Path, accounts) -> None:
+    """The store is its owner's: a symlink they plant in it (for the refs, or
+    for an object folder) leads root's writes nowhere the owner could not
+    write; the snapshot then fails rather than land in root's folder."""
+    owner, _ = accounts
+    t = GitTree(tree)
+    first = t.working("private/secret.md", caller=owner).commit
+    store = tree / ".git" / "nasfs-private" / f"{owner.uid}.git"
+    assert not t.in_shared_store(first) and (store / "refs" / "nasfs" / "private" / first).exists()
+    victim = Path(tempfile.mkdtemp(prefix="nasfs-victim-", dir="/tmp"))  # root's, 0700
+    try:
+        later = SECRET + "more\n"
+        planted = store / "objects" / blob_id(later)[:2]
+        for link in (store / "refs" / "nasfs" / "private", planted):
+            if link.exists():
+                shutil.rmtree(link)
+            assert as_account(owner, "ln", "-s", str(victim), str(link)).returncode == 0
+        (tree / "private" / "secret.md").write_text(later)
+        try:
+            GitTree(tree).working("private/secret.md", caller=owner)
+        except Exception as exc:  # the owner's own store is broken: their read fails, nothing lands elsewhere
+            failed: Exception | None = exc
+        else:
+            failed = None
+        assert list(victim.iterdir()) == []
+        assert failed is not None
+    finally:
+        shutil.rmtree(victim)
+
+
+def test_a_store_swapped_for_another_accounts_folder_is_not_written(tree: Path, accounts) -> None:
+    """A store folder that is not its account's (or is a symlink) takes no snapshot."""
+    owner, other = accounts
+    GitTree(tree).working("private/secret.md", caller=owner)
+    store = tree / ".git" / "nasfs-private" / f"{owner.uid}.git"
+    theirs = tree.parent / "theirs.git"
+    shutil.move(store, theirs)
+    os.symlink(theirs, store)
+    (tree / "private" / "secret.md").write_text(SECRET + "again\n")
+    with pytest.raises(OSError):
+        GitTree(tree).working("private/secret.md", caller=owner)
+
+
+def test_a_member_removed_from_a_group_is_judged_without_it_at_once(tree: Path, accounts) -> None:
+    """The other account reads .git (its own, 0700) and team/ through group g
+    only. Removed from g, it may no longer read team/plan.md: a snapshot of
+    it must go to a private store from the next question on, not a minute
+    later (no memo of groups or answers outlives a change of /etc/group)."""
+    owner, other = accounts
+    group = f"nsgrp{os.getpid() % 100000}"
+    subprocess.run(["groupadd", group], check=True, capture_output=True)
+    try:
+        subprocess.run(["usermod", "-aG", group, f"nsoth{os.getpid() % 100000}"], check=True, capture_output=True)
+        gid = int(subprocess.run(["getent", "group", group], capture_output=True, text=True).stdout.split(":")[2])
+        (tree / "team").mkdir()
+        (tree / "team" / "plan.md").write_text("# Plan\n")
+        os.chown(tree / "team", owner.uid, gid)
+        os.chown(tree / "team" / "plan.md", owner.uid, gid)
+        os.chmod(tree / "team", 0o750)
+        os.chmod(tree / "team" / "plan.md", 0o640)
+        for folder, dirs, files in os.walk(tree / ".git"):
+            for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+                os.lchown(name, other.uid, other.gid)
+        os.chmod(tree / ".git", 0o700)
+        assert not narrower_than_git(tree, tree / ".git", ["team/plan.md"])
+        subprocess.run(["gpasswd", "-d", f"nsoth{os.getpid() % 100000}", group], check=True, capture_output=True)
+        assert narrower_than_git(tree, tree / ".git", ["team/plan.md"])
+    finally:
+        subprocess.run(["groupdel", group], capture_output=True)
+
+
+def test_a_store_naming_another_accounts_store_as_alternate_gains_nothing(tree: Path, accounts) -> None:
+    """An account lists another's store in its own store's alternates: a
+    snapshot of the other's (since removed) file is still judged by the
+    store that really holds it, and refused to the first account."""
+    owner, other = accounts  # owner's uid sorts before other's: its store is looked in first
+    (tree / "theirs").mkdir(mode=0o700)
+    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 4412\n")
+    for name in (tree / "theirs", tree / "theirs" / "note.md"):
+        os.chown(name, other.uid, other.gid)
+    theirs = GitTree(tree).working("theirs/note.md", caller=other).commit
+    GitTree(tree).working("private/secret.md", caller=owner)
+    stores = tree / ".git" / "nasfs-private"
+    alternates = stores / f"{owner.uid}.git" / "objects" / "info" / "alternates"
+    with open(alternates, "a") as fh:  # what the owner may write in their own store
+        fh.write(f"{stores / f'{other.uid}.git' / 'objects'}\n")
+    shutil.rmtree(tree / "theirs")  # gone: its path is missing to anyone
+    t = GitTree(tree)
+    with pytest.raises(AccessDenied):
+        check_commit(t, theirs, owner)
+    assert t.private_sources(theirs)[0] == str(stores / f"{other.uid}.git")
+    check_commit(GitTree(tree), theirs, other)
+
+
+def test_a_store_alternate_opens_no_other_repository(tree: Path, accounts) -> None:
+    """The owner names a repository they cannot read (root's, 0700) in their
+    store's alternates: its commits stay unknown to the mount's core."""
+    owner, _ = accounts
+    GitTree(tree).working("private/secret.md", caller=owner)
+    outside = Path(tempfile.mkdtemp(prefix="nasfs-outside-", dir="/tmp"))
+    try:
+        (outside / "f.md").write_text("# Root's own\n")
+        git(outside, "init", "-q", "-b", "main")
+        git(outside, "add", "-A")
+        git(outside, "commit", "-q", "-m", "root's")
+        theirs = git(outside, "rev-parse", "HEAD").strip()
+        alternates = tree / ".git" / "nasfs-private" / f"{owner.uid}.git" / "objects" / "info" / "alternates"
+        with open(alternates, "a") as fh:
+            fh.write(f"{outside / '.git' / 'objects'}\n")
+        nas = Nas(GitTree(tree, node="box", tree="home"))
+        with pytest.raises((NotFound, AccessDenied)):
+            nas.commit_for(theirs, owner)
+    finally:
+        shutil.rmtree(outside)
+
+
+def test_a_cache_folder_symlinked_by_another_account_is_refused(accounts) -> None:
+    """Another account makes the cache folder's name (a /tmp name anyone may
+    take) a symlink to one of root's folders: nasfs neither tightens that
+    folder nor writes into it."""
+    owner, _ = accounts
+    base = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
+    target = Path(tempfile.mkdtemp(prefix="nasfs-roots-", dir="/tmp"))
+    try:
+        os.chmod(base, 0o1777)
+        os.chmod(target, 0o755)
+        name = base / "nasfs-tiktoken-0"
+        assert as_account(owner, "ln", "-s", str(target), str(name)).returncode == 0
+        with pytest.raises(OSError):
+            private_folder(name)
+        assert stat.S_IMODE(os.stat(target).st_mode) == 0o755
+    finally:
+        shutil.rmtree(base)
+        shutil.rmtree(target)
 
 
 def test_every_door_asks_about_a_private_snapshot_for_its_caller(tree: Path, accounts,

@@ -22,7 +22,7 @@ from ..access import Caller, Decider, Seen, decider
 from ..audience import narrower_than_git
 from ..errors import NotFound, NotServable
 from .paths import tree_get
-from .private_stores import PrivateStores
+from .private_stores import PrivateStores, as_owner
 from .revisions import Revisions
 from .served import serving
 from .writing import SIGNATURE_EMAIL, SIGNATURE_NAME, Writing
@@ -90,14 +90,15 @@ class Snapshots(Revisions, Writing, PrivateStores):
             return str(head.id)
         store = self._store_for([(path, real) for path, real in changed if real is not None], caller)
         repo = store or self.repo
+        owner = self.store_owner(store) if store is not None else 0
         blobs: list[tuple[str, pygit2.Oid | None]] = []
         for path, real in changed:
             if real is None:
                 blobs.append((path, None))
             else:
-                with open(real, "rb") as fh:
+                with open(real, "rb") as fh, as_owner(owner):  # read as this process, written as the store's account
                     blobs.append((path, repo.create_blob_fromiobase(fh)))
-        with self._lock, self._git_lock():
+        with self._lock, self._git_lock(), as_owner(owner):
             tree = head.tree if head is not None else None
             tree_id = tree.id if tree is not None else repo.TreeBuilder().write()
             for path, blob in blobs:
@@ -122,19 +123,22 @@ class Snapshots(Revisions, Writing, PrivateStores):
             decider(self.root, caller).check(rel)
         store = self._store_for([(rel, real)], caller)
         repo = store or self.repo
+        owner = self.store_owner(store) if store is not None else 0
         with self._lock, self._git_lock():
             oid = pygit2.Oid(hex=blob_id)
             if not (store.odb if store is not None else self._shared).exists(oid):  # ('in repo' would read the blob whole)
                 if data is not None:
-                    written = repo.create_blob(data)
+                    with as_owner(owner):
+                        written = repo.create_blob(data)
                 else:
-                    with open(real, "rb") as fh:
+                    with open(real, "rb") as fh, as_owner(owner):  # read as this process, written as the store's account
                         written = repo.create_blob_fromiobase(fh)
                 if written != oid:
                     raise NotServable(f"{rel!r} changed while it was being recorded; read it again")
             base = head.tree if head is not None else None
-            tree = self._tree_with(base, rel.split("/"), oid, repo=repo)
-            return self._record(head, tree, rel, store, [oid, *_trees_along(repo, tree, rel)])
+            with as_owner(owner):
+                tree = self._tree_with(base, rel.split("/"), oid, repo=repo)
+                return self._record(head, tree, rel, store)
 
     def _store_for(self, files: list[tuple[str, Path]], caller: Caller | None) -> pygit2.Repository | None:
         """Where a snapshot of these working files goes: None for
@@ -156,11 +160,11 @@ class Snapshots(Revisions, Writing, PrivateStores):
         return self._store(uid)
 
     def _record(self, head: pygit2.Commit | None, tree: pygit2.Oid, what: str,
-                store: pygit2.Repository | None = None, written: list[pygit2.Oid] | None = None) -> str:
+                store: pygit2.Repository | None = None) -> str:
         """Write a snapshot commit of ``tree`` over HEAD, once: author and time
         are fixed, so the same content over the same HEAD is the same commit.
         In ``store`` (a private one) when given, kept there by a ref of its own
-        (``written``: the objects written there for it; None: maybe any)."""
+        (the caller writes there as the store's account: :func:`as_owner`)."""
         when = head.commit_time if head is not None else 0
         offset = head.commit_time_offset if head is not None else 0
         sig = pygit2.Signature(SIGNATURE_NAME, SIGNATURE_EMAIL, when, offset)
@@ -171,7 +175,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
         if store is not None:
             if not store.odb.exists(commit_id):
                 store.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
-            self._keep_private(store, commit_id, written)
+            self._keep_private(store, commit_id)
         elif not self._shared.exists(commit_id):  # new: write it and keep it reachable
             self.repo.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
             self._keep(commit_id)
@@ -198,7 +202,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
             store = self._store_holding(oid)
             with self._lock, self._git_lock():
                 if store is not None:
-                    self._keep_private(store, oid, [])  # nothing written: its ref only
+                    self._keep_private(store, oid)  # its ref only
                 elif not self._is_kept(found.id):
                     self._keep(found.id)
         return True
@@ -255,14 +259,6 @@ def _sees_change(seen: Decider, path: str, exists: bool) -> bool:
     while folder and not os.path.isdir(seen.root / folder):
         folder = os.path.dirname(folder)
     return seen.decide(folder, want_dir=True) is Seen.ALLOWED
-
-
-def _trees_along(repo: pygit2.Repository, tree: pygit2.Oid, rel: str) -> list[pygit2.Oid]:
-    """The ids of ``tree`` and of its folders on the way to ``rel``."""
-    found = [tree]
-    for part in rel.split("/")[:-1]:
-        found.append(tree_get(repo[found[-1]], part).id)
-    return found
 
 
 def _object_id(kind: bytes, raw: bytes) -> pygit2.Oid:
