@@ -249,7 +249,10 @@ class Decider:
             raise AccessDenied(f"{self.caller} may not read {path or '.'}",
                                "paths this account could cat on the source tree")
         if seen is Seen.OUTSIDE:
-            raise BadPath(f"{path!r} is a symlink that leads outside the tree", "a path of a file in the tree")
+            parts = path.split("/")
+            before = "/".join(parts[:parts.index("..")]) if ".." in parts else None
+            if before is None or self.decide(before) is Seen.OUTSIDE:  # not '..' alone: the door's parse says that
+                raise BadPath(f"{path!r} leads outside the tree through a symlink", "a path of a file in the tree")
 
     def _search(self, rel: str, st: os.stat_result | None = None) -> bool:
         if rel not in self.folders:

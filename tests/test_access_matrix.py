@@ -401,3 +401,34 @@ def test_answers_made_for_an_account_snapshot_only_what_it_may_see(world: World)
         assert b"zqx-secret" not in listed and b"ywv-plan" not in listed and b"plan-hard" not in listed and PASS_NAME.encode() not in listed, (commit, listed)
         got = world.cat(BO, f".at/{commit.decode()}/private/zqx-secret.md")
         assert got.returncode != 0 and not leaks(BO, got.stdout), commit
+
+
+def test_a_view_held_open_whose_file_became_a_link_into_the_mount_does_not_wedge_it(world: World) -> None:
+    """An account that may write in the tree holds ``f@outline`` open, then
+    makes ``f`` a symlink into the mount's ``.at/HEAD``: a later fstat asks
+    the view's attributes, which stat'ed ``f`` on the request loop, through
+    the mount itself: the loop waited on its own answer."""
+    from .mounts import abort_connection
+
+    f = world.tree / "public" / "swap.md"
+    f.write_text("# Swap\n\nA public file.\n")
+    os.utime(f, (time.time() - 60, time.time() - 60))
+    script = ("import os, sys, time\n"
+              "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+              "os.unlink(sys.argv[2]); os.symlink(sys.argv[3], sys.argv[2])\n"
+              "time.sleep(1.5)\n"  # past the view's attribute timeout
+              "os.fstat(fd)\n"
+              "print('ok')\n")
+    child = subprocess.Popen([sys.executable, "-c", script, str(world.mnt / "public" / "swap.md@outline"), str(f),
+                              str(world.mnt / ".at" / "HEAD" / "README.md")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        try:
+            out, err = child.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            abort_connection(world.mnt)
+            child.kill()
+            child.communicate()
+            raise AssertionError("the mount hung: fstat of a view whose file became a link into the mount") from None
+        assert world.cat(BO, "public/notes.md@outline").returncode == 0  # the mount still answers
+    finally:
+        f.unlink()

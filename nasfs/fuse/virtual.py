@@ -34,7 +34,7 @@ import pyfuse3
 import trio
 from pyfuse3 import FUSEError
 
-from ..access import AccessDenied, Caller, decider
+from ..access import AccessDenied, Caller, Seen, decider
 from ..cache import LRU
 from ..declare import Response
 from ..errors import Unavailable
@@ -179,7 +179,11 @@ class Virtual:
             return a
         data, _ = await self.file_content(ino, node)
         if kind == "view" and not node.commit:
-            # a view reads like its file: same owner, the file's read bits (allow_other, Samba, NFS)
+            # a view reads like its file: same owner, the file's read bits (allow_other, Samba, NFS);
+            # its name may since have become a link out of the tree (into this mount: the loop would
+            # wait on its own answer), decided by string first
+            if decider(self.root, Caller.root()).decide(node.path) is Seen.OUTSIDE:
+                raise FUSEError(errno.ESTALE)
             st = os.stat(os.path.join(self.root, node.path))
             a = self.virtual_attrs(ino, stat.S_IFREG | (st.st_mode & 0o444), len(data), st.st_mtime_ns)
             a.st_uid, a.st_gid = st.st_uid, st.st_gid
