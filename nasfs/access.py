@@ -25,7 +25,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import NasError
+from .errors import BadPath, NasError
 
 _MAX_LINKS = 40  # the kernel's limit on symlinks followed in one walk (ELOOP past it)
 
@@ -144,12 +144,13 @@ class Decider:
     root: Path
     caller: Caller
     folders: dict[str, bool] = field(default_factory=dict)
+    listable: dict[str, bool] = field(default_factory=dict)
 
     def decide(self, path: str, want_dir: bool = False) -> Seen:
         """May the caller see ``path`` (relative to the root, '' for the root
-        itself)? A file needs read; a folder (or ``want_dir``) read and search."""
-        if self.caller.is_root:
-            return self._exists(path)
+        itself)? A file needs read; a folder (or ``want_dir``) read and search.
+        Links are resolved by string, for root too: nothing outside the root
+        is ever stat'ed (a link into the mount itself would wedge its daemon)."""
         parts = [p for p in path.split("/") if p not in ("", ".")]
         here: list[str] = []
         links = 0
@@ -205,15 +206,53 @@ class Decider:
     def may_see(self, path: str) -> bool:
         return self.decide(path) is Seen.ALLOWED
 
+    def may_see_folder(self, path: str) -> bool:
+        return self.decide(path, want_dir=True) is Seen.ALLOWED
+
+    def may_find(self, path: str, base: str = "") -> bool:
+        """Whether an answer built from many files (a folder map of ``base``,
+        a search under it) may name ``path``, a real path below ``base`` as
+        a walk finds it: the caller may read it and list every folder from
+        ``base`` down to it (``ls`` would show them the name)."""
+        if self.caller.is_root:
+            return True
+        folder = path.rsplit("/", 1)[0] if "/" in path else ""
+        while True:
+            if folder not in self.listable:
+                self.listable[folder] = self.may_see_folder(folder)
+            if not self.listable[folder]:
+                return False
+            if folder == base or not folder:
+                break
+            folder = folder.rsplit("/", 1)[0] if "/" in folder else ""
+        return self.may_see(path)
+
     def check(self, path: str, want_dir: bool = False) -> None:
         """Raise ``AccessDenied`` unless the caller may see ``path``; a missing
         path the caller could have looked for is left to the door's own
         NotFound (the caller may know it is absent), and a symlink out of the
         tree to the door's BadPath (the caller may read where it points)."""
+        if self.caller.is_root:
+            return  # never denied: no walk needed (a hot path of every door)
         seen = self.decide(path, want_dir)
         if seen is Seen.DENIED:
             raise AccessDenied(f"{self.caller} may not read {path or '.'}",
                                "paths this account could cat on the source tree")
+
+    def admit(self, path: str) -> None:
+        """``check``, for root too, and ``BadPath`` for a path whose symlinks
+        lead out of the tree: a door asks this before its core resolves the
+        path, which follows links with ``realpath`` (a link into the mount's
+        own ``.at/HEAD`` resolved in the daemon's core thread wedges it)."""
+        seen = self.decide(path)
+        if seen is Seen.DENIED and not self.caller.is_root:
+            raise AccessDenied(f"{self.caller} may not read {path or '.'}",
+                               "paths this account could cat on the source tree")
+        if seen is Seen.OUTSIDE:
+            parts = path.split("/")
+            before = "/".join(parts[:parts.index("..")]) if ".." in parts else None
+            if before is None or self.decide(before) is Seen.OUTSIDE:  # not '..' alone: the door's parse says that
+                raise BadPath(f"{path!r} leads outside the tree through a symlink", "a path of a file in the tree")
 
     def _search(self, rel: str, st: os.stat_result | None = None) -> bool:
         if rel not in self.folders:
@@ -224,15 +263,6 @@ class Decider:
             else:
                 self.folders[rel] = stat.S_ISDIR(st.st_mode) and self.caller.may(st, 0o1)
         return self.folders[rel]
-
-    def _exists(self, path: str) -> Seen:
-        try:
-            real = os.path.realpath(self.root / path)
-        except OSError:
-            return Seen.MISSING
-        if _inside(self.root, real) is None:
-            return Seen.OUTSIDE
-        return Seen.ALLOWED if os.path.lexists(real) else Seen.MISSING
 
 
 def _inside(root: Path, absolute: str) -> str | None:
@@ -247,6 +277,23 @@ def _inside(root: Path, absolute: str) -> str | None:
     return None
 
 
+def sees_all(caller: Caller | None) -> bool:
+    """Whether answers built from many files need no filtering for this
+    caller: root, or the process's own account (``None`` too), whose walks
+    the kernel already limits to what it may list and read."""
+    return caller is None or caller.is_root or caller == Caller.current()
+
+
+def check_history(git_dir: Path | str, caller: Caller | None) -> None:
+    """Raise ``AccessDenied`` unless the caller may read the repository
+    itself (``.git``: read and search): what a commit holds is told to
+    exactly those who could ``git show`` it, as the mount's ``.at`` is."""
+    git = Path(git_dir)
+    if decider(git.parent, caller).decide(git.name, want_dir=True) is Seen.DENIED:  # gone: the door says so
+        raise AccessDenied(f"{caller or Caller.current()} may not read the repository's history ({git.name})",
+                           "the working tree's files this account may read, without a revision")
+
+
 def decider(root: Path | str, caller: Caller | None) -> Decider:
     """The decision for one request; ``None`` means the daemon's own account
     asking for itself (the CLI, a single-user door): root-equivalent only if
@@ -254,4 +301,4 @@ def decider(root: Path | str, caller: Caller | None) -> Decider:
     return Decider(Path(root), caller if caller is not None else Caller.current())
 
 
-__all__ = ["AccessDenied", "Caller", "Decider", "Seen", "decider"]
+__all__ = ["AccessDenied", "Caller", "Decider", "Seen", "check_history", "decider", "sees_all"]

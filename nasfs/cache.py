@@ -3,12 +3,18 @@
 Everything cached is keyed by content (blob id, commit) so it never goes
 stale; the disk store lets a one-shot ``nasfs read`` skip the tokenizer and
 the parsers when it has served the same view of the same blob before.
+
+What nasfs writes to disk holds views of private and uncommitted files, so
+it is private to the account that writes it: folders 0700, files 0600
+(:func:`private_folder`), whoever made the folder.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
+import stat
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -16,6 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Generic, TypeVar
 
+log = logging.getLogger("nasfs.cache")
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -58,11 +65,49 @@ def default_cache_dir() -> Path:
     return Path(base) / "nasfs"
 
 
+class NotPrivate(OSError):
+    """A cache folder another account owns: nasfs does not write into it."""
+
+
+def private_folder(folder: Path) -> Path:
+    """``folder``, made if missing, and private to this process's account:
+    mode 0700 (an existing folder of ours that is wider is tightened). One
+    that another account owns is refused (:class:`NotPrivate`), never
+    written into: that account could read what is cached, or swap it."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    link = os.lstat(folder)
+    if stat.S_ISLNK(link.st_mode) and link.st_uid != os.geteuid():  # a name in /tmp another account took first
+        raise NotPrivate(f"the cache folder {folder} is a symlink of uid {link.st_uid}, not of this account "
+                         f"(uid {os.geteuid()}); set NASFS_CACHE_DIR to a folder of its own")
+    st = os.stat(folder)
+    if st.st_uid != os.geteuid():
+        raise NotPrivate(f"the cache folder {folder} belongs to uid {st.st_uid}, not to this account "
+                         f"(uid {os.geteuid()}); set NASFS_CACHE_DIR to a folder of its own")
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(folder, 0o700)
+    return folder
+
+
+def private_file(path: Path) -> Path:
+    """Make ``path`` (if missing) and leave it 0600, so a program that copies
+    its mode to files beside it (SQLite's -wal, -shm and -journal) makes
+    them 0600 too."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        if stat.S_IMODE(os.fstat(fd).st_mode) != 0o600:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    return path
+
+
 class DiskCache:
     """A key-value store in SQLite; any failure makes it a silent no-op.
 
-    A cache that cannot be written (read-only home, full disk) must never
-    turn a read into an error.
+    A cache that cannot be written (read-only home, full disk, a folder of
+    another account's) must never turn a read into an error. Its folder is
+    0700 and its files 0600 (SQLite gives its -wal, -shm and -journal files
+    the database file's mode).
     """
 
     BATCH = 256  # writes held by :meth:`batch` before they are written
@@ -72,13 +117,19 @@ class DiskCache:
         self._lock = threading.Lock()
         self._pending: dict[str, bytes] | None = None  # writes held while a batch is open
         try:
-            folder = folder or default_cache_dir()
-            folder.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(folder / "cache.sqlite3", timeout=2, check_same_thread=False, isolation_level=None)
+            folder = private_folder(folder or default_cache_dir())
+            for leftover in ("cache.sqlite3-wal", "cache.sqlite3-shm", "cache.sqlite3-journal"):
+                if (folder / leftover).exists():  # made by an older nasfs, before files were private
+                    private_file(folder / leftover)
+            db = sqlite3.connect(private_file(folder / "cache.sqlite3"), timeout=2, check_same_thread=False,
+                                 isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")  # a lost cache entry after a crash is only recomputed
             db.execute("CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v BLOB NOT NULL)")
             self._db = db
+        except NotPrivate as exc:
+            log.warning("disk cache off: %s", exc)
+            self._db = None
         except (OSError, sqlite3.Error):
             self._db = None
 

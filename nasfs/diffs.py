@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .access import Caller, Seen, check_history, decider, sees_all
 from .errors import BadView, NotFound
 from .grammar import check_budget
 from .outline import Entry
@@ -62,11 +63,17 @@ def changed_entries(old: Analysis | None, new: Analysis | None) -> list[tuple[st
 
 
 class TreeDiff:
-    """The changes between two commits, optionally limited to one path."""
+    """The changes between two commits, optionally limited to one path;
+    ``seen_by``: B is the working tree, and only the files this caller could
+    find there are shown (access.py)."""
 
-    def __init__(self, nas: Reader, a: str, b: str, path: str | None = None) -> None:
+    def __init__(self, nas: Reader, a: str, b: str, path: str | None = None, seen_by: Caller | None = None) -> None:
         self.nas, self.a, self.b = nas, a, b
         changes = nas.tree.changes(a, b)
+        if seen_by is not None:
+            judge = decider(nas.tree.root, seen_by)
+            shown = lambda p: judge.may_find(p) or judge.decide(p) is Seen.MISSING  # noqa: E731 (gone: history alone)
+            changes = [c for c in changes if all(shown(p) for p in (c.old_path, c.new_path) if p)]
         if path is not None:
             changes = [c for c in changes if path in (c.old_path, c.new_path)]
             if not changes and not (nas.tree.exists(path, a) or nas.tree.exists(path, b)):
@@ -117,17 +124,30 @@ class TreeDiff:
         return [full, entries, stat]
 
 
-def diff_response(nas: Reader, spec: str, path: str | None, budget: int | None):
-    """``nasfs diff A[..B] [PATH]`` and ``.nas/diff/A..B``: B defaults to now."""
+def diff_response(nas: Reader, spec: str, path: str | None, budget: int | None, caller: Caller | None = None):
+    """``nasfs diff A[..B] [PATH]`` and ``.nas/diff/A..B``: B defaults to now.
+    ``caller`` (None: this process's own account) must be allowed to read
+    the repository and each end (a private snapshot: its sources); a diff to
+    now is of as much of the working tree as they may see, and shows them
+    only the files they could find."""
     from .budget import fit
     from .declare import declare
 
     budget = check_budget(budget)
+    check_history(nas.tree.git_dir, caller)
+    if path is not None:
+        decider(nas.tree.root, caller).check(path)
     a_rev, b_rev = split_range(spec)
-    a = str(nas.tree.resolve(a_rev).id)
-    b = str(nas.tree.resolve(b_rev).id) if b_rev else nas.tree.snapshot_worktree()
+    a = nas.commit_for(a_rev, caller)
+    seen_by = None if b_rev or sees_all(caller) else caller
+    keep = None
+    if seen_by is not None:  # made for a reader: snapshot only what they could find (the commit is readable in .at/)
+        judge = decider(nas.tree.root, seen_by)
+        # a file gone: snapshot_worktree(caller) records it if they may list the nearest folder still there
+        keep = lambda p: judge.may_find(p) or judge.decide(p) is Seen.MISSING  # noqa: E731
+    b = nas.commit_for(b_rev, caller) if b_rev else nas.tree.snapshot_worktree(caller, keep)
     check_order(nas, a, b)
-    d = TreeDiff(nas, a, b, path)
+    d = TreeDiff(nas, a, b, path, seen_by)
 
     def declared(s: Served):
         return declare(s, None, nas.tokenizer, budget)

@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from . import tokens as tok
+from .access import Caller, sees_all
 from .budget import Rung, fit
 from .declare import Response, declare
 from .errors import BadView, NasError, NotServable
-from .folders import Listing, Ranker, walk_commit, walk_worktree, worktree_state
+from .folders import Listing, Ranker, visible, walk_commit, walk_worktree, worktree_state
 from .grammar import View
 from .outline.model import line_span
 from .pointers import Pointer, folder_pointer
@@ -111,10 +112,11 @@ class Shown:
     entry_evidence: tuple[Evidence, ...]
 
 
-def _shown(nas: Reader, path: str, at: str | None) -> Shown | None:
-    """None when the file cannot be served now (gone since the walk, refused)."""
+def _shown(nas: Reader, path: str, at: str | None, caller: Caller | None = None) -> Shown | None:
+    """None when the file cannot be served now (gone since the walk, refused);
+    a working-tree file is recorded in a snapshot for ``caller``."""
     try:
-        content = nas.content(path, at)
+        content = nas.content(path, at, caller)
         f = file_facts(nas, content)
     except NasError:
         return None
@@ -131,9 +133,13 @@ def _shown(nas: Reader, path: str, at: str | None) -> Shown | None:
 class FolderMap:
     """One folder's map at one state of the tree: its ranked files and rungs."""
 
-    def __init__(self, nas: Reader, listing: Listing, order: list[int], at: str | None) -> None:
+    def __init__(self, nas: Reader, listing: Listing, order: list[int], at: str | None,
+                 caller: Caller | None = None) -> None:
         self.nas = nas
         self.at = at
+        self.caller = caller  # who a working-tree map is made for (None: this process's own account)
+        # a listing cut for that reader: the header's snapshot records only its files
+        self.only = frozenset(item.path for item in listing.items) if caller is not None else None
         self.shown_name = listing.folder or "."
         self.files = [listing.items[i].path for i in order]
         self._shown: dict[int, Shown | None] = {}
@@ -155,9 +161,11 @@ class FolderMap:
     def _folder_evidence(self, folder: str) -> tuple[Evidence, ...]:
         """The header's pointer: the folder itself at the commit the map shows
         (``at``, or the working tree's snapshot commit, HEAD when nothing
-        differs), with the sha256 of its ``git ls-tree`` listing; none for a
-        folder git holds no file of."""
-        commit = self.at or self.nas.tree.snapshot_worktree()
+        differs; for a caller, of the files in its listing only), with the
+        sha256 of its ``git ls-tree`` listing; none for a folder git holds no
+        file of."""
+        keep = None if self.only is None else self.only.__contains__
+        commit = self.at or self.nas.tree.snapshot_worktree(self.caller, keep)
         listed = self.nas.tree.ls_tree_at(commit, folder)
         if listed is None:
             return ()
@@ -166,7 +174,7 @@ class FolderMap:
 
     def shown(self, rank: int) -> Shown | None:
         if rank not in self._shown:
-            self._shown[rank] = _shown(self.nas, self.files[rank], self.at)
+            self._shown[rank] = _shown(self.nas, self.files[rank], self.at, self.caller)
         return self._shown[rank]
 
     def count(self, text: str) -> int:
@@ -350,20 +358,29 @@ def _files(n: int) -> str:
     return "1 file" if n == 1 else f"{n} files"
 
 
-def folder_view(nas: Reader, path: str, view: View, at: str | None) -> Response:
-    """The map of a folder for a view that asks for one (outline, N)."""
+def folder_view(nas: Reader, path: str, view: View, at: str | None, caller: Caller | None = None) -> Response:
+    """The map of a folder for a view that asks for one (outline, N). A
+    working-tree map for another account than root or this process's own
+    lists, counts and ranks only what that caller could find (access.py):
+    its listing is walked and cut each time, and the cut keys the cache."""
     shown = path or "."
     if view.kind == "raw" and view.budget is None:
         raise NotServable(f"{shown!r} is a folder (a directory), not a file", FOLDER_READS)
     if view.kind not in ("outline", "best", "raw"):
         asked = View(view.kind, view.start, view.end, view.arg).spelled()  # without a door's default budget
         raise NotServable(f"{shown!r} is a folder; @{asked} is a view of files", FOLDER_READS)
-    with nas.progress.task(f"folder map of {shown!r}" + (f" at {at}" if at is not None else "")) as task:
+    who = None if sees_all(caller) else caller.key  # type: ignore[union-attr]  (.nas/status tells only them)
+    with nas.progress.task(f"folder map of {shown!r}" + (f" at {at}" if at is not None else ""), who) as task:
         commit = str(nas.tree.resolve(at).id) if at is not None else None
         if commit is not None:
             task.begin("listing the revision's files")
             listing: Listing | None = walk_commit(nas, commit, path)
             state = listing.signature
+        elif not sees_all(caller):
+            assert caller is not None
+            task.begin("walking the folder (what this caller may see)")
+            listing = visible(walk_worktree(nas, path), nas.tree.root, caller)
+            state = "seen:" + listing.signature
         else:
             listing = None
             task.begin("asking git what changed in the work tree")
@@ -381,7 +398,8 @@ def folder_view(nas: Reader, path: str, view: View, at: str | None) -> Response:
             listing = walk_worktree(nas, path)
         order = _RANKER.order(nas, listing, commit, task=task)
         task.begin("outlining the files shown")
-        response = FolderMap(nas, listing, order, commit).response(view.budget, view.start)
+        made_for = caller if state.startswith("seen:") else None  # a listing cut for this caller
+        response = FolderMap(nas, listing, order, commit, made_for).response(view.budget, view.start)
         nas.remember(key, response, to_disk=listing.settled)
         return response
 

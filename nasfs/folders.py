@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import __version__
+from .access import Caller, decider
 from .cache import LRU
 from .progress import Task
 
@@ -249,6 +250,14 @@ def _worktree_listing(folder: str, items: list[Item]) -> Listing:
     signature.update("\0".join(i.path for i in items).encode("utf-8", "surrogateescape"))
     signature.update(numbers.tobytes())
     return Listing(folder, tuple(items), signature.hexdigest(), time.time_ns() - newest > SETTLED_NS)
+
+
+def visible(listing: Listing, root: Path, caller: Caller) -> Listing:
+    """A working-tree listing cut to what ``caller`` could find by ``ls``
+    and ``cat`` from its folder down (access.py): a map or summary made from
+    it names, counts and ranks nothing else."""
+    judge = decider(root, caller)
+    return _worktree_listing(listing.folder, [i for i in listing.items if judge.may_find(i.path, listing.folder)])
 
 
 def subfolders(listing: Listing) -> list[str]:

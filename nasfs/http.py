@@ -37,6 +37,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from . import __version__
+from .access import Caller
 from .diffs import diff_response
 from .errors import NasError
 from .grammar import DEFAULT_READ_BUDGET, MAX_BUDGET
@@ -106,44 +107,47 @@ class Door:
             raise
 
     def read(self, path: str, view: str | None = None, budget_tokens: int | None = None, at: str | None = None,
-             tokenizer: str | None = None, margin: float | None = None) -> dict[str, Any]:
+             tokenizer: str | None = None, margin: float | None = None, caller: Caller | None = None) -> dict[str, Any]:
         """``{path, view}`` is ``path@view`` read through ``Nas.read``
-        (``''`` is the root folder, as ``.`` is)."""
+        (``''`` is the root folder, as ``.`` is). ``caller``, in every
+        operation: the account a request is answered as (None: the server's)."""
         path = path or "."
         spec = f"{path}@{view.removeprefix('@')}" if view else path
-        return self.counting(tokenizer, margin).read(spec, at, budget_tokens, default_budget=self.default_budget).envelope()
+        return self.counting(tokenizer, margin).read(spec, at, budget_tokens, default_budget=self.default_budget,
+                                                     caller=caller).envelope()
 
     def list(self, path: str = "", budget_tokens: int | None = None, skip: int | None = None,
-             tokenizer: str | None = None, margin: float | None = None) -> dict[str, Any]:
+             tokenizer: str | None = None, margin: float | None = None, caller: Caller | None = None) -> dict[str, Any]:
         """A folder's entries, budgeted (the door's default when none is given)."""
         from .listing import list_folder
 
         budget = budget_tokens if budget_tokens is not None else (self.default_budget or None)
         nas = self.counting(tokenizer, margin)
         try:
-            return list_folder(nas, path, budget, skip or 0).envelope()
+            return list_folder(nas, path, budget, skip or 0, caller).envelope()
         except NasError as exc:
-            self.nas.refused(path, exc)
+            self.nas.refused(path, exc, caller)
             raise
 
     def search(self, query: str, budget_tokens: int | None = None, at: str | None = None,
-               tokenizer: str | None = None, margin: float | None = None) -> dict[str, Any]:
-        return search(self.counting(tokenizer, margin), query, at=at, budget=budget_tokens).envelope()
+               tokenizer: str | None = None, margin: float | None = None, caller: Caller | None = None) -> dict[str, Any]:
+        return search(self.counting(tokenizer, margin), query, at=at, budget=budget_tokens, caller=caller).envelope()
 
-    def deref(self, pointer: str) -> dict[str, Any]:
+    def deref(self, pointer: str, caller: Caller | None = None) -> dict[str, Any]:
         """The bytes a pointer names; ``sha256`` is of the bytes, exactly
         (``content`` shows them as UTF-8, invalid bytes replaced)."""
-        p, body = self.nas.deref(pointer)
+        p, body = self.nas.deref(pointer, caller)
         return {"pointer": str(p), "content": body.decode("utf-8", errors="replace"), "sha256": hashlib.sha256(body).hexdigest()}
 
-    def verify(self, pointer: str, sha256: str | None = None, quote: str | None = None) -> dict[str, Any]:
+    def verify(self, pointer: str, sha256: str | None = None, quote: str | None = None,
+               caller: Caller | None = None) -> dict[str, Any]:
         """``{pointer, verified, sha256, detail}`` (``nasfs verify --json`` too)."""
-        return self.nas.check(pointer, sha256=sha256, quote=quote)
+        return self.nas.check(pointer, sha256=sha256, quote=quote, caller=caller)
 
     def diff(self, range: str, path: str | None = None, budget_tokens: int | None = None,
-             tokenizer: str | None = None, margin: float | None = None) -> dict[str, Any]:
+             tokenizer: str | None = None, margin: float | None = None, caller: Caller | None = None) -> dict[str, Any]:
         where = clean_path(path) if path else None
-        return diff_response(self.counting(tokenizer, margin), range, where, budget_tokens).envelope()
+        return diff_response(self.counting(tokenizer, margin), range, where, budget_tokens, caller).envelope()
 
 
 # -- request bodies: one table gives the checks and the OpenAPI schema --------
@@ -248,18 +252,34 @@ def _error(status: int, kind: str, detail: str, headers: dict[str, str] | None =
     return JSONResponse({"error": kind, "detail": detail}, status_code=status, headers=headers)
 
 
+Tokens = tuple[tuple[str, Caller | None], ...]  # (token, the account it answers as; None: the server's)
+
+
+def _caller(request: Request, tokens: Tokens | None) -> Caller | None:
+    """The account a request is answered as: its bearer token's (None: the
+    server's own); Unauthorized when tokens guard the server and none matches."""
+    if tokens is None:
+        return None
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    found, caller = False, None
+    for token, account in tokens:  # every token compared, in constant time each
+        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode()):
+            found, caller = True, account
+    if not found:
+        raise Unauthorized("a bearer token is required: Authorization: Bearer <token>")
+    return caller
+
+
 def _endpoint(
-    work: Callable[[Request], Awaitable[dict[str, Any]]], token: str | None
+    work: Callable[..., Awaitable[dict[str, Any]]], tokens: Tokens | None
 ) -> Callable[[Request], Awaitable[JSONResponse]]:
-    """Authorize, run, and map every error: the one place a door's errors become statuses."""
+    """Authorize, run as the token's account, and map every error: the one
+    place a door's errors become statuses."""
 
     async def endpoint(request: Request) -> JSONResponse:
         try:
-            if token is not None:
-                scheme, _, given = request.headers.get("authorization", "").partition(" ")
-                if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
-                    raise Unauthorized("a bearer token is required: Authorization: Bearer <token>")
-            return JSONResponse(await work(request))
+            caller = _caller(request, tokens)
+            return JSONResponse(await work(request, caller))
         except NasError as exc:
             headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthorized) else None
             return _error(exc.http_status, exc.kind, str(exc), headers)
@@ -270,9 +290,9 @@ def _endpoint(
     return endpoint
 
 
-def _post(door: Door, op: Callable[..., dict[str, Any]], fields: tuple[Field, ...]) -> Callable[[Request], Awaitable[dict[str, Any]]]:
-    async def work(request: Request) -> dict[str, Any]:
-        return await door.call(op, **_arguments(await _json_body(request), fields))
+def _post(door: Door, op: Callable[..., dict[str, Any]], fields: tuple[Field, ...]) -> Callable[..., Awaitable[dict[str, Any]]]:
+    async def work(request: Request, caller: Caller | None) -> dict[str, Any]:
+        return await door.call(op, caller=caller, **_arguments(await _json_body(request), fields))
 
     return work
 
@@ -284,31 +304,34 @@ async def _framework_error(request: Request, exc: Exception) -> JSONResponse:
     return _error(exc.status_code, kind, str(exc.detail), dict(exc.headers or {}))
 
 
-def app(nas: Nas, token: str | None = None, default_budget: int = DEFAULT_READ_BUDGET) -> Starlette:
-    """The ASGI application; ``token`` set: every operation wants it as a bearer token;
+def app(nas: Nas, token: str | Tokens | None = None, default_budget: int = DEFAULT_READ_BUDGET) -> Starlette:
+    """The ASGI application; ``token`` set: every operation wants one as a
+    bearer token (a string: that one, answered as the server's account; or
+    (token, account) pairs, as ``--token-file`` lines give them);
     ``default_budget``: of a read that names no budget (0: none)."""
     door = Door(nas, default_budget)
     document = openapi()
+    tokens: Tokens | None = ((token, None),) if isinstance(token, str) else token
 
-    async def health(request: Request) -> dict[str, Any]:
+    async def health(request: Request, caller: Caller | None) -> dict[str, Any]:
         return {"status": "ok", "version": __version__}
 
-    async def spec(request: Request) -> dict[str, Any]:
+    async def spec(request: Request, caller: Caller | None) -> dict[str, Any]:
         return document
 
-    async def index(request: Request) -> dict[str, Any]:
+    async def index(request: Request, caller: Caller | None) -> dict[str, Any]:
         return INDEX
 
     routes = [
         Route("/", _endpoint(index, None), methods=["GET"]),
         Route("/v1/health", _endpoint(health, None), methods=["GET"]),
         Route("/v1/openapi.json", _endpoint(spec, None), methods=["GET"]),
-        Route("/v1/files/read", _endpoint(_post(door, door.read, READ), token), methods=["POST"]),
-        Route("/v1/files/list", _endpoint(_post(door, door.list, LIST), token), methods=["POST"]),
-        Route("/v1/search", _endpoint(_post(door, door.search, SEARCH), token), methods=["POST"]),
-        Route("/v1/evidence/dereference", _endpoint(_post(door, door.deref, DEREF), token), methods=["POST"]),
-        Route("/v1/evidence/verify", _endpoint(_post(door, door.verify, VERIFY), token), methods=["POST"]),
-        Route("/v1/diff", _endpoint(_post(door, door.diff, DIFF), token), methods=["POST"]),
+        Route("/v1/files/read", _endpoint(_post(door, door.read, READ), tokens), methods=["POST"]),
+        Route("/v1/files/list", _endpoint(_post(door, door.list, LIST), tokens), methods=["POST"]),
+        Route("/v1/search", _endpoint(_post(door, door.search, SEARCH), tokens), methods=["POST"]),
+        Route("/v1/evidence/dereference", _endpoint(_post(door, door.deref, DEREF), tokens), methods=["POST"]),
+        Route("/v1/evidence/verify", _endpoint(_post(door, door.verify, VERIFY), tokens), methods=["POST"]),
+        Route("/v1/diff", _endpoint(_post(door, door.diff, DIFF), tokens), methods=["POST"]),
     ]
     return Starlette(routes=routes, exception_handlers={HTTPException: _framework_error})
 
@@ -339,7 +362,7 @@ def _operation(summary: str, fields: tuple[Field, ...], result: str, statuses: t
         "additionalProperties": False,
     }
     responses = {"200": _json(_ref(result), "the answer")}
-    for status in (400, 401, *statuses, 413):
+    for status in (400, 401, 403, *statuses, 413):  # 403: the token's account may not read the path
         responses[str(status)] = _json(_ref("Error"), HTTPStatus(status).phrase)
     return {
         "summary": summary,
@@ -399,7 +422,8 @@ def openapi() -> dict[str, Any]:
             },
         },
         "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "required when the server has --token-file"}},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "required when the server has "
+                                       "--token-file; a line TOKEN USER answers the token's requests as that account"}},
             "schemas": {
                 "Envelope": envelope,
                 "Evidence": evidence,
@@ -443,7 +467,7 @@ def openapi() -> dict[str, Any]:
 class Listen:
     host: str
     port: int
-    token: str | None
+    tokens: Tokens | None
 
     @classmethod
     def parse(cls, address: str, token_file: str | None) -> Listen:
@@ -453,20 +477,37 @@ class Listen:
         host = host.removeprefix("[").removesuffix("]")
         if not sep or not host or not port.isdigit() or int(port) > 65535:
             raise BadRequest(f"--listen {address!r} is not HOST:PORT", "127.0.0.1:8740, [::1]:8740, 0.0.0.0:8740 (with --token-file)")
-        token = None
-        if token_file is not None:
-            try:
-                token = Path(token_file).read_text().strip()
-            except OSError as exc:
-                raise BadRequest(f"cannot read --token-file {token_file}: {exc.strerror}") from None
-            if not token:
-                raise BadRequest(f"--token-file {token_file} is empty")
-        if token is None and not _loopback(host):
+        tokens = None if token_file is None else _read_tokens(token_file)
+        if tokens is None and not _loopback(host):
             raise Exposed(
                 f"refusing to listen on {host}, which is not loopback, without a bearer token",
                 "--token-file FILE (clients send Authorization: Bearer <its content>), or --listen 127.0.0.1:PORT",
             )
-        return cls(host, int(port), token)
+        return cls(host, int(port), tokens)
+
+
+def _read_tokens(token_file: str) -> Tokens:
+    """``--token-file``: one token a line, ``TOKEN`` (answered as the
+    server's own account) or ``TOKEN USER`` (answered as that account, by the
+    access decision); blank lines and ``#`` comments are skipped."""
+    try:
+        text = Path(token_file).read_text()
+    except OSError as exc:
+        raise BadRequest(f"cannot read --token-file {token_file}: {exc.strerror}") from None
+    tokens: list[tuple[str, Caller | None]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) > 2:
+            raise BadRequest(f"--token-file {token_file} line {number} has {len(fields)} fields",
+                             "TOKEN, or TOKEN USER (an account name or uid), one a line")
+        tokens.append((fields[0], Caller.of_account(fields[1]) if len(fields) == 2 else None))
+    if not tokens:
+        raise BadRequest(f"--token-file {token_file} is empty", "TOKEN, or TOKEN USER, one a line")
+    if len({t for t, _ in tokens}) != len(tokens):
+        raise BadRequest(f"--token-file {token_file} names one token twice", "a different token on each line")
+    return tuple(tokens)
 
 
 def _loopback(host: str) -> bool:
@@ -483,7 +524,7 @@ def serve(nas: Nas, listen: Listen, default_budget: int = DEFAULT_READ_BUDGET) -
     import uvicorn
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(app(nas, listen.token, default_budget), host=listen.host, port=listen.port, log_level="info", server_header=False)
+    uvicorn.run(app(nas, listen.tokens, default_budget), host=listen.host, port=listen.port, log_level="info", server_header=False)
     return 0
 
 

@@ -16,6 +16,7 @@ import os
 import stat
 from typing import TYPE_CHECKING
 
+from .access import Caller, decider
 from .declare import Response, declare
 from .errors import NotFound, NotServable
 from .grammar import check_budget
@@ -49,11 +50,13 @@ def _line(nas: Nas, folder: str, entry: os.DirEntry[str]) -> str:
     return f"{entry.name}\tfile\t{st.st_size}\t{tokens}\n"
 
 
-def list_folder(nas: Nas, path: str = "", budget: int | None = None, skip: int = 0) -> Response:
+def list_folder(nas: Nas, path: str = "", budget: int | None = None, skip: int = 0, caller: Caller | None = None) -> Response:
     """The entries of a working-tree folder, as many as fit ``budget``
-    (None: all of them), starting after ``skip`` entries."""
+    (None: all of them), starting after ``skip`` entries; only for a caller
+    who may list it, as ``ls -l`` (None: this process's own account)."""
     budget = check_budget(budget)
     skip = check_budget(skip) or 0
+    decider(nas.tree.root, caller).check(clean_path(path), want_dir=True)
     rel, real = nas.tree.real_path(clean_path(path))
     if not real.exists():
         raise NotFound(f"no folder {path!r}: it does not exist", "a folder of the tree ('' for its root)")

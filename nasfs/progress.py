@@ -19,10 +19,11 @@ from contextlib import contextmanager
 class Task:
     """One piece of work: what it is, its current step, and how far that step is."""
 
-    __slots__ = ("what", "step", "done", "total", "started")
+    __slots__ = ("what", "step", "done", "total", "started", "who")
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, who: tuple[int, ...] | None = None) -> None:
         self.what = what
+        self.who = who  # the reader it is done for (access.Caller.key); None: for all
         self.step = "starting"
         self.done = 0
         self.total = 0
@@ -46,8 +47,8 @@ class Progress:
         self._lock = threading.Lock()
 
     @contextmanager
-    def task(self, what: str) -> Iterator[Task]:
-        task, key = Task(what), next(self._ids)
+    def task(self, what: str, who: tuple[int, ...] | None = None) -> Iterator[Task]:
+        task, key = Task(what, who), next(self._ids)
         with self._lock:
             self._tasks[key] = task
         try:
@@ -56,11 +57,16 @@ class Progress:
             with self._lock:
                 del self._tasks[key]
 
-    def render(self) -> str:
-        """One line per running task, or ``idle``."""
+    def render(self, viewer: tuple[int, ...] | None = None) -> str:
+        """One line per running task, or ``idle``. A ``viewer`` (a reader's
+        ``Caller.key``; None: one who sees all) is told its own tasks, and of
+        every other only that one runs: its folder's name and counts may be
+        what only that reader could see."""
         with self._lock:
             tasks = list(self._tasks.values())
-        return "".join(f"working: {t.render()}\n" for t in tasks) or "idle\n"
+        lines = (t.render() if viewer is None or t.who == viewer else
+                 f"another reader's task, {time.monotonic() - t.started:.0f} s" for t in tasks)
+        return "".join(f"working: {line}\n" for line in lines) or "idle\n"
 
 
 __all__ = ["Progress", "Task"]

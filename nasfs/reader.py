@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from .access import Caller
     from .cache import DiskCache
     from .declare import Response
     from .progress import Progress
@@ -21,7 +22,9 @@ class Reader(Protocol):
     tokenizer: str
     progress: Progress  # long work shown in .nas/status
 
-    def content(self, path: str, at: str | None = None) -> Content: ...
+    def content(self, path: str, at: str | None = None, caller: Caller | None = None) -> Content: ...
+
+    def commit_for(self, rev: str, caller: Caller | None = None) -> str: ...
 
     def analysis(self, content: Content) -> Analysis: ...
 

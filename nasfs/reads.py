@@ -9,6 +9,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .access import Caller
     from .service import Nas
 
 
@@ -23,16 +24,20 @@ def cwd_prefix(root: Path, cwd: str) -> str:
 
 
 def read_chunks(nas: Nas, spec: str, at: str | None, as_json: bool, prefix: str = "",
-                raw_limit: int | None = None) -> Iterator[bytes] | None:
+                raw_limit: int | None = None, caller: Caller | None = None) -> Iterator[bytes] | None:
     """The bytes of ``nasfs read [--at AT] [--json] SPEC``: a raw read streams
     the file (bounded memory); a view is one answer. None when a raw read is
-    larger than ``raw_limit`` (the daemon leaves those to the CLI)."""
+    larger than ``raw_limit`` (the daemon leaves those to the CLI). ``caller``
+    (None: this process's own account) is judged before the name is split,
+    and at a revision on that commit too (Nas.commit_for: a private snapshot
+    is read by the readers of its sources only)."""
     spec = spec if spec.startswith("/") else prefix + spec
+    nas.admit(spec, at, caller)
     path, view = nas.split(spec, at)
     if view.kind == "raw" and not as_json:
-        content = nas.content(path, at)
+        content = nas.content(path, at, caller)
         if raw_limit is not None and content.size > raw_limit:
             return None
         return content.stream()
-    response = nas.read_view(path, view, at)
+    response = nas.read_view(path, view, at, caller=caller)
     return iter((response.envelope_bytes() if (as_json or view.json) else response.text,))

@@ -20,12 +20,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .cache import default_cache_dir
+from .access import Caller, check_history, decider, sees_all
+from .cache import default_cache_dir, private_folder
 from .errors import BadView, NasError, NotServable, check_text
 from .outline import Entry
 from .grammar import check_budget
@@ -155,12 +155,13 @@ def run_rg(q: Query, root: Path) -> list[Hit]:
 
 def materialize(nas: Nas, commit: str) -> Path:
     """The tree of ``commit`` written out once under the cache folder, so the
-    same engine searches the past; safe to delete at any time."""
-    base = default_cache_dir() / "trees"
+    same engine searches the past; safe to delete at any time. Private to the
+    daemon's account, as every cache is (a snapshot's tree may hold a private
+    file)."""
+    base = private_folder(private_folder(default_cache_dir()) / "trees")
     target = base / commit
     if target.is_dir():
         return target
-    base.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=base, prefix=f".{commit[:12]}-"))
     nas.tree.write_tree_at(commit, tmp)
     try:
@@ -195,12 +196,14 @@ def _snippet_line(n: int, text: bytes) -> str:
 
 
 def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None,
-           readable: Callable[[str], bool] | None = None) -> Response:
+           caller: Caller | None = None) -> Response:
     """Ranked snippets with pointers, as many as fit the budget (default 1000).
 
     Never a whole file: each hit is its line with one line of context. What
     did not fit is declared (``shown=K matches=M next=skip:K``), not cut.
-    ``readable`` leaves out the files a door's caller may not read.
+    ``caller`` (None: this process's own account) sees hits only in files
+    they could find: read the file, list every folder above it (access.py);
+    at a revision, only with the right to read the repository.
     """
     from .declare import declare
 
@@ -208,14 +211,18 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
     budget = check_budget(budget)
     budget = DEFAULT_BUDGET if budget is None else budget
     nas.tree.check()  # the working tree may outlive its repository: no hits without pointers
+    if at is None and q.folder:  # decided before in: is resolved, so its errors tell nothing private
+        decider(nas.tree.root, caller).check(q.folder)
     if at is not None:
-        commit = str(nas.tree.resolve(at).id)
+        check_history(nas.tree.git_dir, caller)
+        commit = nas.commit_for(at, caller)  # a private snapshot: only for readers of its sources
         root = materialize(nas, commit)
     else:
         root = nas.tree.root
     hits = run_rg(q, root)
-    if readable is not None:
-        hits = [h for h in hits if readable(h.path)]
+    if at is None and not sees_all(caller):
+        judge = decider(nas.tree.root, caller)
+        hits = [h for h in hits if judge.may_find(h.path)]
     ranked = _rank(hits, q)
     flat = [(path, h) for path, file_hits in ranked for h in file_hits]
     page = flat[q.skip :]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from . import __version__
 from . import tokens as tok
+from .access import AccessDenied, Caller, check_history, decider, sees_all
 from .budget import Rung, fit
 from .cache import LRU, DiskCache
 from .declare import Response, declare
@@ -27,6 +28,7 @@ from .outline import Entry, Outline
 from .pointers import Pointer, parse_pointer
 from .progress import Progress
 from .repo import Content, GitTree, clean_path
+from .snapshot_access import check_commit
 from .summaries import SummarySettings
 from .summaries.serving import Summaries
 from .summaries.settings import VALID_NOW
@@ -75,6 +77,7 @@ class Refusal:
     when: float
     name: str
     error: NasError
+    who: tuple[int, ...] | None = None  # the caller's key; None: the process's own (told to every reader)
 
     def render(self) -> str:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.when))
@@ -128,8 +131,12 @@ class Nas:
         outline = self.analysis(self.content(path, at)).outline
         return named if any(named.arg in (".".join(e.path), e.name) for e in outline.entries if e.path) else view
 
-    def content(self, path: str, at: str | None = None) -> Content:
-        return self.tree.at(at, path) if at is not None else self.tree.working(path)
+    def content(self, path: str, at: str | None = None, caller: Caller | None = None) -> Content:
+        """The file at ``path`` (at ``at``, else in the working tree, recorded
+        in a snapshot only for a ``caller`` who may see it: None, this
+        process's own account). ``at`` is judged by the door first
+        (:meth:`admit`, :meth:`guard`: :meth:`commit_for`)."""
+        return self.tree.at(at, path) if at is not None else self.tree.working(path, caller)
 
     def analysis(self, content: Content) -> Analysis:
         key = (content.path, content.blob_id, content.commit)
@@ -191,37 +198,92 @@ class Nas:
         return used.charge(max(counts))
 
     # -- reads ---------------------------------------------------------------
-    def read(self, spec: str, at: str | None = None, budget: int | None = None, default_budget: int | None = None) -> Response:
+    def read(self, spec: str, at: str | None = None, budget: int | None = None, default_budget: int | None = None,
+             caller: Caller | None = None) -> Response:
         """Serve ``path@view``; ``budget`` (HTTP's budget_tokens) adds ``@N``.
         ``default_budget`` (a door's, for clients that cannot protect
         themselves) applies when neither ``budget`` nor ``@N`` gives one;
-        0 or None: no default."""
+        0 or None: no default. ``caller``: who asks (None: this process's
+        own account), judged before anything of the path is looked at."""
         try:
+            self.admit(spec, at, caller)
             path, view = self.split(spec, at)
             if check_budget(budget) is None and view.budget is None and view.kind != "best" and default_budget:
                 budget = default_budget
             if check_budget(budget) is not None:
                 view = _with_budget(view, budget)
-            return self.read_view(path, view, at)
+            return self.read_view(path, view, at, caller=caller)
         except NasError as exc:
-            self.refused(spec, exc)
+            self.refused(spec, exc, caller)
             raise
 
-    def refused(self, name: str, exc: NasError) -> None:
-        self.errors.append(Refusal(time.time(), name, exc))
+    def admit(self, spec: str, at: str | None, caller: Caller | None) -> None:
+        """Refuse ``path@view`` before its name is split: every path it could
+        name (left of each '@') that the caller may not see is refused as
+        such, so no error of the split or the view tells whether a private
+        file exists or where a private symlink points (access.py); one whose
+        symlinks leave the tree is refused too, for every caller, decided by
+        string before the split follows it (through the mount itself, it
+        would wedge the daemon: the core thread waiting on its own mount)."""
+        if at is not None:
+            check_history(self.tree.git_dir, caller)
+            self.commit_for(at, caller)  # a private snapshot: only for readers of its sources
+            return
+        judge = decider(self.tree.root, caller)
+        path = clean_path(spec)
+        cut = path.find("@", 1)
+        while cut > 0:
+            if path[cut - 1] != "/":  # 'dir/@scope' names no file 'dir/'
+                judge.admit(path[:cut])  # a link out of the tree too: the split would realpath it
+            cut = path.find("@", cut + 1)
+        judge.admit(path)
 
-    def read_view(self, path: str, view: View, at: str | None = None, record: bool = True) -> Response:
+    def guard(self, path: str, at: str | None, caller: Caller | None, since: str | None = None) -> None:
+        """The access decision for a real path about to be read: the working
+        tree's file by the caller's own rights, history (``at``, or the range
+        ``since`` of a view made from commits) by their right to ``.git`` and
+        to each commit read (:meth:`commit_for`: a private snapshot)."""
+        if at is None:
+            decider(self.tree.root, caller).check(path)
+        if at is None and since is None:
+            return
+        check_history(self.tree.git_dir, caller)
+        revisions = [at] if at is not None else []
+        if since is not None:
+            from .diffs import split_range
+
+            revisions += [rev for rev in split_range(since) if rev]
+        for rev in revisions:
+            self.commit_for(rev, caller)
+
+    def refused(self, name: str, exc: NasError, caller: Caller | None = None) -> None:
+        self.errors.append(Refusal(time.time(), name, exc, None if caller is None else caller.key))
+
+    def errors_for(self, viewer: Caller | None) -> list[Refusal]:
+        """The refusals a reader of ``.nas/errors`` is told: their own and the
+        process's own (a repository problem); all of them to root and the
+        process's own account (None). Another reader's refusal may name
+        what that reader could see (a section list, a folder's files)."""
+        if sees_all(viewer):
+            return list(self.errors)
+        assert viewer is not None
+        return [r for r in self.errors if r.who is None or r.who == viewer.key]
+
+    def read_view(self, path: str, view: View, at: str | None = None, record: bool = True,
+                  caller: Caller | None = None) -> Response:
         """Serve a parsed view; ``record=False`` for a door's size probes
         (FUSE lookup/getattr), which are not reads and stay out of the stats.
         Responses are cached by content (summaries keep their own cache, since
-        a stale one must be retried). A folder's view is its map (folder_map.py)."""
+        a stale one must be retried), and the caller is judged before each.
+        A folder's view is its map (folder_map.py)."""
+        self.guard(path, at, caller, since=view.arg if view.kind == "since" else None)
         if self.tree.is_dir(path, at):
             from .folder_map import folder_view
 
             if view.kind == "summary":
-                return self._folder_summary(path, view, at, record)
+                return self._folder_summary(path, view, at, record, caller)
 
-            response = folder_view(self, path, view, at)
+            response = folder_view(self, path, view, at, caller)
             if record:
                 self.stats.record(response)
             return response
@@ -229,7 +291,7 @@ class Nas:
             from .diffs import split_range
 
             at = split_range(view.arg)[1]  # since=A..B reads the file as it is at B
-        return self.read_content(self.content(path, at), view, record)
+        return self.read_content(self.content(path, at, caller), view, record)
 
     def read_content(self, content: Content, view: View, record: bool = True) -> Response:
         """A view of a file already found (``nasfs index`` goes on to use the
@@ -364,10 +426,19 @@ class Nas:
         served = self.summaries.file_view(self, a)
         return lambda: served
 
-    def _folder_summary(self, path: str, view: View, at: str | None, record: bool) -> Response:
-        """A folder's summary, declared like a file's, degraded to none past a budget."""
+    def _folder_summary(self, path: str, view: View, at: str | None, record: bool, caller: Caller | None) -> Response:
+        """A folder's summary, declared like a file's, degraded to none past a
+        budget; told only to a caller who may see every file it is made from."""
         if self.summaries is None:
             raise NotServable("no summarizer is configured for this tree (--summarizer CMD or URL, or NASFS_SUMMARIZER)", VALID_NOW)
+        if at is None and not sees_all(caller):
+            from .folders import visible, walk_worktree
+
+            listing = walk_worktree(self, path)
+            if len(visible(listing, self.tree.root, caller or Caller.current()).items) != len(listing.items):
+                shown = path or "."
+                raise AccessDenied(f"the summary of {shown} is made from files {caller} may not read",
+                                   f"{shown}@outline (the map of the files this account may read), or FILE@summary of one of them")
         served = self.summaries.folder_view(self, path, at)
         nothing = Served("none", b"", served.evidence[:1], truncated=True)
         declared = lambda s: declare(s, None, self.tokenizer, view.budget)  # noqa: E731
@@ -377,22 +448,43 @@ class Nas:
         return response
 
     # -- evidence --------------------------------------------------------------
-    def resolve_pointer(self, text: str) -> tuple[Pointer, Content]:
+    def commit_for(self, rev: str, caller: Caller | None = None) -> str:
+        """The full id of ``rev``, for a ``caller`` who may read what it holds
+        (AccessDenied for a private snapshot of files the caller may not see;
+        None: this process's own account). Every door asks it before serving
+        a commit's content."""
+        commit = str(self.tree.resolve(rev).id)
+        check_commit(self.tree, commit, caller)
+        return commit
+
+    def resolve_pointer(self, text: str, caller: Caller | None = None) -> tuple[Pointer, Content]:
         p = parse_pointer(text, self.tree.node, self.tree.tree)
-        content = self.tree.at(p.commit, p.path)
+        content = self.tree.at(self.commit_for(p.commit, caller), p.path)
         return p, content
 
-    def deref(self, text: str) -> tuple[Pointer, bytes]:
-        """Exactly the bytes a pointer names, at its commit; for a folder
-        pointer, the folder's listing as ``git ls-tree`` prints it."""
+    def admit_pointer(self, text: str, caller: Caller | None) -> Pointer:
+        """The pointer, once the caller may read the repository and see its
+        path in the working tree (a snapshot commit holds working-tree
+        content; a path gone from it is history alone). Its commit is judged
+        by :meth:`commit_for` when it is read (deref)."""
         p = parse_pointer(text, self.tree.node, self.tree.tree)
+        check_history(self.tree.git_dir, caller)
+        decider(self.tree.root, caller).check(p.path if p.folder is None else p.folder)
+        return p
+
+    def deref(self, text: str, caller: Caller | None = None) -> tuple[Pointer, bytes]:
+        """Exactly the bytes a pointer names, at its commit; for a folder
+        pointer, the folder's listing as ``git ls-tree`` prints it. Told to a
+        caller who may read the repository and may see the path in the
+        working tree (a snapshot commit holds working-tree content)."""
+        p = self.admit_pointer(text, caller)
         if p.folder is not None:
-            commit = str(self.tree.resolve(p.commit).id)
+            commit = self.commit_for(p.commit, caller)
             listing = self.tree.ls_tree_at(commit, p.folder)
             if listing is None:
                 raise NotFound(f"{p.folder or '.'!r} is not a folder at {commit[:12]}", "a folder of that commit")
             return p, listing
-        p, content = self.resolve_pointer(text)
+        p, content = self.resolve_pointer(text, caller)
         if not p.start:
             if content.large:
                 raise NotServable(f"{p.path} is {content.size} bytes; dereference a line range of it")
@@ -400,14 +492,15 @@ class Nas:
         a = self.analysis(content)
         return p, a.lines(p.start, p.end).body
 
-    def verify(self, text: str, sha256: str | None = None, quote: str | None = None) -> str:
+    def verify(self, text: str, sha256: str | None = None, quote: str | None = None, caller: Caller | None = None) -> str:
         """Check a pointer; raise :class:`VerifyFailed` saying what did not hold."""
-        answer = self.check(text, sha256, quote)
+        answer = self.check(text, sha256, quote, caller)
         if not answer["verified"]:
             raise VerifyFailed(str(answer["detail"]))
         return str(answer["detail"])
 
-    def check(self, text: str, sha256: str | None = None, quote: str | None = None) -> dict[str, object]:
+    def check(self, text: str, sha256: str | None = None, quote: str | None = None,
+              caller: Caller | None = None) -> dict[str, object]:
         """``{pointer, verified, sha256, detail}``: the pointer as parsed, the
         sha256 of the bytes it names (None when it names none), and what held
         or did not. A pointer that does not parse is refused (BadPointer)."""
@@ -417,7 +510,7 @@ class Nas:
             return {"pointer": str(p), "verified": ok, "sha256": digest, "detail": detail}
 
         try:
-            p, body = self.deref(text)
+            p, body = self.deref(text, caller)
         except (NotFound, NotServable) as exc:
             return answer(False, None, f"does not verify: {exc}")
         digest = hashlib.sha256(body).hexdigest()

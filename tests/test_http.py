@@ -366,7 +366,7 @@ def test_an_unexpected_error_is_a_logged_500(nas, monkeypatch: pytest.MonkeyPatc
 
     from nasfs import http
 
-    def broken(self, spec, at=None, budget=None, default_budget=None):
+    def broken(self, spec, at=None, budget=None, default_budget=None, caller=None):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(type(nas), "read", broken)

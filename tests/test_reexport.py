@@ -154,11 +154,12 @@ class Smb:
     share: str
     client_conf: Path
     scratch: Path
+    reader: str = READER
 
     def client(self, command: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [need("smbclient"), f"//127.0.0.1/{self.share}", "-p", str(self.port), "-s", str(self.client_conf),
-             "-U", f"{READER}%{READER_PASSWORD}", "-c", command],
+             "-U", f"{self.reader}%{READER_PASSWORD}", "-c", command],
             check=False, capture_output=True, text=True, timeout=TIMEOUT)
 
     def run(self, command: str) -> str:
@@ -195,9 +196,10 @@ class Smb:
 
 
 @contextmanager
-def smb_server(mount: Mount, tmp_path: Path, *extra: str) -> Iterator[Smb]:
+def smb_server(mount: Mount, tmp_path: Path, *extra: str, reader: str = READER) -> Iterator[Smb]:
     """smbd on 127.0.0.1 sharing the mount as [home] (read-only, forced user
-    nobody), started through scripts/samba-export --serve with a private passdb."""
+    ``reader``, nobody unless said), started through scripts/samba-export
+    --serve with a private passdb."""
     need("smbd")
     state = tmp_path / "samba"
     port = free_port()
@@ -206,7 +208,7 @@ def smb_server(mount: Mount, tmp_path: Path, *extra: str) -> Iterator[Smb]:
     with out.open("wb") as log:
         proc = subprocess.Popen(
             [str(SAMBA_EXPORT), "--serve", f"127.0.0.1:{port}", "--state-dir", str(state), "--share", "home",
-             "--force-user", READER, "--add-user", READER, *extra, str(mount.mountpoint)],
+             "--force-user", reader, "--add-user", reader, *extra, str(mount.mountpoint)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)  # smbd makes its own session
     try:
         deadline = time.monotonic() + TIMEOUT
@@ -216,7 +218,7 @@ def smb_server(mount: Mount, tmp_path: Path, *extra: str) -> Iterator[Smb]:
             time.sleep(0.1)
         client_conf = tmp_path / "smbclient.conf"
         client_conf.write_text("[global]\n    client min protocol = SMB2_10\n")
-        yield Smb(port, "home", client_conf, tmp_path)
+        yield Smb(port, "home", client_conf, tmp_path, reader)
         assert proc.poll() is None, f"smbd died: {out.read_text()[-3000:]}"
     finally:
         stop_server(proc, str(state / "smb.conf"))

@@ -1,44 +1,29 @@
-"""Who asks: a request's caller, and which working-tree files that caller may read.
+"""Who asks the mount: a FUSE request's caller as access.py judges callers.
 
-The mount runs with ``default_permissions``, so the kernel checks ordinary
-files against the modes nasfs reports. A search reads many files at once on
-the caller's behalf, so it checks each hit here instead.
+The mount runs with ``default_permissions``, so the kernel checks the modes
+nasfs reports (a view reports its file's owner and read bits); it does not
+check the folders above a view's file, a symlink's target, or which files an
+answer made from many (a folder map, a search) names. The mount asks
+``nasfs.access`` for those, at every lookup and open (virtual.py).
 """
 
 from __future__ import annotations
 
-import os
-import stat
-from collections.abc import Callable
-
 import pyfuse3
 
-
-def caller_of(ctx: pyfuse3.RequestContext | None) -> tuple[int, ...]:
-    """(uid, gid, supplementary groups...) of a request; () for root, who reads all."""
-    if ctx is None or ctx.uid == 0:
-        return ()
-    try:
-        groups = sorted(pyfuse3.get_sup_groups(ctx.pid))
-    except (OSError, ValueError):  # the process is gone: its primary group only
-        groups = []
-    return (ctx.uid, ctx.gid, *groups)
+from ..access import Caller, sees_all
 
 
-def readable_by(caller: tuple[int, ...], root: str) -> Callable[[str], bool]:
-    """Whether the caller may read a working-tree file, by its mode bits: a
-    search on the mount shows nobody a hit from a file they could not cat."""
-    uid, groups = caller[0], set(caller[1:])
+def caller_of(ctx: pyfuse3.RequestContext | None) -> Caller:
+    """The caller of a request (its groups from /proc); the daemon's own
+    account for a call the daemon makes itself (no context)."""
+    if ctx is None:
+        return Caller.current()
+    return Caller.of_process(ctx.pid, ctx.uid, ctx.gid)
 
-    def readable(path: str) -> bool:
-        try:
-            st = os.stat(os.path.join(root, path))
-        except OSError:
-            return False
-        if st.st_uid == uid:
-            return bool(st.st_mode & stat.S_IRUSR)
-        if st.st_gid in groups:
-            return bool(st.st_mode & stat.S_IRGRP)
-        return bool(st.st_mode & stat.S_IROTH)
 
-    return readable
+def node_key(caller: Caller) -> tuple[int, ...]:
+    """What keys a node whose answer depends on who asks (maps, searches):
+    () for a caller who sees all (root, the daemon's own account), so their
+    answers share one inode; else the caller's uid and groups."""
+    return () if sees_all(caller) else caller.key

@@ -41,7 +41,7 @@ class Node:
     path: str = ""
     commit: str = ""
     view: View | None = None
-    caller: tuple[int, ...] = ()  # a search's reader (uid, gids): hits depend on who asks
+    caller: tuple[int, ...] = ()  # who an answer is made for (Caller.key): maps, searches, diffs, derefs, .nas/errors; () for all
     version: str = ""  # digest of a file's content: one inode per version
 
     def versioned(self, version: str) -> Node:

@@ -23,6 +23,7 @@ from ..errors import NasError
 from ..repo.one_version import stat_key
 from ..service import Nas
 from . import fast
+from .access import caller_of
 from .nodes import Node
 from .passthrough import PASSTHROUGH, PassThrough
 from .real import O_PATH, ROOT, VIRTUAL_BASE
@@ -182,18 +183,21 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         """A name that is no real entry: a view, history or a side file."""
         text = os.fsdecode(name)
         parent_path = "" if parent is not None else self.real.path(parent_inode)
-        try:  # the one place a refused name is recorded, with its reason
+        caller = caller_of(ctx)
+        try:  # the one place a refused name is recorded, with its reason and who asked
             if parent is not None:
-                ino, attrs = await self.materialize(await self.child(parent, text, ctx))
+                node = await self.child(parent, text, caller)
+                self.admit(node, caller)
+                ino, attrs = await self.materialize(node)
             elif parent_inode == ROOT and (side := self.root_child(text)) is not None:
                 ino, attrs = await self.materialize(side)
             elif "@" in text and parent_path is not None:
-                ino, attrs = await self.working_view(parent_path, text)
+                ino, attrs = await self.working_view(parent_path, text, caller)
             else:
                 raise FUSEError(errno.ENOENT)
         except NasError as exc:
             shown = self.display(parent, parent_path or "", display_name(name))
-            self.nas.refused(shown, exc)
+            self.nas.refused(shown, exc, caller)
             log.info("refused %s: %s", shown, exc)
             raise
         self.inodes.ino(self.inodes.node(ino))  # the kernel now holds one more lookup of it
@@ -302,6 +306,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         node = self.inodes.node(inode)
         if node.kind == "at":
             return pyfuse3.FileInfo(fh=self.hold(await self.at_content(node)), keep_cache=True)
+        self.admit(node, caller_of(ctx))  # again at every open: a remembered view is judged anew
         data, response = await self.file_content(inode, node)
         if response is not None and node.kind == "view":
             self.nas.stats.record(response)

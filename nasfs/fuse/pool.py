@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 import pyfuse3
 
 from .. import index
+from ..access import Caller
 from ..service import _response_from_json, _response_to_json
 
 if TYPE_CHECKING:
@@ -152,15 +153,14 @@ def read_view(path: str, view: View, at: str | None) -> bytes:
     return _response_to_json(index._nas.read_view(path, view, at, False))
 
 
-def side_view(node: Node, root: str) -> bytes:
+def side_view(node: Node) -> bytes:
     """``.nas/search/<query>[@N][.json]`` and ``.nas/diff/<A>..<B>[@N][.json]``."""
     from ..diffs import diff_response
     from ..grammar import split_suffixes
     from ..search import search
-    from .access import readable_by
 
     text, budget, _ = split_suffixes(node.path)
+    caller = Caller.from_key(node.caller) if node.caller else None  # None: the daemon's own account
     if node.kind == "search":
-        readable = readable_by(node.caller, root) if node.caller else None
-        return _response_to_json(search(index._nas, text, at=node.commit or None, budget=budget, readable=readable))
-    return _response_to_json(diff_response(index._nas, text, None, budget))
+        return _response_to_json(search(index._nas, text, at=node.commit or None, budget=budget, caller=caller))
+    return _response_to_json(diff_response(index._nas, text, None, budget, caller))

@@ -68,6 +68,8 @@ class ReadAnswers:
                 shown = clean_path(spec)
                 if not await self._check(caller, shown, shown):
                     return dict(FALLBACK)
+            else:  # a private snapshot is read by the readers of its sources only (its size included)
+                await self.door.core(self.nas.commit_for, at, caller)
             path, folder = await self.door.core(self._split, spec, at)
             if at is None and (not await self._check(caller, path, shown) or (folder and uid != os.geteuid())):
                 return dict(FALLBACK)

@@ -34,6 +34,7 @@ import pyfuse3
 import trio
 from pyfuse3 import FUSEError
 
+from ..access import AccessDenied, Caller, Seen, decider
 from ..cache import LRU
 from ..declare import Response
 from ..errors import Unavailable
@@ -41,7 +42,7 @@ from ..grammar import RAW, split_name, split_suffixes
 from ..help import HELP
 from ..repo import LARGE_BYTES, TreeItem
 from ..service import Nas
-from .access import caller_of
+from .access import node_key
 from .nodes import Inodes, Node
 from . import pool
 from .pool import HEAVY_BYTES, Pool
@@ -173,12 +174,17 @@ class Virtual:
             if item is None:
                 raise FUSEError(errno.ENOENT)
             a = self.at_attrs(ino, item, await self.core(self.nas.tree.commit_time, node.commit))
-            if not node.path and not FULL_COMMIT.fullmatch(node.version):
-                a.entry_timeout = 0  # .at/main, .at/HEAD: the name moves with every commit
+            if not node.path and (not FULL_COMMIT.fullmatch(node.version)
+                                  or not await self.core(self.nas.tree.in_shared_store, node.commit)):
+                a.entry_timeout = 0  # .at/main, .at/HEAD: the name moves; a private snapshot: asked each walk
             return a
         data, _ = await self.file_content(ino, node)
         if kind == "view" and not node.commit:
-            # a view reads like its file: same owner, the file's read bits (allow_other, Samba, NFS)
+            # a view reads like its file: same owner, the file's read bits (allow_other, Samba, NFS);
+            # its name may since have become a link out of the tree (into this mount: the loop would
+            # wait on its own answer), decided by string first
+            if decider(self.root, Caller.root()).decide(node.path) is Seen.OUTSIDE:
+                raise FUSEError(errno.ESTALE)
             st = os.stat(os.path.join(self.root, node.path))
             a = self.virtual_attrs(ino, stat.S_IFREG | (st.st_mode & 0o444), len(data), st.st_mtime_ns)
             a.st_uid, a.st_gid = st.st_uid, st.st_gid
@@ -211,17 +217,35 @@ class Virtual:
         self._files.put(ino, made)
         return ino, await self.node_attrs(ino, node)
 
-    async def working_view(self, folder: str, name: str) -> tuple[int, pyfuse3.EntryAttributes]:
-        """Look up the view ``name`` of a working-tree file in ``folder``: the
+    def admit(self, node: Node, caller: Caller) -> None:
+        """The access decision for a virtual file ``caller`` looks up or
+        opens, asked every time, whatever is remembered (view_memo.py, the
+        bytes by inode, the disk cache): a view's file (the folders above it,
+        a symlink's target), a pointer's path, and a node made for another
+        caller (a map, a search). The kernel judged the rest (modes)."""
+        if (node.caller or (node.kind == "nasfile" and node.path in ("errors", "status"))) and node.caller != node_key(caller):
+            raise AccessDenied(f"{caller} may not read an answer made for another account",
+                               "the same name, looked up again as this account")
+        if node.kind == "view" and not node.commit:
+            decider(self.root, caller).check(node.path)
+        elif node.kind == "deref" and node.view is not None:
+            self.nas.admit_pointer(node.path, caller)
+
+    async def working_view(self, folder: str, name: str, caller: Caller) -> tuple[int, pyfuse3.EntryAttributes]:
+        """Look up the view ``name`` of a working-tree file in ``folder``,
+        once the caller may see every path the name could split into: the
         node it gave last time when nothing that view rests on has changed
         (view_memo.py; answered here, on the request loop, with a few stat
         calls and two ref reads), else made in the core thread or a worker."""
+        self.nas.admit(f"{folder}/{name}" if folder else name, None, caller)  # a few stat calls, on the loop
         known = None if self.fault_armed else self.views.recall(folder, name)  # an armed fault is for view code
         if known is not None:
             ino = self.inodes.ino(known, lookup=False)
             return ino, await self.node_attrs(ino, known)
         before = self.views.facts(folder, name)
-        ino, attrs = await self.materialize(await self.view_node(folder, name, ""))
+        node = await self.view_node(folder, name, "", caller)
+        self.admit(node, caller)
+        ino, attrs = await self.materialize(node)
         self.views.remember(folder, name, self.inodes.node(ino), before)
         return ino, attrs
 
@@ -229,18 +253,20 @@ class Virtual:
         """A virtual file's bytes now, and the declared response they carry."""
         if node.kind == "view":
             assert node.view is not None
-            if node.view.kind != "summary" and await self.heavy(node):  # a summary is a cache lookup
+            # a summary is a cache lookup; a map made for a caller (node.caller) is filtered in the core
+            if node.view.kind != "summary" and not node.caller and await self.heavy(node):
                 response = await self.worker(pool.read_view, node.path, node.view, node.commit or None)
             else:
-                response = await self.core(self.nas.read_view, node.path, node.view, node.commit or None, False)
+                caller = Caller.from_key(node.caller) if node.caller else None  # a map: what its caller may see
+                response = await self.core(self.nas.read_view, node.path, node.view, node.commit or None, False, caller)
             return (response.envelope_bytes() if node.view.json else response.text), response
         if node.kind == "nasfile":
-            return self.nas_file(node.path), None
+            return self.nas_file(node.path, Caller.from_key(node.caller) if node.caller else None), None
         if node.kind == "deref" and node.view is not None:
-            _, body = await self.core(self.nas.deref, node.path)
+            _, body = await self.core(self.nas.deref, node.path, Caller.from_key(node.caller) if node.caller else None)
             return body, None
         if node.kind in ("search", "diff"):
-            response = await self.worker(pool.side_view, node, self.root)
+            response = await self.worker(pool.side_view, node)
             return (response.envelope_bytes() if split_suffixes(node.path)[2] else response.text), response
         raise FUSEError(errno.EISDIR)
 
@@ -248,7 +274,10 @@ class Virtual:
         """More ``.nas/stats`` lines, of the mount's real half (ops.py)."""
         return ""
 
-    def nas_file(self, name: str) -> bytes:
+    def nas_file(self, name: str, viewer: Caller | None = None) -> bytes:
+        """``.nas/HELP``, ``stats``, ``status``, ``errors`` (``viewer``'s own
+        refusals and the mount's, its own tasks in detail and that others
+        run; None: all of them)."""
         if name == "HELP":
             return HELP.encode()
         if name == "stats":
@@ -258,8 +287,8 @@ class Virtual:
                 extra += f"repository_problem={self.problem}\n"
             return (self.nas.stats.render() + extra).encode()
         if name == "status":  # made on the loop: readable while the core thread is busy with that work
-            return self.nas.progress.render().encode()
-        return "".join(r.render() + "\n" for r in self.nas.errors).encode("utf-8", "backslashreplace")
+            return self.nas.progress.render(None if viewer is None else node_key(viewer) or None).encode()
+        return "".join(r.render() + "\n" for r in self.nas.errors_for(viewer)).encode("utf-8", "backslashreplace")
 
     async def at_content(self, node: Node) -> bytes:
         item = await self.core(self.nas.tree.item_at, node.commit, node.path)
@@ -270,11 +299,13 @@ class Virtual:
         return await self.core(self.nas.tree.raw_at, node.commit, node.path)
 
     # -- names ----------------------------------------------------------------------
-    async def child(self, parent: Node, name: str, ctx: pyfuse3.RequestContext | None = None) -> Node:
-        """The node ``name`` names inside a virtual folder."""
-        if parent.kind == "atroot":
-            commit = await self.core(self.nas.tree.resolve, unquote(name))
-            return Node("at", "", str(commit.id), version=name)  # version: the name it was reached by
+    async def child(self, parent: Node, name: str, caller: Caller) -> Node:
+        """The node ``name`` names inside a virtual folder; what depends on
+        who asks (working-tree searches and diffs, pointers' bytes,
+        ``.nas/errors``) is made for ``caller``."""
+        if parent.kind == "atroot":  # a private snapshot is entered by those who may read its sources only
+            commit = await self.core(self.nas.commit_for, unquote(name), caller)
+            return Node("at", "", commit, version=name)  # version: the name it was reached by
         if parent.kind == "at":
             path = f"{parent.path}/{name}" if parent.path else name
             if await self.core(self.nas.tree.item_at, parent.commit, path) is not None:
@@ -289,6 +320,8 @@ class Virtual:
                 return Node("searchdir", commit=parent.commit)
             raise FUSEError(errno.ENOENT)
         if parent.kind == "nasdir":
+            if name in ("errors", "status"):  # made for who asks
+                return Node("nasfile", name, caller=node_key(caller))
             if name in NAS_FILES:
                 return Node("nasfile", name)
             if name == "deref":
@@ -297,19 +330,23 @@ class Virtual:
                 return Node(f"{name}dir")
             raise FUSEError(errno.ENOENT)
         if parent.kind in ("searchdir", "diffdir"):
-            caller = caller_of(ctx) if parent.kind == "searchdir" and not parent.commit else ()
-            return Node(parent.kind[:-3], name, parent.commit, caller=caller)
+            key = node_key(caller) if not parent.commit else ()  # answers of the working tree: by who asks
+            return Node(parent.kind[:-3], name, parent.commit, caller=key)
         if parent.kind == "deref" and parent.view is None:
             path = f"{parent.path}/{name}" if parent.path else name
             # the pointer's last part is 'name@commit[#La-Lb]'; '@' alone may be a folder's (npm's @scope)
-            return Node("deref", path, view=RAW if POINTER_TAIL.fullmatch(name) else None)
+            if POINTER_TAIL.fullmatch(name):  # the bytes depend on who asks (a private snapshot's)
+                return Node("deref", path, view=RAW, caller=node_key(caller))
+            return Node("deref", path)
         raise FUSEError(errno.ENOTDIR)
 
     def root_child(self, name: str) -> Node | None:
         return {AT: Node("atroot"), NAS: Node("nasdir")}.get(name)
 
-    async def view_node(self, folder: str, name: str, commit: str) -> Node:
-        """Split ``name`` with the grammar against the folder's real entries."""
+    async def view_node(self, folder: str, name: str, commit: str, caller: Caller | None = None) -> Node:
+        """Split ``name`` with the grammar against the folder's real entries;
+        a working-tree folder's view (its map or summary) is made for its
+        caller (what it lists depends on who asks)."""
         prefix = f"{folder}/" if folder else ""
         at = commit or None
         real_name, view = await self.core(
@@ -321,7 +358,9 @@ class Virtual:
             raise FUSEError(errno.ENOENT)
         if view.name_with_json() is not None:  # section=NAME.json: the file's own section first
             view = await self.core(self.nas.settle, prefix + real_name, view, at)
-        return Node("view", prefix + real_name, commit, view)
+        path = prefix + real_name
+        folder_view = caller is not None and not commit and os.path.isdir(os.path.join(self.root, path))
+        return Node("view", path, commit, view, caller=node_key(caller) if folder_view else ())
 
     def virtual_parent(self, node: Node) -> Node | None:
         """The folder holding a virtual node; None for the tree's root."""

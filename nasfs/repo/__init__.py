@@ -7,8 +7,10 @@ may differ from any commit) and commits (``--at REV``, ``.at/<rev>/``). Every
 piece of content handed out names a commit that holds exactly those bytes at
 that path, so every pointer verifies with plain ``git show``: working-tree
 content that differs from HEAD is first recorded as a *snapshot commit*
-(parent: HEAD) kept reachable under ``refs/nasfs/snapshots``. The user's
-branch, index and working tree are never touched.
+(parent: HEAD) kept reachable under ``refs/nasfs/snapshots``, or, when
+some reader of ``.git`` could not read that content at its source, in its
+owner's private store (:mod:`.private_stores`). The user's branch, index and
+working tree are never touched.
 
 :class:`GitTree` (:mod:`.git_tree`) is assembled from parts, each one
 concern over :mod:`.served` (the repository held open, and reopened when made
@@ -19,8 +21,8 @@ read them), :mod:`.commit_trees` (trees at a commit as ``.at/`` shows them),
 :mod:`.hashes` (their blob ids, with git's racy-clean re-check),
 :mod:`.work_status` (the work tree as git's index, ignore rules and status
 see it),
-:mod:`.snapshots`, :mod:`.autocommit`, :mod:`.writing` (what those two
-share) and :mod:`.changes`. Beside them: :mod:`.content` (what a view is made
+:mod:`.snapshots` (with :mod:`.private_stores`), :mod:`.autocommit`,
+:mod:`.writing` (what those two share) and :mod:`.changes`. Beside them: :mod:`.content` (what a view is made
 of), :mod:`.one_version` (a file read as one version under writers) and
 :mod:`.paths` (checked paths, and tree lookups without pygit2's leak) and
 :mod:`.ref_state` (the refs a remembered view rests on, read from the mount's

@@ -2,18 +2,27 @@
 as a commit over HEAD, written once (fixed author and time) and kept
 reachable under ``refs/nasfs/snapshots``, so every pointer verifies with
 plain ``git show``; the user's branch, index and working tree are never
-touched."""
+touched.
+
+A read never widens who can read content: a snapshot of content that some
+reader of ``.git`` could not read at its source goes to a private store
+(private_stores.py) instead of ``.git/objects``, and a request made for a
+caller snapshots only what that caller may see."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pygit2
 
-from ..errors import NotServable
+from ..access import Caller, Decider, Seen, decider
+from ..audience import narrower_than_git
+from ..errors import NotFound, NotServable
 from .paths import tree_get
+from .private_stores import PrivateStores, as_owner
 from .revisions import Revisions
 from .served import serving
 from .writing import SIGNATURE_EMAIL, SIGNATURE_NAME, Writing
@@ -21,16 +30,46 @@ from .writing import SIGNATURE_EMAIL, SIGNATURE_NAME, Writing
 KEEP_REF = "refs/nasfs/snapshots"
 
 
-class Snapshots(Revisions, Writing):
-    """Commits holding working-tree content, and the ref that keeps them."""
+class Snapshots(Revisions, Writing, PrivateStores):
+    """Commits holding working-tree content, and the refs that keep them."""
+
+    def resolve(self, rev: str) -> pygit2.Commit:
+        """As :meth:`Revisions.resolve`; a commit of a private store made by
+        another process since is found too (when this process may read it)."""
+        try:
+            return super().resolve(rev)
+        except NotFound:
+            if not self._add_readable_stores():
+                raise
+            return super().resolve(rev)
 
     @serving
-    def snapshot_worktree(self) -> str:
+    def in_shared_store(self, commit: str) -> bool:
+        """Whether the commit ``commit`` (an id or a unique prefix of 7+) is in
+        ``.git/objects`` (or an alternate the repository itself names), where
+        every reader of ``.git`` reads it: a snapshot that may be published
+        (pushed with the evidence). False for one in a private store, and for
+        a commit that is nowhere this process can read."""
+        try:
+            oid = self.resolve(commit).id
+        except NotFound:
+            return False
+        return self._shared.exists(oid)
+
+    @serving
+    def snapshot_worktree(self, caller: Caller | None = None, keep: Callable[[str], bool] | None = None) -> str:
         """A commit holding the whole working tree as it is now (HEAD itself
         when nothing differs): tracked changes, deletions and untracked files
-        that are not ignored. Kept under refs/nasfs/snapshots like any snapshot."""
+        that are not ignored. Kept under refs/nasfs/snapshots like any snapshot.
+        For a ``caller``, only the changes that caller may see: a file it may
+        not read is left as HEAD has it (a new one left out), so its content is
+        not recorded on that caller's request. ``keep``: besides, only the
+        changed paths it accepts are recorded (an answer made for a reader
+        records only what that reader could find: the commit's tree is
+        listed to whoever may read it in ``.at/``)."""
         head = self.head()
-        changed: list[tuple[str, pygit2.Oid | None]] = []
+        seen = decider(self.root, caller) if caller is not None else None
+        changed: list[tuple[str, Path | None]] = []
         for path, flags in sorted(self.repo.status().items()):
             if flags & pygit2.GIT_STATUS_IGNORED:
                 continue
@@ -38,50 +77,94 @@ class Snapshots(Revisions, Writing):
                 pygit2.GIT_STATUS_WT_NEW | pygit2.GIT_STATUS_WT_MODIFIED | pygit2.GIT_STATUS_WT_DELETED
                 | pygit2.GIT_STATUS_WT_TYPECHANGE | pygit2.GIT_STATUS_WT_RENAMED | pygit2.GIT_STATUS_INDEX_MODIFIED
                 | pygit2.GIT_STATUS_INDEX_NEW | pygit2.GIT_STATUS_INDEX_DELETED)
-            if not differs_from_head or not _utf8(path):
+            if not differs_from_head or not _utf8(path) or (keep is not None and not keep(path)):
                 continue  # a name that is not UTF-8 is served by no view (and git's tree builder refuses it)
             real = self.root / path
+            if seen is not None and not _sees_change(seen, path, real.exists()):
+                continue  # not this caller's to record
             if real.is_file() and not real.is_symlink():
-                with open(real, "rb") as fh:
-                    changed.append((path, self.repo.create_blob_fromiobase(fh)))
+                changed.append((path, real))
             elif not real.exists():
                 changed.append((path, None))
         if not changed and head is not None:
             return str(head.id)
-        with self._lock, self._git_lock():
+        store = self._store_for([(path, real) for path, real in changed if real is not None], caller)
+        repo = store or self.repo
+        owner = self.store_owner(store) if store is not None else 0
+        blobs: list[tuple[str, pygit2.Oid | None]] = []
+        for path, real in changed:
+            if real is None:
+                blobs.append((path, None))
+            else:
+                with open(real, "rb") as fh, as_owner(owner):  # read as this process, written as the store's account
+                    blobs.append((path, repo.create_blob_fromiobase(fh)))
+        with self._lock, self._git_lock(), as_owner(owner):
             tree = head.tree if head is not None else None
-            tree_id = tree.id if tree is not None else self.repo.TreeBuilder().write()
-            for path, blob in changed:
-                base = self.repo[tree_id]
+            tree_id = tree.id if tree is not None else repo.TreeBuilder().write()
+            for path, blob in blobs:
+                base = repo[tree_id]
                 if blob is None:
                     if tree_get(base, path) is not None:
-                        tree_id = self._tree_without(base, path.split("/"))
+                        tree_id = self._tree_without(base, path.split("/"), repo)
                 else:
-                    tree_id = self._tree_with(base, path.split("/"), blob)
-            return self._record(head, tree_id, "the working tree")
+                    tree_id = self._tree_with(base, path.split("/"), blob, repo=repo)
+            return self._record(head, tree_id, "the working tree", store)
 
-    def snapshot(self, rel: str, blob_id: str, real: Path, head: pygit2.Commit | None, data: bytes | None = None) -> str:
+    def snapshot(self, rel: str, blob_id: str, real: Path, head: pygit2.Commit | None, data: bytes | None = None,
+                 caller: Caller | None = None) -> str:
         """Record HEAD's tree with ``rel`` set to this blob as a commit under refs/nasfs.
 
         Deterministic (fixed author and time), so the same content over the same
-        HEAD is the same commit, written once.
+        HEAD is the same commit, written once. Refused (AccessDenied) for a
+        ``caller`` who may not see ``rel``; written to a private store when some
+        reader of ``.git`` could not read it.
         """
+        if caller is not None:
+            decider(self.root, caller).check(rel)
+        store = self._store_for([(rel, real)], caller)
+        repo = store or self.repo
+        owner = self.store_owner(store) if store is not None else 0
         with self._lock, self._git_lock():
             oid = pygit2.Oid(hex=blob_id)
-            if not self.repo.odb.exists(oid):  # ('in repo' would read the blob whole)
+            if not (store.odb if store is not None else self._shared).exists(oid):  # ('in repo' would read the blob whole)
                 if data is not None:
-                    written = self.repo.create_blob(data)
+                    with as_owner(owner):
+                        written = repo.create_blob(data)
                 else:
-                    with open(real, "rb") as fh:
-                        written = self.repo.create_blob_fromiobase(fh)
+                    with open(real, "rb") as fh, as_owner(owner):  # read as this process, written as the store's account
+                        written = repo.create_blob_fromiobase(fh)
                 if written != oid:
                     raise NotServable(f"{rel!r} changed while it was being recorded; read it again")
             base = head.tree if head is not None else None
-            return self._record(head, self._tree_with(base, rel.split("/"), oid), rel)
+            with as_owner(owner):
+                tree = self._tree_with(base, rel.split("/"), oid, repo=repo)
+                return self._record(head, tree, rel, store)
 
-    def _record(self, head: pygit2.Commit | None, tree: pygit2.Oid, what: str) -> str:
+    def _store_for(self, files: list[tuple[str, Path]], caller: Caller | None) -> pygit2.Repository | None:
+        """Where a snapshot of these working files goes: None for
+        ``.git/objects``, when every reader of ``.git`` may read them all at
+        their source; else the private store of their owner (of the caller,
+        or of this process, when they have several)."""
+        if not narrower_than_git(self.root, self.git_dir, [rel for rel, _ in files]):
+            return None
+        owners = set()
+        for _, real in files:
+            try:
+                owners.add(os.stat(real).st_uid)
+            except OSError:
+                continue
+        if len(owners) == 1:
+            uid = owners.pop()
+        else:
+            uid = caller.uid if caller is not None and not caller.is_root else os.geteuid()
+        return self._store(uid)
+
+    def _record(self, head: pygit2.Commit | None, tree: pygit2.Oid, what: str,
+                store: pygit2.Repository | None = None) -> str:
         """Write a snapshot commit of ``tree`` over HEAD, once: author and time
-        are fixed, so the same content over the same HEAD is the same commit."""
+        are fixed, so the same content over the same HEAD is the same commit.
+        In ``store`` (a private one) when given, kept there by a ref of its own
+        (the caller writes there as the store's account: :func:`as_owner`)."""
         when = head.commit_time if head is not None else 0
         offset = head.commit_time_offset if head is not None else 0
         sig = pygit2.Signature(SIGNATURE_NAME, SIGNATURE_EMAIL, when, offset)
@@ -89,7 +172,11 @@ class Snapshots(Revisions, Writing):
         parents = [head.id] if head is not None else []
         raw = self.repo.create_commit_string(sig, sig, message, tree, parents)
         commit_id = _object_id(b"commit", raw.encode())
-        if not self.repo.odb.exists(commit_id):  # new: write it and keep it reachable
+        if store is not None:
+            if not store.odb.exists(commit_id):
+                store.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
+            self._keep_private(store, commit_id)
+        elif not self._shared.exists(commit_id):  # new: write it and keep it reachable
             self.repo.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
             self._keep(commit_id)
         elif not self._is_kept(commit_id):  # the keep ref was removed, or a clone lacks it
@@ -106,14 +193,17 @@ class Snapshots(Revisions, Writing):
             oid = pygit2.Oid(hex=commit)
         except ValueError:
             return False
-        if not self.repo.odb.exists(oid):  # asks the disk, not libgit2's memory of objects
-            return False
+        if not self.repo.odb.exists(oid) and not (self._add_readable_stores() and self.repo.odb.exists(oid)):
+            return False  # (exists asks the disk, not libgit2's memory of objects)
         found = self.repo[oid]
         if not isinstance(found, pygit2.Commit):
             return False
         if found.author.email == SIGNATURE_EMAIL and found.message.startswith("nasfs snapshot of "):
+            store = self._store_holding(oid)
             with self._lock, self._git_lock():
-                if not self._is_kept(found.id):
+                if store is not None:
+                    self._keep_private(store, oid)  # its ref only
+                elif not self._is_kept(found.id):
                     self._keep(found.id)
         return True
 
@@ -158,6 +248,17 @@ class Snapshots(Revisions, Writing):
             self._kept, self._unread = set(), self._chain(tip)
         self._kept_tip = keeper
         self._kept.add(commit_id)
+
+
+def _sees_change(seen: Decider, path: str, exists: bool) -> bool:
+    """Whether the caller may see this change: the file itself, or for a
+    deletion, the listing of the nearest folder above it that is still there."""
+    if exists:
+        return seen.decide(path) is Seen.ALLOWED
+    folder = os.path.dirname(path)
+    while folder and not os.path.isdir(seen.root / folder):
+        folder = os.path.dirname(folder)
+    return seen.decide(folder, want_dir=True) is Seen.ALLOWED
 
 
 def _object_id(kind: bytes, raw: bytes) -> pygit2.Oid:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pygit2
 
+from ..access import Caller
 from ..errors import BadPath, NotFound, NotServable
 from .commit_paths import FOLDER_READS, CommitPaths
 from .content import FILE_MODES, Content
@@ -66,8 +67,9 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
         except (NotFound, OSError):
             return False
 
-    def working(self, path: str) -> Content:
-        """The working-tree file at ``path``, with a commit that holds its bytes."""
+    def working(self, path: str, caller: Caller | None = None) -> Content:
+        """The working-tree file at ``path``, with a commit that holds its bytes
+        (a snapshot is made only for a ``caller`` who may see it)."""
         rel, real = self.real_path(path)
         try:
             st = real.stat()
@@ -78,10 +80,10 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
         if not stat.S_ISREG(st.st_mode):
             raise NotServable(f"{path!r} is not a regular file")
         blob_id, data, st = self._hash(real, st)
-        commit = self._commit_holding(rel, blob_id, real, data)
+        commit = self._commit_holding(rel, blob_id, real, data, caller)
         return Content(rel, blob_id, st.st_size, commit, self.repo, str(real), data)
 
-    def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None) -> str:
+    def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None, caller: Caller | None) -> str:
         head = self.head()
         if head is not None:
             if self._head_tree is None or self._head_tree[0] != head.id:
@@ -92,7 +94,7 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
                     return str(head.id)
             except KeyError:
                 pass
-        return self.snapshot(rel, blob_id, real, head, data)
+        return self.snapshot(rel, blob_id, real, head, data, caller)
 
     def _head_entry(self, rel: str) -> pygit2.Object:
         """HEAD's entry at ``rel`` (KeyError when absent), looked up in its

@@ -42,10 +42,12 @@ class Writing(ServedTree):
         """The lock every writer of nasfs's commits and refs holds, across processes."""
         return GitDirLock(Path(self.repo.path) / "nasfs.lock")
 
-    def _tree_with(self, base: pygit2.Tree | None, parts: list[str], blob: pygit2.Oid, mode: int | None = None) -> pygit2.Oid:
+    def _tree_with(self, base: pygit2.Tree | None, parts: list[str], blob: pygit2.Oid, mode: int | None = None,
+                   repo: pygit2.Repository | None = None) -> pygit2.Oid:
         """``base`` with the file at ``parts`` set to ``blob`` (keeping its mode
-        unless one is given)."""
-        builder = self.repo.TreeBuilder(base) if base is not None else self.repo.TreeBuilder()
+        unless one is given), written to ``repo`` (a private store) or this one."""
+        repo = repo or self.repo
+        builder = repo.TreeBuilder(base.id) if base is not None else repo.TreeBuilder()
         name = parts[0]
         existing = tree_get(base, name)
         if len(parts) == 1:
@@ -56,15 +58,16 @@ class Writing(ServedTree):
             builder.insert(name, blob, mode)
         else:
             is_tree = existing is not None and existing.filemode == pygit2.GIT_FILEMODE_TREE
-            sub_tree = self.repo[existing.id] if is_tree else None
-            builder.insert(name, self._tree_with(sub_tree, parts[1:], blob, mode), pygit2.GIT_FILEMODE_TREE)
+            sub_tree = repo[existing.id] if is_tree else None
+            builder.insert(name, self._tree_with(sub_tree, parts[1:], blob, mode, repo), pygit2.GIT_FILEMODE_TREE)
         return builder.write()
 
-    def _tree_without(self, base: pygit2.Tree, parts: list[str]) -> pygit2.Oid:
-        builder = self.repo.TreeBuilder(base)
+    def _tree_without(self, base: pygit2.Tree, parts: list[str], repo: pygit2.Repository | None = None) -> pygit2.Oid:
+        repo = repo or self.repo
+        builder = repo.TreeBuilder(base.id)
         if len(parts) == 1:
             builder.remove(git_key(parts[0]))
         else:
-            sub = self.repo[tree_entry(base, parts[0]).id]
-            builder.insert(parts[0], self._tree_without(sub, parts[1:]), pygit2.GIT_FILEMODE_TREE)
+            sub = repo[tree_entry(base, parts[0]).id]
+            builder.insert(parts[0], self._tree_without(sub, parts[1:], repo), pygit2.GIT_FILEMODE_TREE)
         return builder.write()

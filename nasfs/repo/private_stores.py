@@ -1,0 +1,254 @@
+"""Private snapshot stores: where a snapshot goes when some reader of
+``.git`` could not read its content at the source (nasfs/audience.py).
+
+Each store is a bare repository ``.git/nasfs-private/<uid>.git``, mode 0700
+and owned by that account, whose ``objects/info/alternates`` names the
+shared ``.git/objects`` (so a snapshot stores only its own blob, trees and
+commit) and whose refs ``refs/nasfs/private/<commit>`` keep its snapshots
+from ``git gc``. The shared repository does not name the stores (git prints
+an error line on every command for an alternate it cannot read): a process
+adds the ones it can read to its own handle, so the owner's nasfs reads
+them and nobody else's does. The owner's plain git reads them with
+``git --git-dir=.git/nasfs-private/<uid>.git`` or
+``GIT_ALTERNATE_OBJECT_DIRECTORIES=.git/nasfs-private/<uid>.git/objects``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import pwd
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pygit2
+
+from ..cache import LRU
+from .served import ServedTree, serving
+
+PRIVATE_DIR = "nasfs-private"
+PRIVATE_REFS = "refs/nasfs/private/"
+NOWHERE = "(no store)"  # private_sources of a commit found in no store this process knows
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+@contextmanager
+def as_owner(uid: int) -> Iterator[None]:
+    """This thread's file-system identity set to account ``uid`` (its own
+    primary group) for the span of the block, when this process is root.
+
+    A store belongs to its account, who may put a symlink or a folder of
+    their own anywhere in it; what root writes there (objects, refs, folders)
+    must land only where that account could write itself. ``setfsuid`` is
+    per thread on Linux and drops the file capabilities (DAC override,
+    chown) while it is not 0, so the kernel judges every open, mkdir and
+    rename in the block as the account's. (Root's supplementary groups stay.)"""
+    if os.geteuid() != 0 or uid == 0:
+        yield
+        return
+    gid = _primary_group(uid)
+    before_uid, before_gid = _libc.setfsuid(-1), _libc.setfsgid(-1)
+    _libc.setfsgid(gid)
+    _libc.setfsuid(uid)
+    try:
+        if _libc.setfsuid(-1) != uid or _libc.setfsgid(-1) != gid:
+            raise OSError(errno.EPERM, f"could not write as uid {uid}, the owner of its private snapshot store")
+        yield
+    finally:
+        _libc.setfsuid(before_uid)
+        _libc.setfsgid(before_gid)
+
+
+def _own_folder(path: Path, *uids: int) -> os.stat_result:
+    """``path``'s lstat, when it is a real folder (not a symlink) of one of
+    the accounts ``uids`` that no one else may write to; else OSError: nasfs
+    writes no snapshot through a folder someone else could swap under it."""
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid not in uids or st.st_mode & 0o022:
+        raise OSError(errno.EPERM, f"{path} is not a folder of uid {' or '.join(map(str, sorted(set(uids))))} "
+                                   "closed to others: no private snapshot is written through it")
+    return st
+
+
+class PrivateStores(ServedTree):
+    """The private stores of this repository, and which commits are in them."""
+
+    def _serve(self, repo: pygit2.Repository) -> None:
+        super()._serve(repo)
+        self._stores: dict[int, pygit2.Repository] = {}  # uid -> a handle on its store, opened as needed
+        self._added: set[str] = set()  # stores' object folders this process's handle reads
+        self._shared = pygit2.Odb(str(self.git_dir / "objects"))  # .git/objects and the alternates it names
+        self._sources: LRU[str, tuple[str, tuple[str, ...]]] = LRU(1024)  # commit -> store, paths ('': shared)
+        self._add_readable_stores()
+
+    def _stores_dir(self) -> Path:
+        return self.git_dir / PRIVATE_DIR
+
+    def _add_readable_stores(self) -> bool:
+        """Read every store this process may read through its handle on the
+        repository; True when one was new (made by another process since)."""
+        try:
+            names = set(os.listdir(self._stores_dir()))
+        except OSError:  # not listable (0711) by an account other than its maker: its own store only
+            names = set()
+        added = False
+        for name in names | {f"{os.geteuid()}.git"}:
+            objects = str(self._stores_dir() / name / "objects")
+            if name.endswith(".git") and objects not in self._added and os.access(objects, os.R_OK | os.X_OK):
+                # its own objects only: an alternate its owner names (another store, any repository
+                # on the machine) must not become readable through this process's handle
+                self.repo.odb.add_backend(pygit2.OdbBackendLoose(objects, 0, False), 1)
+                self.repo.odb.add_backend(pygit2.OdbBackendPack(objects), 2)
+                self._added.add(objects)
+                added = True
+        return added
+
+    def _store(self, uid: int) -> pygit2.Repository:
+        """The private store of account ``uid`` (made if missing), readable by
+        this process. A daemon that is not root keeps its own store only: it
+        cannot give a folder to another account. A root daemon writes there
+        as the store's account (:func:`as_owner`), and uses its own store
+        when that account could not reach the shared objects (.git closed to
+        it: its own git could not read the store either)."""
+        if os.geteuid() != 0:
+            uid = os.geteuid()
+        elif uid != 0 and not self._reaches_objects(uid):
+            uid = 0
+        if uid not in self._stores:
+            top = self._stores_dir() / f"{uid}.git"
+            if not (top / "objects").is_dir():
+                self._make_store(top, uid)
+            self._stores[uid] = pygit2.Repository(str(top), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+            self._add_readable_stores()
+        self._check_store(uid)
+        return self._stores[uid]
+
+    def _reaches_objects(self, uid: int) -> bool:
+        """Whether account ``uid`` may enter the stores' folder and read the
+        shared objects (judged by the kernel, as that account)."""
+        with as_owner(uid):
+            return (os.access(self.git_dir / "objects", os.R_OK | os.X_OK, effective_ids=True)
+                    and os.access(self.git_dir, os.X_OK, effective_ids=True))
+
+    def _check_store(self, uid: int) -> None:
+        """The stores' folder is this process's and the store ``uid``'s, both
+        real folders no one else may write to (checked before each write)."""
+        self._check_stores_dir()
+        _own_folder(self._stores_dir() / f"{uid}.git", uid)
+
+    def _check_stores_dir(self) -> None:
+        """The stores' folder: made by root, by this account, or by .git's
+        own (who may rename anything in .git anyway), open to no one else."""
+        _own_folder(self._stores_dir(), 0, os.geteuid(), os.stat(self.git_dir).st_uid)
+
+    def store_owner(self, store: pygit2.Repository) -> int:
+        return os.lstat(store.path.rstrip("/")).st_uid
+
+    def _make_store(self, top: Path, uid: int) -> None:
+        """A bare repository that borrows the shared objects, 0700 and
+        ``uid``'s, made aside and renamed into place (another process may
+        make it at once). Its folder is made by this process and given to
+        the account; what is inside it is written as that account."""
+        base = self._stores_dir()
+        try:
+            base.mkdir(mode=0o711)  # enterable, not listable: the names say which accounts have one
+        except FileExistsError:
+            pass
+        self._check_stores_dir()
+        made = Path(tempfile.mkdtemp(dir=base, prefix=".new-"))  # 0700 from the start, ours: no one else reaches in
+        try:
+            pygit2.init_repository(str(made), bare=True)
+            (made / "objects" / "info" / "alternates").write_text(f"{(self.git_dir / 'objects').resolve()}\n")
+            if os.geteuid() == 0 and uid != 0:  # all of it is the account's, made here before anyone could enter
+                gid = _primary_group(uid)
+                for folder, _, files in os.walk(made):
+                    for name in [folder, *(os.path.join(folder, f) for f in files)]:
+                        os.lchown(name, uid, gid)
+            os.rename(made, top)
+        except OSError:  # made by another process first, or not ours to make
+            shutil.rmtree(made, ignore_errors=True)
+            if not (top / "objects").is_dir():
+                raise
+
+    def _keep_private(self, store: pygit2.Repository, commit_id: pygit2.Oid) -> None:
+        """Keep a private snapshot from ``git gc`` with a ref of its own in its
+        store, written as the store's account (a loose ref file, made aside and
+        renamed: libgit2's own ref writer would read this process's global
+        git config, which that account may not)."""
+        name = f"{PRIVATE_REFS}{commit_id}"
+        if store.references.get(name) is not None:
+            return
+        folder = Path(store.path) / PRIVATE_REFS.rstrip("/")
+        owner = self.store_owner(store)
+        self._check_stores_dir()
+        _own_folder(Path(store.path), owner)
+        with as_owner(owner):
+            folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".new-")
+            try:
+                with os.fdopen(fd, "w") as out:
+                    out.write(f"{commit_id}\n")
+                os.rename(tmp, folder / str(commit_id))
+            except BaseException:
+                os.unlink(tmp)
+                raise
+
+    @serving
+    def private_sources(self, commit: str) -> tuple[str, tuple[str, ...]] | None:
+        """For a snapshot in a private store: (its store's folder, the paths
+        whose working-tree content it records, i.e. those changed from its
+        parent); None for a commit in the shared store; (NOWHERE, ()) for one
+        this process has no store for (no one but root is served it). What a
+        door asks the access decision about before serving the commit."""
+        known = self._sources.get(commit)
+        if known is None:
+            oid = pygit2.Oid(hex=commit)
+            store = self._store_holding(oid)
+            known = ("", ()) if self._shared.exists(oid) else (NOWHERE, ())
+            if store is not None:
+                snapshot = self.repo[commit]
+                if snapshot.parents:
+                    diff = self.repo.diff(snapshot.parents[0], snapshot)
+                else:
+                    diff = snapshot.tree.diff_to_tree(swap=True)  # from nothing to its tree
+                known = (store.path.rstrip("/"),
+                         tuple(sorted({d.new_file.path for d in diff.deltas if d.status != pygit2.GIT_DELTA_DELETED})))
+            if known[0] != NOWHERE:  # it may yet appear in a store made since
+                self._sources.put(commit, known)
+        return known if known[0] else None
+
+    def _store_holding(self, oid: pygit2.Oid) -> pygit2.Repository | None:
+        """The private store (readable by this process) that holds ``oid`` in
+        its own objects (not through the alternates it names: its owner writes
+        those, and could name another account's store); None when the shared
+        store has it, or no store this process reads does."""
+        if self._shared.exists(oid):
+            return None
+        self._add_readable_stores()
+        for objects in sorted(self._added):
+            if _own_objects(objects).exists(oid):
+                return pygit2.Repository(os.path.dirname(objects), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+        return None
+
+
+
+def _primary_group(uid: int) -> int:
+    try:
+        return pwd.getpwuid(uid).pw_gid
+    except KeyError:
+        return uid
+
+
+def _own_objects(objects: str) -> pygit2.Odb:
+    """The objects of one object folder, loose and packed, without the
+    alternates it names."""
+    odb = pygit2.Odb()
+    odb.add_backend(pygit2.OdbBackendLoose(objects, 0, False), 1)
+    odb.add_backend(pygit2.OdbBackendPack(objects), 2)
+    return odb

@@ -1,0 +1,429 @@
+"""A read never widens who can read content (issue 24, points 7 and 8): a
+snapshot of a file some reader of ``.git`` could not read goes to its owner's
+private store, out of other accounts' reach through plain git and through
+every door of the mount; the owner's git and nasfs still verify it. And the
+caches nasfs writes are 0700 folders of 0600 files.
+
+Real accounts (made with useradd, removed after), a tree under a 0755 folder
+in /tmp (pytest's own folders are 0700), a real mount with --allow-other.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from nasfs.access import AccessDenied, Caller
+from nasfs.audience import narrower_than_git
+from nasfs.cache import DiskCache, private_folder
+from nasfs.repo import GitTree
+from nasfs.snapshot_access import check_commit
+from nasfs.service import Nas
+from nasfs.errors import NotFound
+
+from .conftest import git, header
+from .mounts import Mount
+
+SECRET = "# Secret plan\n\n## Launch\nthe launch code is 7731\n"
+AS_ACCOUNT = Path(__file__).with_name("as_account.py")
+
+
+def _account(name: str) -> Caller:
+    subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", name], check=True, capture_output=True)
+    return Caller.of_account(name)
+
+
+@pytest.fixture()
+def accounts():
+    """(owner, other): two real accounts, removed after the test."""
+    names = [f"nsown{os.getpid() % 100000}", f"nsoth{os.getpid() % 100000}"]
+    made = []
+    try:
+        for name in names:
+            made.append(_account(name))
+        yield tuple(made)
+    finally:
+        for name in names[:len(made)]:
+            subprocess.run(["userdel", name], capture_output=True)
+
+
+@pytest.fixture()
+def tree(accounts):
+    """The owner's repository under a 0755 folder: public/readme.md
+    committed; private/ (0700) holding secret.md, not committed."""
+    owner, _ = accounts
+    base = Path(tempfile.mkdtemp(prefix="nasfs-private-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    root = base / "t"
+    (root / "public").mkdir(parents=True)
+    (root / "public" / "readme.md").write_text("# Readme\n\nhello\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    (root / "private").mkdir()
+    (root / "private" / "secret.md").write_text(SECRET)
+    os.chmod(root / "private", 0o700)
+    for folder, dirs, files in os.walk(root):
+        for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+            os.lchown(name, owner.uid, owner.gid)
+    yield root
+    shutil.rmtree(base)
+
+
+def as_account(caller: Caller, *cmd: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """A command run as that account (its uid, its groups)."""
+    groups = ",".join(str(g) for g in sorted(caller.groups | {caller.gid}))
+    return subprocess.run(["setpriv", f"--reuid={caller.uid}", f"--regid={caller.gid}", f"--groups={groups}", *cmd],
+                          cwd=cwd, capture_output=True, timeout=60, env=dict(os.environ, HOME="/tmp", **(env or {})))
+
+
+def nasfs_as(caller: Caller, root: Path, *args: str) -> subprocess.CompletedProcess:
+    """The nasfs CLI run by that account (this interpreter lives in a folder
+    only root may enter, so it starts as root and drops to the account before
+    it opens anything of the tree)."""
+    cache = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
+    os.chown(cache, caller.uid, caller.gid)
+    try:
+        return subprocess.run([sys.executable, str(AS_ACCOUNT), str(caller.uid), str(caller.gid), *args], cwd=root,
+                              capture_output=True, timeout=120, env=dict(os.environ, HOME="/tmp", NASFS_CACHE_DIR=str(cache)))
+    finally:
+        shutil.rmtree(cache)
+
+
+def commit_of(view: bytes) -> str:
+    return header(view)["pointer"].split("@")[1].split("#")[0]
+
+
+def test_a_private_snapshot_is_read_only_by_those_who_could_read_its_source(tree: Path, accounts) -> None:
+    owner, other = accounts
+    mnt = tree.parent / "mnt"
+    # no warm-up: a late `nasfs index` (nice'd, slow on a loaded machine) snapshots the unchanged file
+    # again, the same commit, and puts back the ref the owner deletes below before git gc
+    m = Mount(tree, mnt, "--allow-other", "--no-warm")
+    try:
+        read = as_account(owner, "cat", str(mnt / "private" / "secret.md@outline"))
+        assert read.returncode == 0, read.stderr
+        commit = commit_of(read.stdout)
+        store = tree / ".git" / "nasfs-private" / f"{owner.uid}.git"
+        st = os.stat(store)
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (owner.uid, 0o700)
+        assert all(os.lstat(f).st_uid == owner.uid for f, _, _ in os.walk(store))  # its own git gc may prune it
+
+        # another account: plain git on the shared .git (0755) finds nothing
+        for cmd in (["git", "-c", "safe.directory=*", "show", f"{commit}:private/secret.md"],
+                    ["git", "-c", "safe.directory=*", "cat-file", "-p", commit],
+                    ["git", "-c", "safe.directory=*", "log", "--all", "-p"]):
+            run = as_account(other, *cmd, cwd=tree)
+            assert b"7731" not in run.stdout + run.stderr, cmd
+            if cmd[3] != "log":
+                assert run.returncode != 0, cmd
+        assert as_account(other, "cat", str(store / "HEAD")).returncode != 0
+        # ... and every door of the mount refuses it, saying nothing of what is inside
+        for path in (f".at/{commit}/private/secret.md", f".at/{commit[:12]}/private/secret.md",
+                     f".nas/deref/private/secret.md@{commit[:12]}#L1-L4", f".nas/deref/private/secret.md@{commit[:12]}",
+                     f".nas/diff/HEAD..{commit[:12]}", f".at/{commit}/private/secret.md@outline"):
+            run = as_account(other, "cat", str(mnt / path))
+            assert run.returncode != 0 and b"7731" not in run.stdout and b"Launch" not in run.stdout, (path, run.stdout)
+        run = as_account(other, "ls", str(mnt / ".at" / commit))
+        assert run.returncode != 0 and b"Permission denied" in run.stderr
+
+        # the owner reads it through the mount, with git and with nasfs verify
+        for path in (f".at/{commit}/private/secret.md", f".nas/deref/private/secret.md@{commit[:12]}#L4"):
+            run = as_account(owner, "cat", str(mnt / path))
+            assert run.returncode == 0 and b"7731" in run.stdout, (path, run.stderr)
+        objects = str(store / "objects")
+        shown = as_account(owner, "git", "show", f"{commit}:private/secret.md", cwd=tree,
+                           env={"GIT_ALTERNATE_OBJECT_DIRECTORIES": objects})
+        assert shown.stdout.decode() == SECRET, shown.stderr
+        shown = as_account(owner, "git", f"--git-dir={store}", "show", f"{commit}:private/secret.md")
+        assert shown.stdout.decode() == SECRET, shown.stderr
+        verified = nasfs_as(owner, tree, "verify", "--node", "box", "--tree", "home", header(read.stdout)["pointer"])
+        assert verified.returncode == 0 and verified.stdout.startswith(b"verified "), verified.stderr
+        refused = nasfs_as(other, tree, "verify", "--node", "box", "--tree", "home", header(read.stdout)["pointer"])
+        assert refused.returncode != 0 and b"7731" not in refused.stdout
+        assert not GitTree(tree).in_shared_store(commit)
+        # the other account's own read of a public change is a snapshot in .git/objects, as before
+        (tree / "public" / "readme.md").write_text("# Readme\n\nhello again\n")
+        public = as_account(other, "cat", str(mnt / "public" / "readme.md@outline"))
+        shared = commit_of(public.stdout)
+        run = as_account(other, "git", "-c", "safe.directory=*", "show", f"{shared}:public/readme.md", cwd=tree)
+        assert run.returncode == 0 and b"hello again" in run.stdout
+        assert GitTree(tree).in_shared_store(shared)
+        assert m.alive()
+        # the store is the owner's to clean: without its ref, the owner's git gc removes the snapshot
+        full = str(GitTree(tree).resolve(commit).id)
+        for cmd in (["update-ref", "-d", f"refs/nasfs/private/{full}"], ["gc", "-q", "--prune=now"]):
+            run = as_account(owner, "git", f"--git-dir={store}", *cmd)
+            assert run.returncode == 0, (cmd, run.stderr)
+        assert not has_object(store, commit)
+    finally:
+        assert m.stop() == 0, m.log.read_text()[-2000:]
+
+
+def blob_id(data: str) -> str:
+    return subprocess.run(["git", "hash-object", "--stdin"], input=data.encode(), capture_output=True,
+                          check=True).stdout.decode().strip()
+
+
+def has_object(git_dir: Path, oid: str) -> bool:
+    return subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "-e", oid], capture_output=True).returncode == 0
+
+
+def blob_anywhere(root: Path, data: str) -> bool:
+    """Whether any object store of the repository (shared or private) holds a blob of ``data``."""
+    stores = [root / ".git", *sorted((root / ".git" / "nasfs-private").glob("*.git"))]
+    return any(has_object(s, blob_id(data)) for s in stores)
+
+
+def test_no_request_snapshots_a_file_its_reader_may_not_see(tree: Path, accounts) -> None:
+    owner, other = accounts
+    t = GitTree(tree)
+    with pytest.raises(AccessDenied):
+        t.working("private/secret.md", caller=other)
+    whole = t.snapshot_worktree(other)
+    assert whole == str(t.head().id)  # the only change is one it may not see: nothing to record
+    assert not blob_anywhere(tree, SECRET)
+    mnt = tree.parent / "mnt"
+    # no warm-up: the daemon's own `nasfs index` snapshots the private file into its owner's store
+    # (rightly, as root), which is no request of the other account's but would race the check below
+    m = Mount(tree, mnt, "--allow-other", "--no-warm")
+    try:
+        (tree / "public" / "readme.md").write_text("# Readme\n\nchanged\n")
+        diff = as_account(other, "cat", str(mnt / ".nas" / "diff" / "HEAD.."))
+        assert diff.returncode == 0 and b"changed" in diff.stdout and b"secret" not in diff.stdout, diff.stderr
+        assert not blob_anywhere(tree, SECRET)
+        mine = as_account(owner, "cat", str(mnt / ".nas" / "diff" / "HEAD.."))
+        assert b"secret.md" in mine.stdout, mine.stderr
+        assert blob_anywhere(tree, SECRET) and not has_object(tree / ".git", blob_id(SECRET))  # the owner's store only
+    finally:
+        assert m.stop() == 0, m.log.read_text()[-2000:]
+
+
+def test_the_audience_decides_the_store(tree: Path) -> None:
+    git_dir = tree / ".git"
+    assert not narrower_than_git(tree, git_dir, ["public/readme.md"])
+    assert narrower_than_git(tree, git_dir, ["private/secret.md"])
+    assert narrower_than_git(tree, git_dir, ["public/readme.md", "private/secret.md"])
+    os.chmod(git_dir, 0o700)  # .git is its owner's alone: so are its snapshots, wherever they go
+    assert not narrower_than_git(tree, git_dir, ["private/secret.md"])
+    os.chmod(git_dir, 0o755)
+    os.chmod(tree / "public" / "readme.md", 0o600)
+    assert narrower_than_git(tree, git_dir, ["public/readme.md"])
+
+
+def test_caches_are_private_after_a_real_read(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
+    os.chmod(cache, 0o755)  # an existing folder of ours, as wide as nasfs made it before: tightened
+    monkeypatch.setenv("NASFS_CACHE_DIR", str(cache))
+    mnt = tree.parent / "mnt"
+    m = Mount(tree, mnt)
+    try:
+        assert b"Secret plan" in (mnt / "private" / "secret.md@outline").read_bytes()
+        assert b"hello" in (mnt / ".at" / "HEAD" / ".nas" / "search" / "hello").read_bytes()  # writes a tree here
+        made = {f.name: stat.S_IMODE(f.lstat().st_mode) for f in cache.iterdir()}  # the daemon's, while it runs
+        assert made.keys() >= {"cache.sqlite3", "cache.sqlite3-wal", "cache.sqlite3-shm", "trees"}, made
+        assert stat.S_IMODE(os.stat(cache).st_mode) == 0o700
+        assert made == {name: 0o700 if (cache / name).is_dir() else 0o600 for name in made}, made
+    finally:
+        assert m.stop() == 0
+        shutil.rmtree(cache)
+
+
+def test_a_cache_folder_of_another_account_is_not_used(accounts, caplog: pytest.LogCaptureFixture) -> None:
+    owner, _ = accounts
+    theirs = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
+    try:
+        os.chown(theirs, owner.uid, owner.gid)
+        os.chmod(theirs, 0o777)
+        disk = DiskCache(theirs)
+        disk.put("k", b"v")
+        assert disk.get("k") is None and not (theirs / "cache.sqlite3").exists()
+        assert f"belongs to uid {owner.uid}" in caplog.text and "NASFS_CACHE_DIR" in caplog.text
+        assert stat.S_IMODE(os.stat(theirs).st_mode) == 0o777  # left as its owner made it
+    finally:
+        shutil.rmtree(theirs)
+
+
+def test_a_root_daemon_writes_a_store_only_where_its_owner_could(tree: Path, accounts) -> None:
+    """The store is its owner's: a symlink they plant in it (for the refs, or
+    for an object folder) leads root's writes nowhere the owner could not
+    write; the snapshot then fails rather than land in root's folder."""
+    owner, _ = accounts
+    t = GitTree(tree)
+    first = t.working("private/secret.md", caller=owner).commit
+    store = tree / ".git" / "nasfs-private" / f"{owner.uid}.git"
+    assert not t.in_shared_store(first) and (store / "refs" / "nasfs" / "private" / first).exists()
+    victim = Path(tempfile.mkdtemp(prefix="nasfs-victim-", dir="/tmp"))  # root's, 0700
+    try:
+        later = SECRET + "more\n"
+        planted = store / "objects" / blob_id(later)[:2]
+        for link in (store / "refs" / "nasfs" / "private", planted):
+            if link.exists():
+                shutil.rmtree(link)
+            assert as_account(owner, "ln", "-s", str(victim), str(link)).returncode == 0
+        (tree / "private" / "secret.md").write_text(later)
+        try:
+            GitTree(tree).working("private/secret.md", caller=owner)
+        except Exception as exc:  # the owner's own store is broken: their read fails, nothing lands elsewhere
+            failed: Exception | None = exc
+        else:
+            failed = None
+        assert list(victim.iterdir()) == []
+        assert failed is not None
+    finally:
+        shutil.rmtree(victim)
+
+
+def test_a_store_swapped_for_another_accounts_folder_is_not_written(tree: Path, accounts) -> None:
+    """A store folder that is not its account's (or is a symlink) takes no snapshot."""
+    owner, other = accounts
+    GitTree(tree).working("private/secret.md", caller=owner)
+    store = tree / ".git" / "nasfs-private" / f"{owner.uid}.git"
+    theirs = tree.parent / "theirs.git"
+    shutil.move(store, theirs)
+    os.symlink(theirs, store)
+    (tree / "private" / "secret.md").write_text(SECRET + "again\n")
+    with pytest.raises(OSError):
+        GitTree(tree).working("private/secret.md", caller=owner)
+
+
+def test_a_member_removed_from_a_group_is_judged_without_it_at_once(tree: Path, accounts) -> None:
+    """The other account reads .git (its own, 0700) and team/ through group g
+    only. Removed from g, it may no longer read team/plan.md: a snapshot of
+    it must go to a private store from the next question on, not a minute
+    later (no memo of groups or answers outlives a change of /etc/group)."""
+    owner, other = accounts
+    group = f"nsgrp{os.getpid() % 100000}"
+    subprocess.run(["groupadd", group], check=True, capture_output=True)
+    try:
+        subprocess.run(["usermod", "-aG", group, f"nsoth{os.getpid() % 100000}"], check=True, capture_output=True)
+        gid = int(subprocess.run(["getent", "group", group], capture_output=True, text=True).stdout.split(":")[2])
+        (tree / "team").mkdir()
+        (tree / "team" / "plan.md").write_text("# Plan\n")
+        os.chown(tree / "team", owner.uid, gid)
+        os.chown(tree / "team" / "plan.md", owner.uid, gid)
+        os.chmod(tree / "team", 0o750)
+        os.chmod(tree / "team" / "plan.md", 0o640)
+        for folder, dirs, files in os.walk(tree / ".git"):
+            for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+                os.lchown(name, other.uid, other.gid)
+        os.chmod(tree / ".git", 0o700)
+        assert not narrower_than_git(tree, tree / ".git", ["team/plan.md"])
+        subprocess.run(["gpasswd", "-d", f"nsoth{os.getpid() % 100000}", group], check=True, capture_output=True)
+        assert narrower_than_git(tree, tree / ".git", ["team/plan.md"])
+    finally:
+        subprocess.run(["groupdel", group], capture_output=True)
+
+
+def test_a_store_naming_another_accounts_store_as_alternate_gains_nothing(tree: Path, accounts) -> None:
+    """An account lists another's store in its own store's alternates: a
+    snapshot of the other's (since removed) file is still judged by the
+    store that really holds it, and refused to the first account."""
+    owner, other = accounts  # owner's uid sorts before other's: its store is looked in first
+    (tree / "theirs").mkdir(mode=0o700)
+    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 4412\n")
+    for name in (tree / "theirs", tree / "theirs" / "note.md"):
+        os.chown(name, other.uid, other.gid)
+    theirs = GitTree(tree).working("theirs/note.md", caller=other).commit
+    GitTree(tree).working("private/secret.md", caller=owner)
+    stores = tree / ".git" / "nasfs-private"
+    alternates = stores / f"{owner.uid}.git" / "objects" / "info" / "alternates"
+    with open(alternates, "a") as fh:  # what the owner may write in their own store
+        fh.write(f"{stores / f'{other.uid}.git' / 'objects'}\n")
+    shutil.rmtree(tree / "theirs")  # gone: its path is missing to anyone
+    t = GitTree(tree)
+    with pytest.raises(AccessDenied):
+        check_commit(t, theirs, owner)
+    assert t.private_sources(theirs)[0] == str(stores / f"{other.uid}.git")
+    check_commit(GitTree(tree), theirs, other)
+
+
+def test_a_store_alternate_opens_no_other_repository(tree: Path, accounts) -> None:
+    """The owner names a repository they cannot read (root's, 0700) in their
+    store's alternates: its commits stay unknown to the mount's core."""
+    owner, _ = accounts
+    GitTree(tree).working("private/secret.md", caller=owner)
+    outside = Path(tempfile.mkdtemp(prefix="nasfs-outside-", dir="/tmp"))
+    try:
+        (outside / "f.md").write_text("# Root's own\n")
+        git(outside, "init", "-q", "-b", "main")
+        git(outside, "add", "-A")
+        git(outside, "commit", "-q", "-m", "root's")
+        theirs = git(outside, "rev-parse", "HEAD").strip()
+        alternates = tree / ".git" / "nasfs-private" / f"{owner.uid}.git" / "objects" / "info" / "alternates"
+        with open(alternates, "a") as fh:
+            fh.write(f"{outside / '.git' / 'objects'}\n")
+        nas = Nas(GitTree(tree, node="box", tree="home"))
+        with pytest.raises((NotFound, AccessDenied)):
+            nas.commit_for(theirs, owner)
+    finally:
+        shutil.rmtree(outside)
+
+
+def test_a_cache_folder_symlinked_by_another_account_is_refused(accounts) -> None:
+    """Another account makes the cache folder's name (a /tmp name anyone may
+    take) a symlink to one of root's folders: nasfs neither tightens that
+    folder nor writes into it."""
+    owner, _ = accounts
+    base = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
+    target = Path(tempfile.mkdtemp(prefix="nasfs-roots-", dir="/tmp"))
+    try:
+        os.chmod(base, 0o1777)
+        os.chmod(target, 0o755)
+        name = base / "nasfs-tiktoken-0"
+        assert as_account(owner, "ln", "-s", str(target), str(name)).returncode == 0
+        with pytest.raises(OSError):
+            private_folder(name)
+        assert stat.S_IMODE(os.stat(target).st_mode) == 0o755
+    finally:
+        shutil.rmtree(base)
+        shutil.rmtree(target)
+
+
+def test_every_door_asks_about_a_private_snapshot_for_its_caller(tree: Path, accounts,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A root server (HTTP, MCP, the read socket's core) answers each caller
+    as that caller: the owner's private snapshot is refused to another
+    account at a revision (read, raw read, @since, search), by pointer
+    (deref, verify) and in a diff; the owner gets it."""
+    from nasfs.diffs import diff_response
+    from nasfs.http import Door
+    from nasfs.pointers import Pointer
+    from nasfs.reads import read_chunks
+    from nasfs.service import Nas
+
+    owner, other = accounts
+    cache = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
+    monkeypatch.setenv("NASFS_CACHE_DIR", str(cache))  # search at a revision writes its tree there
+    try:
+        nas = Nas(GitTree(tree, node="box", tree="home"))
+        commit = nas.tree.working("private/secret.md", caller=owner).commit
+        assert not nas.tree.in_shared_store(commit)
+        door = Door(nas)
+        pointer = str(Pointer("box", "home", "private/secret.md", commit, 1, 4))
+        asks = {
+            "read --at": lambda c: door.read("private/secret.md", at=commit, caller=c),
+            "read --at, a public file": lambda c: door.read("public/readme.md", at=commit, caller=c),
+            "raw read --at": lambda c: b"".join(read_chunks(nas, "private/secret.md", commit, False, caller=c)),
+            "@since": lambda c: nas.read(f"public/readme.md@since=HEAD..{commit}", caller=c),
+            "search --at": lambda c: door.search("launch", at=commit, caller=c),
+            "deref": lambda c: door.deref(pointer, caller=c),
+            "diff": lambda c: door.diff(f"HEAD..{commit}", caller=c),
+            "diff to it": lambda c: diff_response(nas, f"{commit}..", None, None, c),
+        }
+        for name, ask in asks.items():
+            with pytest.raises(AccessDenied):
+                ask(other)
+            assert ask(owner), name  # the owner is answered
+        with pytest.raises(AccessDenied):  # a refusal, not "does not verify"
+            door.verify(pointer, caller=other)
+        assert door.verify(pointer, caller=owner)["verified"] is True
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
