@@ -128,7 +128,9 @@ class Door:
 
     def search(self, query: str, budget_tokens: int | None = None, at: str | None = None,
                tokenizer: str | None = None, margin: float | None = None) -> dict[str, Any]:
-        return search(self.counting(tokenizer, margin), query, at=at, budget=budget_tokens).envelope()
+        response = search(self.counting(tokenizer, margin), query, at=at, budget=budget_tokens)
+        self.nas.cite(response)
+        return response.envelope()
 
     def deref(self, pointer: str) -> dict[str, Any]:
         """The bytes a pointer names; ``sha256`` is of the bytes, exactly
@@ -143,7 +145,9 @@ class Door:
     def diff(self, range: str, path: str | None = None, budget_tokens: int | None = None,
              tokenizer: str | None = None, margin: float | None = None) -> dict[str, Any]:
         where = clean_path(path) if path else None
-        return diff_response(self.counting(tokenizer, margin), range, where, budget_tokens).envelope()
+        response = diff_response(self.counting(tokenizer, margin), range, where, budget_tokens)
+        self.nas.cite(response)
+        return response.envelope()
 
 
 # -- request bodies: one table gives the checks and the OpenAPI schema --------

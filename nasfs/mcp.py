@@ -136,6 +136,20 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
 
     @server.tool(
         description=(
+            "Verify an evidence pointer, this node's or another registered node's (its commit is fetched from "
+            "the node's git remote), or a SWHID (swh:1:cnt:...;anchor=...;path=...;lines=a-b): the commit holds "
+            "those lines, and, when given, their sha256 and a quoted text."
+        )
+    )
+    async def nas_verify(
+        pointer: Annotated[str, Field(description="a pointer nas://node/tree/path@commit#La-Lb, or a SWHID")],
+        sha256: Annotated[str | None, Field(description="the sha256 the lines must have")] = None,
+        quote: Annotated[str | None, Field(description="a text that must occur in the lines")] = None,
+    ) -> CallToolResult:
+        return await _answer(door, door.verify, pointer=pointer, sha256=sha256, quote=quote)
+
+    @server.tool(
+        description=(
             "What changed between revisions: 'REV' or 'REV..' (to now) or 'A..B', for the whole tree or one "
             "path. Within budget_tokens it degrades from the full diff to the changed outline entries to a "
             "diffstat. For one file you can also nas_read(path, view='since=REV')."

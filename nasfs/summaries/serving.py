@@ -116,7 +116,7 @@ class Summaries:
         evidence = list(a.whole_evidence())
         lines = []
         for k in record["kept"]:
-            e = Evidence(Pointer(a.node, a.tree, c.path, c.commit, k["start"], k["end"]), k["sha256"])
+            e = Evidence(Pointer(a.node, a.tree, c.path, c.commit, k["start"], k["end"]), k["sha256"], c.blob_id)
             evidence.append(e)
             lines.append(f"{k['text']} [{_cited(k['cited'])}] {e.pointer}")
         return self._served(record, lines, tuple(evidence), c.commit, stale)

@@ -1,0 +1,136 @@
+"""Evidence through git remotes, with pygit2: commits that pointers name are
+pushed to ``refs/nasfs/<node>/commits/<id>`` of a remote, and fetched from
+there, by id when the server allows it, else by that ref (docs/pointers.md).
+
+Each call opens a repository handle of its own: the publisher's thread and a
+verify's fetch never share one with the request loop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import quote
+
+import pygit2
+
+from ..errors import NotFound, Unavailable
+
+PUBLIC_REFS = ("refs/heads/", "refs/tags/")
+SHARED_SNAPSHOTS = "refs/nasfs/snapshots"
+REFUSED_BY_ID = "cannot fetch a specific object"  # libgit2's words when the server does not allow want-by-id
+
+
+def published_prefix(node: str) -> str:
+    """Where a node's commits live on a remote (the node name escaped for a ref)."""
+    return f"refs/nasfs/{quote(node, safe='-._')}/commits/"
+
+
+class Publishing:
+    """A handle on the served repository for the publisher's thread."""
+
+    def __init__(self, git_dir: Path, url: str, node: str) -> None:
+        self.repo = pygit2.Repository(str(git_dir))
+        self.url, self.prefix = url, published_prefix(node)
+
+    def full_id(self, commit: str) -> str | None:
+        """The full id of a commit named by 7+ hex digits, or None if absent."""
+        try:
+            found = self.repo.revparse_single(commit) if len(commit) < 40 else self.repo.get(commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        return str(found.id) if isinstance(found, pygit2.Commit) else None
+
+    def is_public_snapshot(self, commit: str) -> bool:
+        """Whether the remote's readers may have this commit: it is reachable
+        from a branch, a tag or the shared snapshot ref (snapshots of files
+        only some accounts may read are kept elsewhere, so are not)."""
+        oid = pygit2.Oid(hex=commit)
+        for ref in self.repo.references.iterator():
+            if ref.name.startswith(PUBLIC_REFS) or ref.name == SHARED_SNAPSHOTS:
+                tip = ref.peel(pygit2.Commit).id
+                if tip == oid or self.repo.descendant_of(tip, oid):
+                    return True
+        return False
+
+    def push(self, commits: list[str]) -> dict[str, str | None]:
+        """Push each commit to its ref on the remote, in one push; per commit,
+        None when the remote has it, else why not. A remote that cannot be
+        reached raises :class:`Unavailable`."""
+        try:  # one remote object to list, another to push: a connection serves one direction
+            listed = self.repo.remotes.create_anonymous(self.url).list_heads()
+            there = {h.name for h in listed if h.name.startswith(self.prefix)}
+            wanted = [c for c in commits if self.prefix + c not in there]
+            outcome = _Outcome()
+            if wanted:
+                self.repo.remotes.create_anonymous(self.url).push([f"{c}:{self.prefix}{c}" for c in wanted], callbacks=outcome)
+        except pygit2.GitError as exc:
+            raise Unavailable(f"remote {self.url}: {exc}") from None
+        return {c: outcome.refused.get(self.prefix + c) for c in commits}
+
+
+class _Outcome(pygit2.RemoteCallbacks):
+    def __init__(self) -> None:
+        super().__init__()
+        self.refused: dict[str, str] = {}
+
+    def push_update_reference(self, refname: str, message: str | None) -> None:
+        if message:
+            self.refused[refname] = message
+
+
+def fetch_commit(cache: Path, url: str, node: str, commit: str) -> str:
+    """Fetch exactly the commit a pointer names (7+ hex digits) from a node's
+    remote into the cache repository ``cache`` (made if missing), unless it
+    is there already; returns its full id. A full id is asked for by id
+    first; a server that refuses that (no uploadpack.allowReachableSHA1InWant)
+    or an abbreviated id is served by the ref the node published it under."""
+    repo = _cache_repo(cache)
+    have = _local(repo, commit)
+    if have is not None:
+        return have
+    remote = repo.remotes.create_anonymous(url)
+    prefix = published_prefix(node)
+    refused = ""
+    try:
+        if len(commit) == 40:
+            try:
+                remote.fetch([f"+{commit}:refs/nasfs/fetched/{commit}"])
+                return commit
+            except pygit2.GitError as exc:
+                if REFUSED_BY_ID not in str(exc):
+                    raise
+                refused = " (the server refuses fetching by id; it serves the ref instead)"
+        heads = [h for h in remote.list_heads() if h.name.startswith(prefix) and str(h.oid).startswith(commit)]
+        if len(heads) > 1 and len({h.oid for h in heads}) > 1:
+            raise NotFound(f"commit {commit} is ambiguous on the remote {url} of node {node!r}", "more hex digits of the commit")
+        if not heads:
+            raise NotFound(f"commit {commit} is not on the remote {url} of node {node!r} under {prefix}{refused}: "
+                           f"node {node!r} never published it, or not yet ('nasfs status' there lists what is pending)",
+                           f"a pointer node {node!r} served while publishing to {url}")
+        remote.fetch([f"+{heads[0].name}:{heads[0].name}"])
+    except pygit2.GitError as exc:
+        raise Unavailable(f"cannot fetch from the remote {url} of node {node!r}: {exc}",
+                          "a reachable remote ('nasfs nodes list'), or --offline to use only what is fetched already") from None
+    return str(heads[0].oid)
+
+
+def _cache_repo(cache: Path) -> pygit2.Repository:
+    """The cache repository (a work tree with nothing checked out, so a
+    GitTree serves its commits like any other)."""
+    if (cache / ".git").is_dir():
+        return pygit2.Repository(str(cache))
+    cache.mkdir(parents=True, exist_ok=True)
+    return pygit2.init_repository(str(cache))
+
+
+def cache_repository(cache: Path) -> Path:
+    """``cache`` made a repository if it is not one yet (see :func:`_cache_repo`)."""
+    _cache_repo(cache)
+    return cache
+
+
+def _local(repo: pygit2.Repository, commit: str) -> str | None:
+    try:
+        found = repo.revparse_single(commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    return str(found.id) if isinstance(found, pygit2.Commit) else None
