@@ -76,9 +76,11 @@ class Publisher:
         return "\n".join(lines) + "\n"
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Stop the thread; what is still pending is saved even if a push hangs."""
         self._stop = True
         self._wake.set()
         self._thread.join(timeout)
+        self._save()
 
     # -- the publisher's thread ----------------------------------------------------
     def _run(self) -> None:
@@ -171,7 +173,7 @@ class Publisher:
                     "failed": {c: asdict(e) for c, e in self.failed.items()}}
             self._dirty = False
         self.state.parent.mkdir(mode=0o700, exist_ok=True)
-        tmp = self.state.with_name(self.state.name + ".tmp")
+        tmp = self.state.with_name(f"{self.state.name}.{threading.get_ident()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:
             json.dump(data, fh, indent=1)

@@ -11,8 +11,14 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pygit2
+from pygit2.enums import Option
 
 from ..errors import NotFound, Unavailable
+
+# A remote that accepts a connection and never answers fails a push or fetch
+# after this long, instead of holding the publisher's thread (or a verify) forever.
+pygit2.option(Option.SET_SERVER_CONNECT_TIMEOUT, 10_000)
+pygit2.option(Option.SET_SERVER_TIMEOUT, 15_000)
 
 PUBLIC_REFS = ("refs/heads/", "refs/tags/")
 SHARED_SNAPSHOTS = "refs/nasfs/snapshots"
@@ -95,10 +101,10 @@ def fetch_commit(cache: Path, url: str, node: str, commit: str) -> str:
             try:
                 remote.fetch([f"+{commit}:refs/nasfs/fetched/{commit}"])
                 return commit
-            except pygit2.GitError as exc:
-                if REFUSED_BY_ID not in str(exc):
-                    raise
-                refused = " (the server refuses fetching by id; it serves the ref instead)"
+            except pygit2.GitError as exc:  # refused, or not there ("not our ref"): the published refs say which
+                if REFUSED_BY_ID in str(exc):
+                    refused = (" (the server refuses fetching by id: set uploadpack.allowReachableSHA1InWant there, "
+                               f"or fetch the ref {prefix}<commit> instead)")
         heads = [h for h in remote.list_heads() if h.name.startswith(prefix) and str(h.oid).startswith(commit)]
         if len(heads) > 1 and len({h.oid for h in heads}) > 1:
             raise NotFound(f"commit {commit} is ambiguous on the remote {url} of node {node!r}", "more hex digits of the commit")

@@ -1,0 +1,306 @@
+"""Pointers that verify on another machine (issue 26): node A mounts its tree
+with ``--publish`` to a bare repository served by a real ``git daemon`` on
+127.0.0.1; node B (its own empty cache, a node registry, no access to A's
+folders) verifies A's pointers after fetching exactly their commits."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from nasfs.errors import BadPointer
+from nasfs.evidence import nodes
+from nasfs.evidence.swhid import parse_swhid
+
+from .conftest import git
+from .mounts import Mount, stats
+from .processes import end
+
+ACME = "notes/customer-acme.md"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class GitDaemon:
+    """``git daemon --enable=receive-pack`` over one bare repository, started and stopped by the test."""
+
+    def __init__(self, base: Path, allow_by_id: bool = True) -> None:
+        self.base, self.port = base, free_port()
+        base.mkdir(exist_ok=True)
+        self.bare = base / "home.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(self.bare)], check=True)
+        if allow_by_id:
+            git(self.bare, "config", "uploadpack.allowReachableSHA1InWant", "true")
+        self.url = f"git://127.0.0.1:{self.port}/home.git"
+        self.proc: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            ["git", "daemon", "--enable=receive-pack", f"--base-path={self.base}", "--export-all", "--reuseaddr",
+             f"--port={self.port}", "--listen=127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise AssertionError("git daemon did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            end(self.proc, grace=5)
+            self.proc = None
+
+    def refs(self) -> list[str]:
+        return git(self.bare, "for-each-ref", "--format=%(refname)").split()
+
+
+@pytest.fixture
+def daemon(tmp_path: Path):
+    d = GitDaemon(tmp_path / "served")
+    try:
+        yield d
+    finally:
+        d.stop()
+
+
+@pytest.fixture
+def node_b(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Node B: a folder outside any repository, its own cache, its own registry."""
+    folder = tmp_path / "b"
+    folder.mkdir()
+    monkeypatch.setenv("NASFS_NODES", str(tmp_path / "b-config" / "nodes.toml"))
+    return NodeB(folder, tmp_path / "b-cache")
+
+
+class NodeB:
+    def __init__(self, folder: Path, cache: Path) -> None:
+        self.folder, self.cache = folder, cache
+
+    def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        env = dict(os.environ, NASFS_CACHE_DIR=str(self.cache))
+        return subprocess.run([sys.executable, "-m", "nasfs", *args], cwd=self.folder, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+
+
+def wait_published(mnt: Path, timeout: float = 60) -> dict[str, str]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        s = stats(mnt)
+        if s.get("publish_pending") == "0" and int(s.get("publish_pushed", "0")) > 0:
+            return s
+        time.sleep(0.2)
+    raise AssertionError(f"still pending after {timeout} s: {stats(mnt)}")
+
+
+def evidence_of(mnt: Path, name: str) -> list[dict[str, str]]:
+    return json.loads((mnt / name).read_text())["evidence"]
+
+
+def served_pointers(mnt: Path, home: Path) -> list[dict[str, str]]:
+    """Pointers A serves: a committed file, a snapshot of an uncommitted one,
+    a folder, search hits and a diff."""
+    items = evidence_of(mnt, f"{ACME}@L11-L14.json")
+    (home / "notes" / "draft.md").write_text("# Draft\n\nnot committed, renewal terms pending\n")
+    items += evidence_of(mnt, "notes/draft.md@outline.json")
+    items += evidence_of(mnt, "notes@400.json")[:1]
+    items += evidence_of(mnt, ".nas/search/renewal@300.json")
+    items += evidence_of(mnt, ".nas/diff/v1..main@400.json")
+    return items
+
+
+def test_b_verifies_what_a_served_and_refuses_what_does_not_hold(home: Path, tmp_path: Path, daemon: GitDaemon, node_b: NodeB) -> None:
+    a = Mount(home, tmp_path / "mnt", "--publish", daemon.url)
+    try:
+        items = served_pointers(a.mountpoint, home)
+        s = wait_published(a.mountpoint)
+        assert s["publish_failed"] == "0" and s["publish_remote"] == daemon.url
+        status = subprocess.run([sys.executable, "-m", "nasfs", "status", str(a.mountpoint)], capture_output=True, text=True)
+        assert f"publishing to {daemon.url}: pushed=" in status.stdout and "pending=0 failed=0" in status.stdout
+    finally:
+        assert a.stop() == 0
+    kinds = {p["pointer"].split("@")[0].rsplit("/", 1)[-1] for p in items}
+    assert {"customer-acme.md", "draft.md", ""} <= kinds  # file, snapshot, folder (nas://box/home/notes/@...)
+    assert any(r.startswith("refs/nasfs/box/commits/") for r in daemon.refs())
+
+    unknown = node_b.run("verify", items[0]["pointer"])
+    assert unknown.returncode == 2
+    assert "node 'box' is not in the node registry" in unknown.stderr and "nasfs nodes add box URL" in unknown.stderr
+    assert node_b.run("nodes", "add", "box", daemon.url).returncode == 0
+    assert daemon.url in node_b.run("nodes", "list").stdout
+
+    for item in items:
+        done = node_b.run("verify", item["pointer"], "--sha256", item["sha256"])
+        assert done.returncode == 0, (item, done.stderr)
+        assert done.stdout.startswith(f"verified {item['pointer']} sha256={item['sha256']}")
+    offline = node_b.run("verify", "--offline", items[1]["pointer"], "--sha256", items[1]["sha256"])
+    assert offline.returncode == 0, offline.stderr
+    draft = next(i["pointer"] for i in items if "draft.md" in i["pointer"])
+    assert node_b.run("deref", draft).stdout == (home / "notes" / "draft.md").read_text()
+
+    # what does not hold fails, saying why
+    acme = items[0]
+    tampered = node_b.run("verify", acme["pointer"], "--quote", "price held at the 1999 rate")
+    assert tampered.returncode == 1 and "the quoted text does not occur" in tampered.stderr
+    wrong = node_b.run("verify", acme["pointer"], "--sha256", "0" * 64)
+    assert wrong.returncode == 1 and f"sha256 of those lines is {acme['sha256']}, not {'0' * 64}" in wrong.stderr
+    shifted = node_b.run("verify", acme["pointer"].replace("#L11-L14", "#L11-L15"), "--sha256", acme["sha256"])
+    assert shifted.returncode == 1
+    (home / "never.md").write_text("never served\n")
+    git(home, "add", "never.md")
+    git(home, "commit", "-q", "-m", "never served")
+    never = git(home, "rev-parse", "HEAD").strip()
+    missing = node_b.run("verify", f"nas://box/home/never.md@{never[:12]}#L1-L1")
+    assert missing.returncode == 1
+    assert f"commit {never[:12]} is not on the remote {daemon.url} of node 'box'" in missing.stderr
+    by_id = node_b.run("verify", f"nas://box/home/never.md@{never}#L1-L1")  # a full id is asked for by id
+    assert by_id.returncode == 1 and "is not on the remote" in by_id.stderr
+
+
+def test_swhid_is_git_blob_and_verifies(home: Path, tmp_path: Path, daemon: GitDaemon, node_b: NodeB) -> None:
+    a = Mount(home, tmp_path / "mnt", "--publish", daemon.url)
+    try:
+        item = evidence_of(a.mountpoint, f"{ACME}@L11-L14.json")[0]
+        wait_published(a.mountpoint)
+    finally:
+        assert a.stop() == 0
+    s = parse_swhid(item["swhid"])
+    assert (s.path, s.start, s.end) == (ACME, 11, 14) and item["pointer"].endswith(f"@{s.commit[:12]}#L11-L14")
+    blob = subprocess.run(["git", "hash-object", "--stdin"], cwd=home, check=True, capture_output=True,
+                          input=subprocess.run(["git", "show", f"{s.commit}:{ACME}"], cwd=home, check=True, capture_output=True).stdout)
+    assert blob.stdout.decode().strip() == s.blob
+    assert node_b.run("nodes", "add", "box", daemon.url).returncode == 0
+    printed = node_b.run("deref", "--swhid", item["pointer"])
+    assert printed.returncode == 0 and printed.stdout.strip() == item["swhid"]
+    cli = [sys.executable, "-m", "nasfs", "verify", "--repo", str(home), "--node", "box", "--tree", "home"]
+    ok = subprocess.run([*cli, item["swhid"], "--sha256", item["sha256"]], capture_output=True, text=True)
+    assert ok.returncode == 0 and ok.stdout.startswith(f"verified {item['swhid']}"), ok.stderr
+    other = "0" * 40
+    bad = subprocess.run([*cli, item["swhid"].replace(s.blob, other)], capture_output=True, text=True)
+    assert bad.returncode == 1 and f"is blob {s.blob}, not {other}" in bad.stderr
+    malformed = subprocess.run([*cli, f"swh:1:cnt:{s.blob}"], capture_output=True, text=True)
+    assert malformed.returncode == 2 and "needs anchor=swh:1:rev:<commit> and path=/<path>" in malformed.stderr
+
+
+def test_remote_down_costs_reads_nothing_and_loses_no_pending_push(home: Path, tmp_path: Path, daemon: GitDaemon, node_b: NodeB) -> None:
+    """The remote accepts connections and never answers (a hung server):
+    reads of new content stay as fast as with the remote up; the pending list
+    outlives a restart of A and reaches the remote once it is back."""
+    mnt = tmp_path / "mnt"
+
+    def read_new(tag: str, n: int) -> tuple[list[float], list[dict[str, str]]]:
+        took, items = [], []
+        for i in range(n):
+            (home / f"{tag}{i}.md").write_text(f"# {tag} {i}\n\nfresh content {tag} {i}\n")
+            t = time.monotonic()
+            items += evidence_of(mnt, f"{tag}{i}.md@L1-L3.json")
+            took.append(time.monotonic() - t)
+        return took, items
+
+    a = Mount(home, mnt, "--publish", daemon.url)
+    try:
+        up, _ = read_new("up", 5)
+        wait_published(mnt)
+        daemon.stop()
+        hung = socket.socket()
+        hung.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        hung.bind(("127.0.0.1", daemon.port))
+        hung.listen(16)
+        try:
+            down, items = read_new("down", 5)
+            time.sleep(1.5)  # the publisher is now inside a push that hangs
+            more, items2 = read_new("later", 3)
+            s = stats(mnt)
+        finally:
+            assert a.stop() == 0
+            hung.close()
+    finally:
+        if a.alive():
+            a.stop()
+    items += items2
+    assert max(down + more) <= max(up) + 0.1, (up, down, more)
+    assert int(s["publish_pending"]) >= len(items) and "publish_oldest_pending" in s
+    state = next((home / ".git" / "nasfs").glob("publish-*.json"))
+    assert state.stat().st_mode & 0o777 == 0o600
+    pending = json.loads(state.read_text())["pending"]
+    assert {i["pointer"].split("@")[1][:12] for i in items} <= {c[:12] for c in pending}
+
+    daemon.start()
+    a = Mount(home, mnt, "--publish", daemon.url)  # restarted: the pending list is pushed
+    try:
+        wait_published(mnt)
+    finally:
+        assert a.stop() == 0
+    assert node_b.run("nodes", "add", "box", daemon.url).returncode == 0
+    for item in items:
+        done = node_b.run("verify", item["pointer"], "--sha256", item["sha256"])
+        assert done.returncode == 0, (item, done.stderr)
+
+
+def test_a_rebuilt_from_its_remote_verifies_its_old_pointers(home: Path, tmp_path: Path, daemon: GitDaemon) -> None:
+    a = Mount(home, tmp_path / "mnt", "--publish", daemon.url)
+    try:
+        items = served_pointers(a.mountpoint, home)
+        wait_published(a.mountpoint)
+    finally:
+        assert a.stop() == 0
+    shutil.rmtree(home)
+    rebuilt = tmp_path / "home"  # the same place, a fresh clone plus the published refs
+    subprocess.run(["git", "clone", "-q", daemon.url, str(rebuilt)], check=True, capture_output=True)
+    git(rebuilt, "fetch", "-q", "origin", "refs/nasfs/*:refs/nasfs/*")
+    for item in items:
+        done = subprocess.run([sys.executable, "-m", "nasfs", "verify", "--repo", str(rebuilt), "--node", "box", "--tree", "home",
+                               item["pointer"], "--sha256", item["sha256"]], capture_output=True, text=True)
+        assert done.returncode == 0, (item, done.stderr)
+
+
+def test_a_server_refusing_fetch_by_id_still_serves_the_published_ref(home: Path, tmp_path: Path, node_b: NodeB) -> None:
+    strict = GitDaemon(tmp_path / "strict", allow_by_id=False)
+    try:
+        a = Mount(home, tmp_path / "mnt", "--publish", strict.url)
+        try:
+            item = evidence_of(a.mountpoint, f"{ACME}@L11-L14.json")[0]
+            wait_published(a.mountpoint)
+        finally:
+            assert a.stop() == 0
+        assert node_b.run("nodes", "add", "box", strict.url).returncode == 0
+        full = parse_swhid(item["swhid"]).commit
+        done = node_b.run("verify", item["pointer"].replace(full[:12], full), "--sha256", item["sha256"])
+        assert done.returncode == 0, done.stderr
+        never = "1" * 40
+        refused = node_b.run("verify", f"nas://box/home/x.md@{never}#L1-L1")
+        assert refused.returncode == 1 and "the server refuses fetching by id" in refused.stderr, refused.stderr
+        assert "refs/nasfs/box/commits/" in refused.stderr
+    finally:
+        strict.stop()
+
+
+def test_registry_file_is_plain_toml_and_bad_entries_are_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NASFS_NODES", str(tmp_path / "nodes.toml"))
+    nodes.add("box", "git://nas.example/home.git", "http://nas.example:8740")
+    nodes.add("ci/home", "/srv/evidence.git")
+    text = (tmp_path / "nodes.toml").read_text()
+    assert '[nodes."box"]\nremote = "git://nas.example/home.git"\nhttp = "http://nas.example:8740"' in text
+    assert nodes.lookup("ci", "home").remote == "/srv/evidence.git"  # node/tree first, then node
+    assert nodes.lookup("box", "work").remote == "git://nas.example/home.git"
+    nodes.remove("box")
+    with pytest.raises(BadPointer, match="node 'box' is not in the node registry"):
+        nodes.lookup("box", "home")
+    with pytest.raises(nodes.BadRegistry, match="is not a git remote address"):
+        nodes.add("x", "nas.example home")
+    (tmp_path / "nodes.toml").write_text("[nodes.box]\nremote = 3\n")
+    with pytest.raises(nodes.BadRegistry, match="node 'box' has no remote"):
+        nodes.load()
