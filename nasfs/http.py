@@ -362,7 +362,8 @@ def openapi() -> dict[str, Any]:
     """The OpenAPI 3.1 document of this door, made from the field tables."""
     evidence = {
         "type": "object",
-        "properties": {"pointer": {"type": "string"}, "sha256": {"type": "string"}},
+        "properties": {"pointer": {"type": "string"}, "sha256": {"type": "string"},
+                       "swhid": {"type": "string", "description": "a file pointer's SWHID (docs/pointers.md); absent for folders"}},
         "required": ["pointer", "sha256"],
     }
     envelope = {
@@ -424,6 +425,7 @@ def openapi() -> dict[str, Any]:
                         "verified": {"type": "boolean"},
                         "sha256": {"type": ["string", "null"], "description": "of the bytes the pointer names; null when it names none"},
                         "detail": strings,
+                        "swhid": {"type": "string", "description": "the SWHID verified, when one was given"},
                     },
                     "required": ["pointer", "verified", "sha256", "detail"],
                 },

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -212,7 +213,7 @@ def test_remote_down_costs_reads_nothing_and_loses_no_pending_push(home: Path, t
 
     a = Mount(home, mnt, "--publish", daemon.url)
     try:
-        up, _ = read_new("up", 5)
+        up, _ = read_new("up", 8)
         wait_published(mnt)
         daemon.stop()
         hung = socket.socket()
@@ -220,7 +221,7 @@ def test_remote_down_costs_reads_nothing_and_loses_no_pending_push(home: Path, t
         hung.bind(("127.0.0.1", daemon.port))
         hung.listen(16)
         try:
-            down, items = read_new("down", 5)
+            down, items = read_new("down", 8)
             time.sleep(1.5)  # the publisher is now inside a push that hangs
             more, items2 = read_new("later", 3)
             s = stats(mnt)
@@ -231,7 +232,8 @@ def test_remote_down_costs_reads_nothing_and_loses_no_pending_push(home: Path, t
         if a.alive():
             a.stop()
     items += items2
-    assert max(down + more) <= max(up) + 0.1, (up, down, more)
+    # a read waiting on the hung push would take its 10-15 s timeout; the figures under load: scripts/bench/publish.py
+    assert statistics.median(down + more) <= statistics.median(up) + 0.1 and max(down + more) < 2, (up, down, more)
     assert int(s["publish_pending"]) >= len(items) and "publish_oldest_pending" in s
     state = next((home / ".git" / "nasfs").glob("publish-*.json"))
     assert state.stat().st_mode & 0o777 == 0o600
@@ -304,3 +306,69 @@ def test_registry_file_is_plain_toml_and_bad_entries_are_one_line(tmp_path: Path
     (tmp_path / "nodes.toml").write_text("[nodes.box]\nremote = 3\n")
     with pytest.raises(nodes.BadRegistry, match="node 'box' has no remote"):
         nodes.load()
+
+
+def test_http_and_mcp_verify_take_another_nodes_pointers(home: Path, tmp_path: Path, daemon: GitDaemon, node_b: NodeB,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """B's own `nasfs serve` and `nasfs mcp` (over B's own tree, node laptop) verify A's pointers."""
+    import anyio
+    import httpx
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    a = Mount(home, tmp_path / "mnt", "--publish", daemon.url)
+    try:
+        item = evidence_of(a.mountpoint, f"{ACME}@L11-L14.json")[0]
+        wait_published(a.mountpoint)
+    finally:
+        assert a.stop() == 0
+    assert node_b.run("nodes", "add", "box", daemon.url).returncode == 0
+    mine = tmp_path / "laptop"
+    mine.mkdir()
+    (mine / "todo.md").write_text("# todo\n")
+    git(mine, "init", "-q", "-b", "main")
+    git(mine, "add", "-A")
+    git(mine, "commit", "-q", "-m", "b")
+    monkeypatch.setenv("NASFS_CACHE_DIR", str(node_b.cache))  # B's server uses B's cache
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "nasfs", "serve", "--repo", str(mine), "--node", "laptop",
+                             "--listen", f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/v1/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        url = f"http://127.0.0.1:{port}/v1/evidence/verify"
+        ok = httpx.post(url, json={"pointer": item["pointer"], "sha256": item["sha256"]}, timeout=60).json()
+        assert ok["verified"] is True and ok["sha256"] == item["sha256"], ok
+        bad = httpx.post(url, json={"pointer": item["pointer"], "sha256": "0" * 64}, timeout=60).json()
+        assert bad["verified"] is False and "does not verify" in bad["detail"]
+        unknown = httpx.post(url, json={"pointer": "nas://elsewhere/home/a.md@0123456789ab#L1-L1"}, timeout=60)
+        assert unknown.status_code == 400 and "node 'elsewhere' is not in the node registry" in unknown.text
+    finally:
+        end(proc)
+
+    async def over_mcp() -> dict:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "nasfs", "mcp", "--repo", str(mine), "--node", "laptop"],
+                                       env={"NASFS_CACHE_DIR": str(node_b.cache), "NASFS_NODES": os.environ["NASFS_NODES"]})
+        with anyio.fail_after(120), (tmp_path / "mcp.log").open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                result = await s.call_tool("nas_verify", {"pointer": item["pointer"], "quote": "Renewal"})
+                assert not result.is_error, result.content
+                return json.loads(result.content[0].text)
+
+    answer = anyio.run(over_mcp)
+    assert answer["verified"] is True and answer["detail"].startswith(f"verified {item['pointer']}")
+
+
+def test_fstab_publish_options_become_mount_flags() -> None:
+    from nasfs.fstab import parse
+
+    call = parse(["/srv/tree", "/mnt/tree", "-o", "node=box,publish=git://nas.example/home.git,publish_private"])
+    assert call.mount_argv == ["mount", "/srv/tree", "/mnt/tree", "--node", "box", "--publish", "git://nas.example/home.git",
+                               "--publish-private"]

@@ -84,6 +84,10 @@ class Publisher:
 
     # -- the publisher's thread ----------------------------------------------------
     def _run(self) -> None:
+        try:  # this thread only (Linux nices threads one by one): packing a push yields the CPU to reads
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        except OSError:
+            pass
         try:
             publishing = Publishing(self.git_dir, self.url, self.node)
         except Exception as exc:  # noqa: BLE001 - a thread's failure is logged, never raised into a read
