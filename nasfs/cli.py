@@ -194,7 +194,7 @@ def _parser() -> argparse.ArgumentParser:
     _default_budget(serve)
     _publish_args(serve)
 
-    mcp = sub.add_parser("mcp", help="the MCP server over stdio: nas_read, nas_list, nas_search, nas_deref, nas_diff")
+    mcp = sub.add_parser("mcp", help="the MCP server over stdio: nas_read, nas_list, nas_search, nas_deref, nas_verify, nas_diff")
     _tree_args(mcp)
     _default_budget(mcp)
     _publish_args(mcp)
@@ -225,7 +225,11 @@ def _start_publishing(args: argparse.Namespace, nas) -> None:
         from .evidence.nodes import check_url
         from .evidence.publish import Publisher
 
-        nas.publish_to(Publisher(nas.tree.git_dir, check_url(args.publish, "--publish"), nas.tree.node, args.publish_private))
+        import atexit
+
+        publisher = Publisher(nas.tree.git_dir, check_url(args.publish, "--publish"), nas.tree.node, args.publish_private)
+        nas.publish_to(publisher)
+        atexit.register(publisher.stop)  # what is still pending is saved for the next run
 
 
 def _open(args: argparse.Namespace):
