@@ -111,6 +111,17 @@ def evidence_of(mnt: Path, name: str) -> list[dict[str, str]]:
     return json.loads((mnt / name).read_text())["evidence"]
 
 
+def publish_one(home: Path, tmp_path: Path, url: str) -> dict[str, str]:
+    """A, mounted with ``--publish url``, serves lines of one file and publishes their commit."""
+    a = Mount(home, tmp_path / "mnt", "--publish", url)
+    try:
+        item = evidence_of(a.mountpoint, f"{ACME}@L11-L14.json")[0]
+        wait_published(a.mountpoint)
+    finally:
+        assert a.stop() == 0
+    return item
+
+
 def served_pointers(mnt: Path, home: Path) -> list[dict[str, str]]:
     """Pointers A serves: a committed file, a snapshot of an uncommitted one,
     a folder, search hits and a diff."""
@@ -172,12 +183,7 @@ def test_b_verifies_what_a_served_and_refuses_what_does_not_hold(home: Path, tmp
 
 
 def test_swhid_is_git_blob_and_verifies(home: Path, tmp_path: Path, daemon: GitDaemon, node_b: NodeB) -> None:
-    a = Mount(home, tmp_path / "mnt", "--publish", daemon.url)
-    try:
-        item = evidence_of(a.mountpoint, f"{ACME}@L11-L14.json")[0]
-        wait_published(a.mountpoint)
-    finally:
-        assert a.stop() == 0
+    item = publish_one(home, tmp_path, daemon.url)
     s = parse_swhid(item["swhid"])
     assert (s.path, s.start, s.end) == (ACME, 11, 14) and item["pointer"].endswith(f"@{s.commit[:12]}#L11-L14")
     blob = subprocess.run(["git", "hash-object", "--stdin"], cwd=home, check=True, capture_output=True,
@@ -253,12 +259,18 @@ def test_remote_down_costs_reads_nothing_and_loses_no_pending_push(home: Path, t
 
 
 def test_a_rebuilt_from_its_remote_verifies_its_old_pointers(home: Path, tmp_path: Path, daemon: GitDaemon) -> None:
+    """Also: a commit no branch, tag or shared snapshot ref reaches is not pushed (its readers are not known to be the remote's)."""
+    tree = git(home, "rev-parse", "HEAD^{tree}").strip()
+    hidden = git(home, "commit-tree", tree, "-m", "reachable from no ref").strip()
     a = Mount(home, tmp_path / "mnt", "--publish", daemon.url)
     try:
         items = served_pointers(a.mountpoint, home)
-        wait_published(a.mountpoint)
+        assert evidence_of(a.mountpoint, f".at/{hidden}/{ACME}@L1-L2.json")[0]["pointer"].endswith(f"@{hidden[:12]}#L1-L2")
+        s = wait_published(a.mountpoint)
     finally:
         assert a.stop() == 0
+    assert s["publish_failed"] == "1" and "not in the shared snapshot store" in s[f"publish_failed.{hidden[:12]}"]
+    assert f"refs/nasfs/box/commits/{hidden}" not in daemon.refs()
     shutil.rmtree(home)
     rebuilt = tmp_path / "home"  # the same place, a fresh clone plus the published refs
     subprocess.run(["git", "clone", "-q", daemon.url, str(rebuilt)], check=True, capture_output=True)
@@ -272,12 +284,7 @@ def test_a_rebuilt_from_its_remote_verifies_its_old_pointers(home: Path, tmp_pat
 def test_a_server_refusing_fetch_by_id_still_serves_the_published_ref(home: Path, tmp_path: Path, node_b: NodeB) -> None:
     strict = GitDaemon(tmp_path / "strict", allow_by_id=False)
     try:
-        a = Mount(home, tmp_path / "mnt", "--publish", strict.url)
-        try:
-            item = evidence_of(a.mountpoint, f"{ACME}@L11-L14.json")[0]
-            wait_published(a.mountpoint)
-        finally:
-            assert a.stop() == 0
+        item = publish_one(home, tmp_path, strict.url)
         assert node_b.run("nodes", "add", "box", strict.url).returncode == 0
         full = parse_swhid(item["swhid"]).commit
         done = node_b.run("verify", item["pointer"].replace(full[:12], full), "--sha256", item["sha256"])
@@ -315,12 +322,7 @@ def test_http_and_mcp_verify_take_another_nodes_pointers(home: Path, tmp_path: P
     import httpx
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    a = Mount(home, tmp_path / "mnt", "--publish", daemon.url)
-    try:
-        item = evidence_of(a.mountpoint, f"{ACME}@L11-L14.json")[0]
-        wait_published(a.mountpoint)
-    finally:
-        assert a.stop() == 0
+    item = publish_one(home, tmp_path, daemon.url)
     assert node_b.run("nodes", "add", "box", daemon.url).returncode == 0
     mine = tmp_path / "laptop"
     mine.mkdir()
