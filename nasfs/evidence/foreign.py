@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..cache import default_cache_dir
-from ..errors import NotFound
+from ..errors import BadPointer, NotFound
 from ..pointers import named, parse_pointer
 from ..repo import GitTree
 from ..repo.remotes import cache_repository, fetch_commit
@@ -35,7 +35,13 @@ class Foreign:
             return None
         node, tree = names
         pointer = parse_pointer(text, node, tree)
-        entry = nodes.lookup(node, tree)
+        try:
+            entry = nodes.lookup(node, tree)
+        except BadPointer as exc:
+            if self.own is None:
+                raise
+            mine = f"this is node {self.own[0]!r} tree {self.own[1]!r}"
+            raise BadPointer(f"pointer is for node {node!r} tree {tree!r}, {mine}, and {exc.message}", exc.valid) from None
         cache = self.cache_dir / f"{quote(entry.name, safe='-._')}-{hashlib.sha1(entry.remote.encode()).hexdigest()[:10]}"
         if not self.offline:
             fetch_commit(cache, entry.remote, node, pointer.commit)

@@ -36,6 +36,8 @@ class Publishing:
     def __init__(self, git_dir: Path, url: str, node: str) -> None:
         self.repo = pygit2.Repository(str(git_dir))
         self.url, self.prefix = url, published_prefix(node)
+        self._kept: set[pygit2.Oid] = set()
+        self._read_to: pygit2.Oid | None = None
 
     def full_id(self, commit: str) -> str | None:
         """The full id of a commit named by 7+ hex digits, or None if absent."""
@@ -50,12 +52,30 @@ class Publishing:
         from a branch, a tag or the shared snapshot ref (snapshots of files
         only some accounts may read are kept elsewhere, so are not)."""
         oid = pygit2.Oid(hex=commit)
+        if oid in self._shared_snapshots():
+            return True
         for ref in self.repo.references.iterator():
-            if ref.name.startswith(PUBLIC_REFS) or ref.name == SHARED_SNAPSHOTS:
+            if ref.name.startswith(PUBLIC_REFS):
                 tip = ref.peel(pygit2.Commit).id
                 if tip == oid or self.repo.descendant_of(tip, oid):
                     return True
         return False
+
+    def _shared_snapshots(self) -> set[pygit2.Oid]:
+        """The snapshots the shared ref's keep chain holds (snapshots.py), read
+        from its tip down to where it was read last: a long chain is walked
+        once, not per commit."""
+        ref = self.repo.references.get(SHARED_SNAPSHOTS)
+        tip = ref.target if ref is not None else None
+        keeper = tip
+        while keeper is not None and keeper != self._read_to:
+            parents = self.repo[keeper].parent_ids
+            if not parents:
+                break
+            self._kept.add(parents[-1])
+            keeper = parents[0] if len(parents) == 2 else None
+        self._read_to = tip
+        return self._kept
 
     def push(self, commits: list[str]) -> dict[str, str | None]:
         """Push each commit to its ref on the remote, in one push; per commit,
