@@ -374,3 +374,40 @@ def test_fstab_publish_options_become_mount_flags() -> None:
     call = parse(["/srv/tree", "/mnt/tree", "-o", "node=box,publish=git://nas.example/home.git,publish_private"])
     assert call.mount_argv == ["mount", "/srv/tree", "/mnt/tree", "--node", "box", "--publish", "git://nas.example/home.git",
                                "--publish-private"]
+
+
+# -- review of issue 26: the publisher's pending file, its predicate, foreign fetches ------------------------------
+
+
+def test_two_processes_publishing_one_repository_keep_each_others_pending(home: Path, tmp_path: Path) -> None:
+    """A mount and a serve of one repository, publishing to one remote that is down, share the pending
+    file: each save merges under a lock, so neither loses what the other has pending."""
+    from nasfs.evidence.publish import Publisher
+
+    url = f"git://127.0.0.1:{free_port()}/home.git"  # nothing listens: every push is refused at once
+    first, second = git(home, "rev-parse", "HEAD").strip(), git(home, "rev-parse", "v1").strip()
+    a = Publisher(home / ".git", url, "box")
+    b = Publisher(home / ".git", url, "box")
+    a.note([first])
+    b.note([second])
+    time.sleep(1.5)  # both have tried, failed and saved
+    a.stop()
+    b.stop()
+    state = next((home / ".git" / "nasfs").glob("publish-*.json"))
+    assert set(json.loads(state.read_text())["pending"]) == {first, second}
+    again = Publisher(home / ".git", url, "box")  # a restart takes both up
+    try:
+        assert set(again.pending) == {first, second}
+    finally:
+        again.stop()
+
+
+def test_a_tag_of_a_tree_neither_stops_publishing_nor_makes_a_commit_public(home: Path) -> None:
+    from nasfs.repo.remotes import Publishing
+
+    git(home, "tag", "tree-tag", "HEAD^{tree}")  # as linux.git's v2.6.11-tree
+    hidden = git(home, "commit-tree", git(home, "rev-parse", "HEAD^{tree}").strip(), "-m", "no ref reaches it").strip()
+    p = Publishing(home / ".git", "/nowhere", "box")
+    assert p.is_public_snapshot(hidden) is False  # every ref is looked at, the tag of a tree skipped
+    assert p.is_public_snapshot(git(home, "rev-parse", "v1").strip()) is True
+

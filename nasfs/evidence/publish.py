@@ -5,6 +5,7 @@ under the repository's ``.git/nasfs/``), so a restart loses none of it."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -40,6 +41,8 @@ class Publisher:
         self.pending: dict[str, Entry] = {}
         self.failed: dict[str, Entry] = {}
         self.pushed = 0
+        self._pushed_unsaved = 0  # pushes not yet added to the file's count
+        self._settled: set[str] = set()  # settled here since the last save: another process's pending copy is dropped
         self._known: set[str] = set()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -117,10 +120,15 @@ class Publisher:
             due = [c for c, e in self.pending.items() if e.due <= now]
         full: dict[str, str] = {}
         for c in due:
-            commit = publishing.full_id(c)
+            try:  # every commit pushed is asked about here, one by one; one that cannot be judged is not pushed
+                commit = publishing.full_id(c)
+                public = commit is not None and (self.private or publishing.is_public_snapshot(commit))
+            except Exception as exc:  # noqa: BLE001 - never raised into the batch: the others are still pushed
+                self._settle(c, f"not judged publishable: {exc}")
+                continue
             if commit is None:
                 self._settle(c, f"commit {c} is not in the repository")
-            elif not self.private and not publishing.is_public_snapshot(commit):
+            elif not public:
                 self._settle(c, "a snapshot not in the shared snapshot store (its file's readers are fewer than "
                                 "the repository's); --publish-private pushes such snapshots too")
             else:
@@ -145,8 +153,10 @@ class Publisher:
     def _settle(self, c: str, refused: str | None) -> None:
         with self._lock:
             e = self.pending.pop(c)
+            self._settled.add(c)
             if refused is None:
                 self.pushed += 1
+                self._pushed_unsaved += 1
             else:
                 e.reason = refused
                 self.failed[c] = e
@@ -169,16 +179,51 @@ class Publisher:
             self._wake.set()
 
     def _save(self) -> None:
+        """Write the pending list, merged under a lock (fcntl) with what other
+        processes publishing this repository to this remote (a mount and a
+        serve) wrote: theirs is kept unless this process settled it. A file
+        that cannot be written is logged and tried again at the next save."""
         with self._lock:
             if not self._dirty:
                 return
-            data = {"remote": self.url, "node": self.node, "pushed": self.pushed,
-                    "pending": {c: asdict(e) for c, e in self.pending.items()},
-                    "failed": {c: asdict(e) for c, e in self.failed.items()}}
+            pending = {c: asdict(e) for c, e in self.pending.items()}
+            failed = {c: asdict(e) for c, e in self.failed.items()}
+            settled, pushed = set(self._settled), self._pushed_unsaved
             self._dirty = False
-        self.state.parent.mkdir(mode=0o700, exist_ok=True)
-        tmp = self.state.with_name(f"{self.state.name}.{threading.get_ident()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=1)
-        os.replace(tmp, self.state)
+        try:
+            self.state.parent.mkdir(mode=0o700, exist_ok=True)
+            lock = os.open(self.state.with_name(self.state.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                disk = self._read()
+                for c, e in disk.get("pending", {}).items():
+                    if c not in settled and c not in pending and c not in failed:
+                        pending[c] = e
+                failed = {**disk.get("failed", {}), **failed}
+                data = {"remote": self.url, "node": self.node, "pushed": int(disk.get("pushed", 0)) + pushed,
+                        "pending": pending, "failed": failed}
+                tmp = self.state.with_name(f"{self.state.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w") as fh:
+                    json.dump(data, fh, indent=1)
+                os.replace(tmp, self.state)
+            finally:
+                os.close(lock)  # releases the flock
+        except OSError as exc:
+            log.error("pending list %s not saved: %s", self.state, exc)
+            with self._lock:
+                self._dirty = True
+            return
+        with self._lock:
+            self._settled -= settled
+            self._pushed_unsaved -= pushed
+
+    def _read(self) -> dict:
+        try:
+            data = json.loads(self.state.read_text())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.error("pending list %s unreadable (%s); written anew", self.state, exc)
+            return {}
+        return data if isinstance(data, dict) else {}

@@ -56,7 +56,10 @@ class Publishing:
             return True
         for ref in self.repo.references.iterator():
             if ref.name.startswith(PUBLIC_REFS):
-                tip = ref.peel(pygit2.Commit).id
+                try:
+                    tip = ref.peel(pygit2.Commit).id
+                except (ValueError, KeyError, pygit2.GitError, pygit2.InvalidSpecError):  # a tag of a tree or blob, a dangling ref
+                    continue
                 if tip == oid or self.repo.descendant_of(tip, oid):
                     return True
         return False
