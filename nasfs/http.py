@@ -89,10 +89,19 @@ class Door:
         self.nas = nas
         self.default_budget = default_budget
         self._limiter = anyio.CapacityLimiter(1)
+        self._fetching = anyio.CapacityLimiter(2)  # another node's pointers: fetches wait on remotes, not on the core
 
     async def call(self, op: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
-        """Run ``op`` in a worker thread: the event loop never blocks on git."""
-        return await anyio.to_thread.run_sync(functools.partial(op, **kwargs), limiter=self._limiter)
+        """Run ``op`` in a worker thread: the event loop never blocks on git.
+        A deref or verify of another node's pointer may wait on that node's
+        remote (seconds, or a remote that hangs): it runs beside the core slot,
+        on a cache repository of its own, so reads of this tree never wait on it."""
+        foreign = getattr(self.nas.elsewhere, "claims", None)
+        pointer = kwargs.get("pointer")
+        elsewhere = (op.__name__ in ("deref", "verify") and isinstance(pointer, str) and foreign is not None
+                     and foreign(pointer))
+        limiter = self._fetching if elsewhere else self._limiter
+        return await anyio.to_thread.run_sync(functools.partial(op, **kwargs), limiter=limiter)
 
     def counting(self, tokenizer: str | None, margin: float | None) -> Nas:
         """The tree counted with a request's own tokenizer setting, if it names one

@@ -411,3 +411,82 @@ def test_a_tag_of_a_tree_neither_stops_publishing_nor_makes_a_commit_public(home
     assert p.is_public_snapshot(hidden) is False  # every ref is looked at, the tag of a tree skipped
     assert p.is_public_snapshot(git(home, "rev-parse", "v1").strip()) is True
 
+
+def published(home: Path, bare: Path, *refs: str) -> str:
+    """HEAD of ``home`` pushed to ``bare`` under ``refs`` ({c}: its full id)."""
+    commit = git(home, "rev-parse", "HEAD").strip()
+    git(home, "push", "-q", str(bare), *[f"HEAD:{r.format(c=commit)}" for r in refs])
+    return commit
+
+
+def test_a_foreign_fetch_is_one_commit_bounded_and_kept_from_other_accounts(home: Path, tmp_path: Path, daemon: GitDaemon,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from nasfs.errors import NotFound, Unavailable
+    from nasfs.repo import remotes
+
+    commit = published(home, daemon.bare, "refs/nasfs/box/commits/{c}")
+    cache = tmp_path / "cache" / "nodes" / "box-1"
+    monkeypatch.setattr(remotes, "FETCH_MAX_BYTES", 100)
+    with pytest.raises(Unavailable, match="the fetch passed 100 bytes"):
+        remotes.fetch_commit(cache, daemon.url, "box", commit)
+    monkeypatch.undo()
+    assert remotes.fetch_commit(cache, daemon.url, "box", commit[:12]) == commit
+    import pygit2
+
+    repo = pygit2.Repository(str(cache))
+    parent = git(home, "rev-parse", "HEAD~1").strip()
+    assert repo.is_shallow and not repo.odb.exists(pygit2.Oid(hex=parent))  # that commit, not its history
+    assert (tmp_path / "cache" / "nodes").stat().st_mode & 0o777 == 0o700
+    assert cache.stat().st_mode & 0o077 == 0
+
+    # a ref the remote names otherwise than after its commit (a glob, another id) is never fetched
+    other = git(home, "rev-parse", "v1").strip()
+    git(home, "push", "-q", str(daemon.bare), f"v1:refs/nasfs/box/commits/{'f' * 40}")
+    with pytest.raises(NotFound, match="is not on the remote"):
+        remotes.fetch_commit(tmp_path / "cache" / "nodes" / "box-2", daemon.url, "box", other[:12])
+
+
+def test_a_door_serves_reads_while_another_nodes_remote_hangs(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verify of another node's pointer waits on that node's remote (here one that accepts and never
+    answers); it runs beside the door's core slot, so this tree's reads do not wait for it."""
+    import anyio
+    import pygit2
+    from pygit2.enums import Option
+
+    from nasfs.evidence.foreign import Foreign
+    from nasfs.http import Door
+    from nasfs.repo import GitTree
+    from nasfs.service import Nas
+
+    hung = socket.socket()
+    hung.bind(("127.0.0.1", 0))
+    hung.listen(16)
+    monkeypatch.setenv("NASFS_NODES", str(tmp_path / "nodes.toml"))
+    nodes.add("far", f"git://127.0.0.1:{hung.getsockname()[1]}/home.git")
+    nas = Nas(GitTree(home, node="box", tree="home"), summarizer="")
+    nas.elsewhere = Foreign(nas, cache_dir=tmp_path / "cache")
+    door = Door(nas)
+    took: dict[str, float] = {}
+
+    async def both() -> None:
+        async def foreign() -> None:
+            t = time.monotonic()
+            with pytest.raises(Exception):
+                await door.call(door.verify, pointer=f"nas://far/home/a.md@{'1' * 40}#L1-L1")
+            took["verify"] = time.monotonic() - t
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(foreign)
+            await anyio.sleep(0.3)
+            t = time.monotonic()
+            await door.call(door.read, path=ACME, view="L1-L2")
+            took["read"] = time.monotonic() - t
+
+    pygit2.option(Option.SET_SERVER_TIMEOUT, 3_000)
+    try:
+        anyio.run(both)
+    finally:
+        pygit2.option(Option.SET_SERVER_TIMEOUT, 15_000)
+        hung.close()
+    assert took["verify"] >= 2.5 and took["read"] < 1.0, took
+

@@ -29,10 +29,17 @@ class Foreign:
         self.offline = offline
         self.cache_dir = (cache_dir or default_cache_dir()) / "nodes"
 
-    def __call__(self, text: str) -> Nas | None:
+    def claims(self, text: str) -> bool:
+        """Whether ``text`` is another node's pointer (parsing only, no I/O):
+        a door serves it outside its core slot, since it may fetch."""
         names = named(text)
-        if names is None or names == self.own:
+        return names is not None and names != self.own
+
+    def __call__(self, text: str) -> Nas | None:
+        if not self.claims(text):
             return None
+        names = named(text)
+        assert names is not None
         node, tree = names
         pointer = parse_pointer(text, node, tree)
         try:

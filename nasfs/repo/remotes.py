@@ -7,6 +7,9 @@ verify's fetch never share one with the request loop."""
 
 from __future__ import annotations
 
+import os
+import re
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -22,6 +25,7 @@ pygit2.option(Option.SET_SERVER_TIMEOUT, 15_000)
 
 PUBLIC_REFS = ("refs/heads/", "refs/tags/")
 SHARED_SNAPSHOTS = "refs/nasfs/snapshots"
+_SCP = re.compile(r"[^\s/:@]+@[^\s/:]+:\S+")  # user@host:path
 REFUSED_BY_ID = "cannot fetch a specific object"  # libgit2's words when the server does not allow want-by-id
 
 
@@ -106,13 +110,53 @@ class _Outcome(pygit2.RemoteCallbacks):
             self.refused[refname] = message
 
 
+# A foreign node's remote is not trusted to be small or quick: a fetch stops
+# past this many bytes or seconds (a verify needs one commit, not a history).
+FETCH_MAX_BYTES = 1 << 30
+FETCH_MAX_SECONDS = 120.0
+
+
+class _Bounded(pygit2.RemoteCallbacks):
+    """Aborts a fetch that grows past :data:`FETCH_MAX_BYTES` or :data:`FETCH_MAX_SECONDS`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.deadline = time.monotonic() + FETCH_MAX_SECONDS
+        self.over: str | None = None
+
+    def transfer_progress(self, stats: pygit2.remotes.TransferProgress) -> None:
+        if stats.received_bytes > FETCH_MAX_BYTES:
+            self.over = f"the fetch passed {FETCH_MAX_BYTES} bytes"
+        elif time.monotonic() > self.deadline:
+            self.over = f"the fetch took over {FETCH_MAX_SECONDS:.0f} s"
+        if self.over:
+            raise Unavailable(self.over)
+
+
+def _fetch(remote: pygit2.Remote, url: str, src: str, dst: str) -> None:
+    """Fetch ``src`` (an id or a ref of the remote) into the local ref ``dst``:
+    that commit only (depth 1) where the transport can (libgit2's local one
+    cannot), within the bounds."""
+    shallow = url.startswith(("git://", "http://", "https://", "ssh://")) or bool(_SCP.fullmatch(url))
+    try:
+        remote.fetch([f"+{src}:{dst}"], callbacks=_Bounded(), depth=1 if shallow else 0)
+    except Unavailable as exc:
+        raise Unavailable(f"cannot fetch from the remote {url}: {exc.message}", "a smaller commit, or another remote") from None
+
+
 def fetch_commit(cache: Path, url: str, node: str, commit: str) -> str:
     """Fetch exactly the commit a pointer names (7+ hex digits) from a node's
     remote into the cache repository ``cache`` (made if missing), unless it
     is there already; returns its full id. A full id is asked for by id
     first; a server that refuses that (no uploadpack.allowReachableSHA1InWant)
-    or an abbreviated id is served by the ref the node published it under."""
-    repo = _cache_repo(cache)
+    or an abbreviated id is served by the ref the node published it under.
+    Only that commit is fetched (depth 1, except from a local path), and no
+    more than :data:`FETCH_MAX_BYTES` within :data:`FETCH_MAX_SECONDS`; the
+    remote's ref names never become refspecs here."""
+    try:
+        repo = _cache_repo(cache)
+    except (OSError, pygit2.GitError) as exc:
+        raise Unavailable(f"cannot make the cache repository {cache}: {exc}", "a writable $NASFS_CACHE_DIR") from None
     have = _local(repo, commit)
     if have is not None:
         return have
@@ -122,33 +166,48 @@ def fetch_commit(cache: Path, url: str, node: str, commit: str) -> str:
     try:
         if len(commit) == 40:
             try:
-                remote.fetch([f"+{commit}:refs/nasfs/fetched/{commit}"])
+                _fetch(remote, url, commit, f"refs/nasfs/fetched/{commit}")
                 return commit
             except pygit2.GitError as exc:  # refused, or not there ("not our ref"): the published refs say which
                 if REFUSED_BY_ID in str(exc):
                     refused = (" (the server refuses fetching by id: set uploadpack.allowReachableSHA1InWant there, "
                                f"or fetch the ref {prefix}<commit> instead)")
-        heads = [h for h in remote.list_heads() if h.name.startswith(prefix) and str(h.oid).startswith(commit)]
-        if len(heads) > 1 and len({h.oid for h in heads}) > 1:
+        # the published ref named after the commit itself, as Publishing.push names it; a name a
+        # remote makes up (a glob, another commit's id) is never asked for
+        heads = [h for h in remote.list_heads()
+                 if h.name.startswith(prefix) and h.name[len(prefix):] == str(h.oid) and str(h.oid).startswith(commit)]
+        if len({h.oid for h in heads}) > 1:
             raise NotFound(f"commit {commit} is ambiguous on the remote {url} of node {node!r}", "more hex digits of the commit")
         if not heads:
             raise NotFound(f"commit {commit} is not on the remote {url} of node {node!r} under {prefix}{refused}: "
                            f"node {node!r} never published it, or not yet ('nasfs status' there lists what is pending)",
                            f"a pointer node {node!r} served while publishing to {url}")
-        remote.fetch([f"+{heads[0].name}:{heads[0].name}"])
+        full = str(heads[0].oid)
+        _fetch(remote, url, heads[0].name, f"refs/nasfs/fetched/{full}")
     except pygit2.GitError as exc:
         raise Unavailable(f"cannot fetch from the remote {url} of node {node!r}: {exc}",
                           "a reachable remote ('nasfs nodes list'), or --offline to use only what is fetched already") from None
-    return str(heads[0].oid)
+    if _local(repo, full) != full:  # what the remote sent is not the commit it advertised
+        raise Unavailable(f"the remote {url} of node {node!r} advertised {full} but did not send it", "another remote for the node")
+    return full
 
 
 def _cache_repo(cache: Path) -> pygit2.Repository:
     """The cache repository (a work tree with nothing checked out, so a
-    GitTree serves its commits like any other)."""
+    GitTree serves its commits like any other). Its folder (``nodes/``) is the
+    running account's alone, 0700: what was fetched with this account's access
+    to a remote is not handed to every account of the machine."""
+    _private_folder(cache.parent)
     if (cache / ".git").is_dir():
         return pygit2.Repository(str(cache))
-    cache.mkdir(parents=True, exist_ok=True)
+    cache.mkdir(mode=0o700, exist_ok=True)
     return pygit2.init_repository(str(cache))
+
+
+def _private_folder(folder: Path) -> None:
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if folder.stat().st_mode & 0o077:
+        os.chmod(folder, 0o700)  # made by an earlier version, or under a lax umask
 
 
 def cache_repository(cache: Path) -> Path:
