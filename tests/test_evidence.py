@@ -490,3 +490,18 @@ def test_a_door_serves_reads_while_another_nodes_remote_hangs(home: Path, tmp_pa
         hung.close()
     assert took["verify"] >= 2.5 and took["read"] < 1.0, took
 
+
+def test_a_token_in_the_remote_url_is_not_shown_to_readers(home: Path) -> None:
+    """``.nas/stats`` is any mount reader's, and a pending entry's reason is shown there."""
+    from nasfs.evidence.publish import Publisher
+
+    url = f"https://user:s3cret-token@127.0.0.1:{free_port()}/home.git"
+    p = Publisher(home / ".git", url, "box")
+    p.note([git(home, "rev-parse", "HEAD").strip()])
+    deadline = time.monotonic() + 10
+    while "attempt 1" not in p.render() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    shown = p.render()
+    p.stop()
+    assert "attempt 1" in shown and "publish_remote=https://***@127.0.0.1" in shown
+    assert "s3cret" not in shown

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import Unavailable
-from ..repo.remotes import Publishing
+from ..repo.remotes import Publishing, redacted
 
 log = logging.getLogger(__name__)
 BATCH_WAIT = 0.5  # seconds to gather more ids before a push
@@ -68,7 +68,7 @@ class Publisher:
     def render(self) -> str:
         """``.nas/stats`` lines: pushed, pending, failed and the oldest pending with its reason."""
         with self._lock:
-            lines = [f"publish_remote={self.url}", f"publish_pushed={self.pushed}",
+            lines = [f"publish_remote={redacted(self.url)}", f"publish_pushed={self.pushed}",
                      f"publish_pending={len(self.pending)}", f"publish_failed={len(self.failed)}"]
             if self.pending:
                 c, e = min(self.pending.items(), key=lambda kv: kv[1].since)
@@ -94,7 +94,7 @@ class Publisher:
         try:
             publishing = Publishing(self.git_dir, self.url, self.node)
         except Exception as exc:  # noqa: BLE001 - a thread's failure is logged, never raised into a read
-            log.error("publishing to %s not started: %s", self.url, exc)
+            log.error("publishing to %s not started: %s", redacted(self.url), exc)
             return
         while not self._stop:
             self._wake.wait(self._next_wait())
@@ -106,7 +106,7 @@ class Publisher:
             try:
                 self._push_due(publishing)
             except Exception as exc:  # noqa: BLE001
-                log.exception("publishing to %s: %s", self.url, exc)
+                log.exception("publishing to %s: %s", redacted(self.url), exc)
             self._save()
 
     def _next_wait(self) -> float | None:
@@ -145,7 +145,7 @@ class Publisher:
                     e.reason = f"attempt {e.attempts}: {exc}"
                     e.due = time.time() + min(MAX_BACKOFF, 2.0 ** e.attempts)
                 self._dirty = True
-            log.warning("publishing to %s: %s; %d pending", self.url, exc, len(self.pending))
+            log.warning("publishing to %s: %s; %d pending", redacted(self.url), exc, len(self.pending))
             return
         for c, commit in full.items():
             self._settle(c, outcome[commit])

@@ -29,6 +29,12 @@ _SCP = re.compile(r"[^\s/:@]+@[^\s/:]+:\S+")  # user@host:path
 REFUSED_BY_ID = "cannot fetch a specific object"  # libgit2's words when the server does not allow want-by-id
 
 
+def redacted(url: str) -> str:
+    """``url`` as said to readers (``.nas/stats``, errors, logs): a password or
+    token in it (``https://user:TOKEN@host/...``) is left out."""
+    return re.sub(r"(?<=://)[^/@\s]*@", "***@", url)
+
+
 def published_prefix(node: str) -> str:
     """Where a node's commits live on a remote (the node name escaped for a ref)."""
     return f"refs/nasfs/{quote(node, safe='-._')}/commits/"
@@ -96,7 +102,7 @@ class Publishing:
             if wanted:
                 self.repo.remotes.create_anonymous(self.url).push([f"{c}:{self.prefix}{c}" for c in wanted], callbacks=outcome)
         except pygit2.GitError as exc:
-            raise Unavailable(f"remote {self.url}: {exc}") from None
+            raise Unavailable(f"remote {redacted(self.url)}: {exc}") from None
         return {c: outcome.refused.get(self.prefix + c) for c in commits}
 
 
@@ -141,7 +147,7 @@ def _fetch(remote: pygit2.Remote, url: str, src: str, dst: str) -> None:
     try:
         remote.fetch([f"+{src}:{dst}"], callbacks=_Bounded(), depth=1 if shallow else 0)
     except Unavailable as exc:
-        raise Unavailable(f"cannot fetch from the remote {url}: {exc.message}", "a smaller commit, or another remote") from None
+        raise Unavailable(f"cannot fetch from the remote {redacted(url)}: {exc.message}", "a smaller commit, or another remote") from None
 
 
 def fetch_commit(cache: Path, url: str, node: str, commit: str) -> str:
@@ -161,6 +167,7 @@ def fetch_commit(cache: Path, url: str, node: str, commit: str) -> str:
     if have is not None:
         return have
     remote = repo.remotes.create_anonymous(url)
+    said = redacted(url)
     prefix = published_prefix(node)
     refused = ""
     try:
@@ -177,18 +184,18 @@ def fetch_commit(cache: Path, url: str, node: str, commit: str) -> str:
         heads = [h for h in remote.list_heads()
                  if h.name.startswith(prefix) and h.name[len(prefix):] == str(h.oid) and str(h.oid).startswith(commit)]
         if len({h.oid for h in heads}) > 1:
-            raise NotFound(f"commit {commit} is ambiguous on the remote {url} of node {node!r}", "more hex digits of the commit")
+            raise NotFound(f"commit {commit} is ambiguous on the remote {said} of node {node!r}", "more hex digits of the commit")
         if not heads:
-            raise NotFound(f"commit {commit} is not on the remote {url} of node {node!r} under {prefix}{refused}: "
+            raise NotFound(f"commit {commit} is not on the remote {said} of node {node!r} under {prefix}{refused}: "
                            f"node {node!r} never published it, or not yet ('nasfs status' there lists what is pending)",
-                           f"a pointer node {node!r} served while publishing to {url}")
+                           f"a pointer node {node!r} served while publishing to {said}")
         full = str(heads[0].oid)
         _fetch(remote, url, heads[0].name, f"refs/nasfs/fetched/{full}")
     except pygit2.GitError as exc:
-        raise Unavailable(f"cannot fetch from the remote {url} of node {node!r}: {exc}",
+        raise Unavailable(f"cannot fetch from the remote {said} of node {node!r}: {exc}",
                           "a reachable remote ('nasfs nodes list'), or --offline to use only what is fetched already") from None
     if _local(repo, full) != full:  # what the remote sent is not the commit it advertised
-        raise Unavailable(f"the remote {url} of node {node!r} advertised {full} but did not send it", "another remote for the node")
+        raise Unavailable(f"the remote {said} of node {node!r} advertised {full} but did not send it", "another remote for the node")
     return full
 
 
