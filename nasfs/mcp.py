@@ -136,15 +136,14 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
 
     @server.tool(
         description=(
-            "Verify an evidence pointer, this node's or another registered node's (its commit is fetched from "
-            "the node's git remote), or a SWHID (swh:1:cnt:...;anchor=...;path=...;lines=a-b): the commit holds "
-            "those lines, and, when given, their sha256 and a quoted text."
+            "Check that a pointer's commit holds its lines (and the given sha256 or quote); "
+            "another registered node's pointer or a SWHID works too."
         )
     )
     async def nas_verify(
-        pointer: Annotated[str, Field(description="a pointer nas://node/tree/path@commit#La-Lb, or a SWHID")],
-        sha256: Annotated[str | None, Field(description="the sha256 the lines must have")] = None,
-        quote: Annotated[str | None, Field(description="a text that must occur in the lines")] = None,
+        pointer: Annotated[str, Field(description="a pointer or a SWHID")],
+        sha256: Annotated[str | None, Field(description="the lines' sha256")] = None,
+        quote: Annotated[str | None, Field(description="text the lines contain")] = None,
     ) -> CallToolResult:
         return await _answer(door, door.verify, pointer=pointer, sha256=sha256, quote=quote)
 
