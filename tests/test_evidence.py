@@ -505,3 +505,16 @@ def test_a_token_in_the_remote_url_is_not_shown_to_readers(home: Path) -> None:
     p.stop()
     assert "attempt 1" in shown and "publish_remote=https://***@127.0.0.1" in shown
     assert "s3cret" not in shown
+
+
+def test_a_pending_file_that_cannot_be_written_does_not_end_publishing(home: Path) -> None:
+    from nasfs.evidence.publish import Publisher
+
+    (home / ".git" / "nasfs").write_text("a file where the folder goes\n")  # every save fails
+    p = Publisher(home / ".git", f"git://127.0.0.1:{free_port()}/home.git", "box")
+    p.note([git(home, "rev-parse", "HEAD").strip()])
+    deadline = time.monotonic() + 10
+    while "attempt 1" not in p.render() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "attempt 1" in p.render() and p._thread.is_alive()  # saved before the push, failed, went on
+    p.stop()  # at exit too: logged, not raised
