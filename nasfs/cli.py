@@ -121,13 +121,16 @@ def _parser() -> argparse.ArgumentParser:
     pointer_help = "nas://NODE/TREE/PATH@COMMIT#La-Lb, or PATH@COMMIT#La-Lb"
     deref = sub.add_parser("deref", help="print exactly the bytes a pointer names")
     _tree_args(deref, views=False)
-    deref.add_argument("--json", action="store_true", help="print {pointer, content, sha256} as JSON")
+    deref.add_argument("--json", action="store_true", help="print {pointer, content, sha256, swhid} as JSON")
+    deref.add_argument("--swhid", action="store_true", help="print the pointer's SWHID (swh:1:cnt:...;anchor=...;path=...;lines=a-b)")
+    deref.add_argument("--offline", action="store_true", help="never fetch another node's commit; use what is fetched already")
     deref.add_argument("pointer", help=pointer_help)
 
     verify = sub.add_parser("verify", help="check a pointer: commit, lines, optional sha256 and quote")
     _tree_args(verify, views=False)
     verify.add_argument("--json", action="store_true", help="print {pointer, verified, sha256, detail} as JSON")
-    verify.add_argument("pointer", help=pointer_help)
+    verify.add_argument("pointer", help=pointer_help + ", another node's (nasfs nodes), or a SWHID")
+    verify.add_argument("--offline", action="store_true", help="never fetch another node's commit; use what is fetched already")
     verify.add_argument("--sha256", help="the sha256 the lines must have")
     verify.add_argument("--quote", help="a text that must occur in the lines")
 
@@ -159,6 +162,7 @@ def _parser() -> argparse.ArgumentParser:
     mount.add_argument("--log-file", help="daemon log (default: stderr in the foreground, none otherwise)")
     mount.add_argument("--attr-timeout", type=float, default=1.0, help="seconds the kernel may cache real entries when the source cannot be watched (default 1; watched: an hour)")
 
+    _publish_args(mount)
     mount.add_argument("--no-warm", action="store_true", help="no background warm-up ('nasfs index') of the tree's caches at start")
 
     index = sub.add_parser("index", help="warm the caches: the @outline view and token count of every file git does not "
@@ -194,13 +198,44 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--listen", default="127.0.0.1:8740", metavar="HOST:PORT", help="address to listen on (default 127.0.0.1:8740)")
     serve.add_argument("--token-file", help="file holding the bearer token clients must send; required off loopback")
     _default_budget(serve)
+    _publish_args(serve)
 
-    mcp = sub.add_parser("mcp", help="the MCP server over stdio: nas_read, nas_list, nas_search, nas_deref, nas_diff")
+    mcp = sub.add_parser("mcp", help="the MCP server over stdio: nas_read, nas_list, nas_search, nas_deref, nas_verify, nas_diff")
     _tree_args(mcp)
     _default_budget(mcp)
+    _publish_args(mcp)
+
+    nodes = sub.add_parser("nodes", help="the node registry: where other nodes publish the commits their pointers name")
+    nodes_sub = nodes.add_subparsers(dest="action", required=True)
+    add = nodes_sub.add_parser("add", help="register NAME (the node name in its pointers) and its git remote URL")
+    add.add_argument("name")
+    add.add_argument("url", help="the git remote the node publishes to (git://, http(s)://, ssh://, a path)")
+    add.add_argument("--http", help="the node's 'nasfs serve' address, listed for people and agents")
+    nodes_sub.add_parser("list", help="the registered nodes and the registry's file")
+    remove = nodes_sub.add_parser("remove", help="forget a node")
+    remove.add_argument("name")
 
     sub.add_parser("help", help="the view grammar with examples")
     return parser
+
+
+def _publish_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--publish", metavar="REMOTE", help="push the commits served pointers name to this git remote, "
+                                                        "under refs/nasfs/NODE/, in the background (docs/pointers.md)")
+    p.add_argument("--publish-private", action="store_true", help="also push snapshots kept out of the shared "
+                                                                  "snapshot store (files fewer accounts may read)")
+
+
+def _start_publishing(args: argparse.Namespace, nas) -> None:
+    if getattr(args, "publish", None):
+        from .evidence.nodes import check_url
+        from .evidence.publish import Publisher
+
+        import atexit
+
+        publisher = Publisher(nas.tree.git_dir, check_url(args.publish, "--publish"), nas.tree.node, args.publish_private)
+        nas.publish_to(publisher)
+        atexit.register(publisher.stop)  # what is still pending is saved for the next run
 
 
 def _open(args: argparse.Namespace):
@@ -216,7 +251,12 @@ def _open(args: argparse.Namespace):
     prefix = "" if args.repo else cwd_prefix(tree.root, os.getcwd())
     tokenizer = getattr(args, "tokenizer", "cl100k_base")
     settings = _summary_settings(args, detached=args.command == "read") if hasattr(args, "summarizer") else None
-    return Nas(tree, tokenizer=tokenizer, disk=disk, summarizer=settings), prefix
+    nas = Nas(tree, tokenizer=tokenizer, disk=disk, summarizer=settings)
+    if args.command in ("deref", "verify", "serve", "mcp"):
+        from .evidence.foreign import Foreign
+
+        nas.elsewhere = Foreign(nas, offline=getattr(args, "offline", False))
+    return nas, prefix
 
 
 def _write(data: bytes) -> None:
@@ -236,14 +276,34 @@ def cmd_read(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pointer_core(args: argparse.Namespace):
+    """The tree around (or --repo), or outside any tree the core of the
+    pointer's node (its fetched commits): pointers verify anywhere."""
+    from .errors import NotFound
+
+    try:
+        return _open(args)[0]
+    except NotFound:
+        if args.repo:
+            raise
+        from .evidence.foreign import core_for
+
+        return core_for(args.pointer, args.offline)
+
+
 def cmd_deref(args: argparse.Namespace) -> int:
-    nas, _ = _open(args)
+    nas = _pointer_core(args)
+    if args.swhid:
+        print(nas.swhid(args.pointer))
+        return 0
     p, body = nas.deref(args.pointer)
     if args.json:
         import hashlib
         import json
 
         answer = {"pointer": str(p), "content": body.decode("utf-8", errors="replace"), "sha256": hashlib.sha256(body).hexdigest()}
+        if p.folder is None:
+            answer["swhid"] = nas.swhid(args.pointer)
         _write((json.dumps(answer, ensure_ascii=False, indent=1) + "\n").encode())
     else:
         _write(body)
@@ -251,7 +311,7 @@ def cmd_deref(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    nas, _ = _open(args)
+    nas = _pointer_core(args)
     if not args.json:
         print(nas.verify(args.pointer, sha256=args.sha256, quote=args.quote))
         return 0
@@ -304,7 +364,7 @@ def cmd_mount(args: argparse.Namespace) -> int:
     return run_foreground(
         args.source, args.mountpoint, node=args.node, tree=args.tree, tokenizer=args.tokenizer,
         autocommit=args.autocommit, allow_other=args.allow_other, attr_timeout=args.attr_timeout,
-        summarizer=_summary_settings(args), warm=not args.no_warm,
+        summarizer=_summary_settings(args), warm=not args.no_warm, publish=args.publish, publish_private=args.publish_private,
         faults=os.environ.get("NASFS_TEST_FAULTS") == "1",
     )
 
@@ -314,14 +374,14 @@ def _daemon_argv(args: argparse.Namespace) -> list[str]:
     argv = ["mount", os.path.abspath(args.source), os.path.abspath(args.mountpoint),
             "--tokenizer", args.tokenizer, "--log-level", args.log_level, "--attr-timeout", str(args.attr_timeout)]
     for flag, value in (("--node", args.node), ("--tree", args.tree),
-                        ("--log-file", args.log_file and os.path.abspath(args.log_file))):
+                        ("--log-file", args.log_file and os.path.abspath(args.log_file)), ("--publish", args.publish)):
         if value is not None:
             argv += [flag, value]
     settings = _summary_settings(args)
     if settings is not None:
         argv += settings.argv()
     return argv + [flag for flag, on in (("--autocommit", args.autocommit), ("--allow-other", args.allow_other),
-                                         ("--no-warm", args.no_warm)) if on]
+                                         ("--no-warm", args.no_warm), ("--publish-private", args.publish_private)) if on]
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -382,6 +442,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     nas, _ = _open(args)
     if nas.summaries is not None:
         nas.summaries.start_background()
+    _start_publishing(args, nas)
     return serve(nas, listen, args.default_budget)
 
 
@@ -391,7 +452,25 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     nas, _ = _open(args)
     if nas.summaries is not None:
         nas.summaries.start_background()
+    _start_publishing(args, nas)
     return serve_stdio(nas, args.default_budget)
+
+
+def cmd_nodes(args: argparse.Namespace) -> int:
+    from .evidence import nodes
+
+    if args.action == "add":
+        entry = nodes.add(args.name, args.url, args.http)
+        print(f"added {entry.line()} to {nodes.registry_path()}")
+    elif args.action == "remove":
+        nodes.remove(args.name)
+        print(f"removed {args.name} from {nodes.registry_path()}")
+    else:
+        found = nodes.load()
+        print(f"# {nodes.registry_path()}" + ("" if found else " (no node yet: nasfs nodes add NAME URL)"))
+        for name in sorted(found):
+            print(found[name].line())
+    return 0
 
 
 def cmd_help(args: argparse.Namespace) -> int:
@@ -415,6 +494,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "status": cmd_status,
     "serve": cmd_serve,
     "mcp": cmd_mcp,
+    "nodes": cmd_nodes,
     "help": cmd_help,
 }
 

@@ -126,8 +126,8 @@ def _shown(nas: Reader, path: str, at: str | None, caller: Caller | None = None)
     lines = [f"  {line_span(a, b)} {label}\n" for label, a, b, _ in f.entries]  # as a file's outline lines
     if f.more:
         lines.append(f"  (+{f.more} more)\n")
-    evidence = tuple(Evidence(Pointer(node, tree, content.path, content.commit, a, b), h) for _, a, b, h in f.entries)
-    return Shown(f"{pointer.short()} ({f.describe()})\n", "".join(lines), Evidence(pointer, f.sha256), evidence)
+    evidence = tuple(Evidence(Pointer(node, tree, content.path, content.commit, a, b), h, content.blob_id) for _, a, b, h in f.entries)
+    return Shown(f"{pointer.short()} ({f.describe()})\n", "".join(lines), Evidence(pointer, f.sha256, content.blob_id), evidence)
 
 
 class FolderMap:

@@ -47,6 +47,8 @@ OWN: dict[str, tuple[str, bool]] = {
     "attr_timeout": ("--attr-timeout", True),
     "autocommit": ("--autocommit", False),
     "allow_other": ("--allow-other", False),
+    "publish": ("--publish", True),
+    "publish_private": ("--publish-private", False),
 }
 LOG_LEVELS = ("debug", "info", "warning", "error")
 

@@ -90,10 +90,19 @@ class Door:
         self.nas = nas
         self.default_budget = default_budget
         self._limiter = anyio.CapacityLimiter(1)
+        self._fetching = anyio.CapacityLimiter(2)  # another node's pointers: fetches wait on remotes, not on the core
 
     async def call(self, op: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
-        """Run ``op`` in a worker thread: the event loop never blocks on git."""
-        return await anyio.to_thread.run_sync(functools.partial(op, **kwargs), limiter=self._limiter)
+        """Run ``op`` in a worker thread: the event loop never blocks on git.
+        A deref or verify of another node's pointer may wait on that node's
+        remote (seconds, or a remote that hangs): it runs beside the core slot,
+        on a cache repository of its own, so reads of this tree never wait on it."""
+        foreign = getattr(self.nas.elsewhere, "claims", None)
+        pointer = kwargs.get("pointer")
+        elsewhere = (op.__name__ in ("deref", "verify") and isinstance(pointer, str) and foreign is not None
+                     and foreign(pointer))
+        limiter = self._fetching if elsewhere else self._limiter
+        return await anyio.to_thread.run_sync(functools.partial(op, **kwargs), limiter=limiter)
 
     def counting(self, tokenizer: str | None, margin: float | None) -> Nas:
         """The tree counted with a request's own tokenizer setting, if it names one
@@ -131,7 +140,9 @@ class Door:
 
     def search(self, query: str, budget_tokens: int | None = None, at: str | None = None,
                tokenizer: str | None = None, margin: float | None = None, caller: Caller | None = None) -> dict[str, Any]:
-        return search(self.counting(tokenizer, margin), query, at=at, budget=budget_tokens, caller=caller).envelope()
+        response = search(self.counting(tokenizer, margin), query, at=at, budget=budget_tokens, caller=caller)
+        self.nas.cite(response)
+        return response.envelope()
 
     def deref(self, pointer: str, caller: Caller | None = None) -> dict[str, Any]:
         """The bytes a pointer names; ``sha256`` is of the bytes, exactly
@@ -147,7 +158,9 @@ class Door:
     def diff(self, range: str, path: str | None = None, budget_tokens: int | None = None,
              tokenizer: str | None = None, margin: float | None = None, caller: Caller | None = None) -> dict[str, Any]:
         where = clean_path(path) if path else None
-        return diff_response(self.counting(tokenizer, margin), range, where, budget_tokens, caller).envelope()
+        response = diff_response(self.counting(tokenizer, margin), range, where, budget_tokens, caller)
+        self.nas.cite(response)
+        return response.envelope()
 
 
 # -- request bodies: one table gives the checks and the OpenAPI schema --------
@@ -376,7 +389,8 @@ def openapi() -> dict[str, Any]:
     """The OpenAPI 3.1 document of this door, made from the field tables."""
     evidence = {
         "type": "object",
-        "properties": {"pointer": {"type": "string"}, "sha256": {"type": "string"}},
+        "properties": {"pointer": {"type": "string"}, "sha256": {"type": "string"},
+                       "swhid": {"type": "string", "description": "a file pointer's SWHID (docs/pointers.md); absent for folders"}},
         "required": ["pointer", "sha256"],
     }
     envelope = {
@@ -439,6 +453,7 @@ def openapi() -> dict[str, Any]:
                         "verified": {"type": "boolean"},
                         "sha256": {"type": ["string", "null"], "description": "of the bytes the pointer names; null when it names none"},
                         "detail": strings,
+                        "swhid": {"type": "string", "description": "the SWHID verified, when one was given"},
                     },
                     "required": ["pointer", "verified", "sha256", "detail"],
                 },

@@ -131,6 +131,15 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
     async def nas_deref(pointer: Annotated[str, Field(description="nas://node/tree/path@commit#La-Lb")]) -> CallToolResult:
         return await _answer(door, door.deref, pointer=pointer)
 
+    @server.tool(description="Check that a pointer's commit holds its lines (and the given sha256 or quote); "
+                             "another registered node's pointer or a SWHID works too.")
+    async def nas_verify(
+        pointer: Annotated[str, Field(description="a pointer or a SWHID")],
+        sha256: Annotated[str | None, Field(description="the lines' sha256")] = None,
+        quote: Annotated[str | None, Field(description="text the lines contain")] = None,
+    ) -> CallToolResult:
+        return await _answer(door, door.verify, pointer=pointer, sha256=sha256, quote=quote)
+
     @server.tool(description="What changed between revisions, for the tree or one path; degrades from the diff "
                              "to changed outline entries to a diffstat.")
     async def nas_diff(

@@ -87,6 +87,12 @@ def parse_pointer(text: str, node: str, tree: str) -> Pointer:
     return Pointer(node, tree, path, r.group(2).lower(), start, end)
 
 
+def named(text: str) -> tuple[str, str] | None:
+    """The node and tree a full pointer names; None for a short one."""
+    m = _FULL.fullmatch(text.strip())
+    return (unquote(m.group(1)), unquote(m.group(2))) if m else None
+
+
 def folder_pointer(node: str, tree: str, folder: str, commit: str) -> Pointer:
     """The pointer naming ``folder`` ('' for the top) at ``commit``."""
     return Pointer(node, tree, f"{folder}/" if folder else "", commit)

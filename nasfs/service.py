@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from . import __version__
 from . import tokens as tok
@@ -22,9 +23,10 @@ from .access import AccessDenied, Caller, check_history, decider, sees_all
 from .budget import Rung, fit
 from .cache import LRU, DiskCache
 from .declare import Response, declare
-from .errors import BadView, NasError, NotFound, NotServable, VerifyFailed, check_text, one_line
+from .errors import BadPointer, BadView, NasError, NotFound, NotServable, VerifyFailed, check_text, one_line
 from .grammar import RAW, View, check_budget, split_path
 from .outline import Entry, Outline
+from .evidence.swhid import is_swhid, parse_swhid, swhid_of
 from .pointers import Pointer, parse_pointer
 from .progress import Progress
 from .repo import Content, GitTree, clean_path
@@ -33,6 +35,9 @@ from .summaries import SummarySettings
 from .summaries.serving import Summaries
 from .summaries.settings import VALID_NOW
 from .views import VIEW_FORMAT, Analysis, Evidence, Served
+
+if TYPE_CHECKING:
+    from .evidence.publish import Publisher
 
 
 @dataclass
@@ -45,6 +50,7 @@ class Stats:
     cache_hits: int = 0
     cache_misses: int = 0
     more: Callable[[], str] | None = None  # more lines (the summary queue's)
+    publishing: Callable[[], str] | None = None  # the publisher's lines (evidence/publish.py)
 
     def record(self, response: Response) -> None:
         """A view served to a reader (not a door's size probe)."""
@@ -69,7 +75,7 @@ class Stats:
             f"cache_hits={self.cache_hits}",
             f"cache_misses={self.cache_misses}",
         ]
-        return "\n".join(lines) + "\n" + (self.more() if self.more else "")
+        return "\n".join(lines) + "\n" + (self.more() if self.more else "") + (self.publishing() if self.publishing else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +113,17 @@ class Nas:
         self._responses: LRU[str, Response] = LRU(4096)
         self._full_tokens: LRU[tuple[str, str], int] = LRU(65536)
         self._lock = threading.Lock()
+        self.elsewhere: Callable[[str], Nas | None] | None = None  # a core for another node's pointer (evidence/foreign.py)
+        self.publisher: Publisher | None = None  # where served commits go (evidence/publish.py)
+
+    def publish_to(self, publisher: Publisher) -> None:
+        self.publisher = publisher
+        self.stats.publishing = publisher.render
+
+    def cite(self, response: Response) -> None:
+        """A response went to a reader: the commits its evidence names are published."""
+        if self.publisher is not None and response.served.evidence:
+            self.publisher.note(e.pointer.commit for e in response.served.evidence)
 
     def _summary_core(self) -> Nas:
         """A core of its own for a summary worker thread (pygit2 objects stay in one thread)."""
@@ -286,6 +303,7 @@ class Nas:
             response = folder_view(self, path, view, at, caller)
             if record:
                 self.stats.record(response)
+                self.cite(response)
             return response
         if view.kind == "since" and at is None:
             from .diffs import split_range
@@ -303,12 +321,14 @@ class Nas:
         if hit is not None:
             if record:
                 self.stats.record(hit)
+                self.cite(hit)
             return hit
         response = self._serve(content, view)
         if cacheable:
             self.remember(key, response)
         if record:
             self.stats.record(response)
+            self.cite(response)
         return response
 
     def recall(self, key: str) -> Response | None:
@@ -445,6 +465,7 @@ class Nas:
         response = declared(served) if view.budget is None else fit([lambda: served], declared, view.budget, nothing)
         if record:
             self.stats.record(response)
+            self.cite(response)
         return response
 
     # -- evidence --------------------------------------------------------------
@@ -476,7 +497,15 @@ class Nas:
         """Exactly the bytes a pointer names, at its commit; for a folder
         pointer, the folder's listing as ``git ls-tree`` prints it. Told to a
         caller who may read the repository and may see the path in the
-        working tree (a snapshot commit holds working-tree content)."""
+        working tree (a snapshot commit holds working-tree content). A SWHID
+        names a file's lines too; another node's pointer is served by
+        :attr:`elsewhere` (a registered remote's published commits, which
+        that node pushed because every reader of its repository may read them)."""
+        other = self.elsewhere(text) if self.elsewhere is not None else None
+        if other is not None:
+            return other.deref(text)
+        if is_swhid(text):
+            text = parse_swhid(text).pointer(self.tree.node, self.tree.tree).short()
         p = self.admit_pointer(text, caller)
         if p.folder is not None:
             commit = self.commit_for(p.commit, caller)
@@ -503,7 +532,17 @@ class Nas:
               caller: Caller | None = None) -> dict[str, object]:
         """``{pointer, verified, sha256, detail}``: the pointer as parsed, the
         sha256 of the bytes it names (None when it names none), and what held
-        or did not. A pointer that does not parse is refused (BadPointer)."""
+        or did not. A pointer that does not parse is refused (BadPointer).
+        Another node's pointer is checked in its fetched commit (a commit its
+        remote does not hold does not verify); a SWHID also checks its blob id."""
+        if is_swhid(text):
+            return self._check_swhid(text, sha256, quote, caller)
+        try:
+            other = self.elsewhere(text) if self.elsewhere is not None else None
+        except NotFound as exc:
+            return {"pointer": text.strip(), "verified": False, "sha256": None, "detail": f"does not verify: {exc}"}
+        if other is not None:
+            return other.check(text, sha256, quote)
         p = parse_pointer(text, self.tree.node, self.tree.tree)
 
         def answer(ok: bool, digest: str | None, detail: str) -> dict[str, object]:
@@ -519,6 +558,33 @@ class Nas:
         if quote is not None and check_text("the quote", quote, BadView).encode() not in body:
             return answer(False, digest, f"does not verify: the quoted text does not occur in {p.short()}")
         return answer(True, digest, f"verified {p} sha256={digest}")
+
+    def _check_swhid(self, text: str, sha256: str | None, quote: str | None,
+                     caller: Caller | None) -> dict[str, object]:
+        """A SWHID's lines checked as its pointer's (for the same caller), and its blob id against the anchor's blob at its path."""
+        s = parse_swhid(text)
+        answer = self.check(s.pointer(self.tree.node, self.tree.tree).short(), sha256, quote, caller)
+        answer["swhid"] = str(s)
+        if answer["verified"]:
+            blob = self.tree.at(s.commit, s.path).blob_id
+            if blob != s.blob:
+                answer.update(verified=False, detail=f"does not verify: {s.path} at {s.commit[:12]} is blob {blob}, not {s.blob}")
+            else:
+                answer["detail"] = f"verified {s} sha256={answer['sha256']}"
+        return answer
+
+    def swhid(self, text: str, caller: Caller | None = None) -> str:
+        """The SWHID of a file pointer (after checking it names bytes that exist, for this caller)."""
+        other = self.elsewhere(text) if self.elsewhere is not None else None
+        if other is not None:
+            return other.swhid(text)
+        p, _ = self.deref(text, caller)
+        if p.folder is not None:
+            raise BadPointer(f"{p} names a folder; a SWHID here names a file's content", "a file pointer PATH@COMMIT#La-Lb")
+        content = self.tree.at(p.commit, p.path)
+        found = swhid_of(p, content.blob_id, content.commit)
+        assert found is not None
+        return found
 
 
 def _outline_rungs(a: Analysis, outline: Outline, scope: Entry | None, entries: str | None = None,
@@ -609,7 +675,7 @@ def _response_to_json(r: Response) -> bytes:
     s = r.served
     return json.dumps({
         "view": s.view, "body": s.body.decode("latin-1"), "text": r.text.decode("latin-1"),
-        "evidence": [[str(e.pointer), e.sha256] for e in s.evidence],
+        "evidence": [[str(e.pointer), e.sha256, e.blob, e.pointer.commit] for e in s.evidence],
         "generated": s.generated, "truncated": s.truncated, "keys": list(s.keys),
         "tokens": r.tokens, "content_tokens": r.content_tokens, "full_tokens": r.full_tokens,
         "tokenizer": r.tokenizer, "budget": r.budget, "headed": r.headed,
@@ -617,10 +683,16 @@ def _response_to_json(r: Response) -> bytes:
     }).encode()
 
 
+def _evidence_from_json(item: list[str], tree: GitTree) -> Evidence:
+    """An evidence item as remembered: pointer, sha256, blob id and the full commit id."""
+    pointer, digest, blob, commit = item
+    return Evidence(replace(parse_pointer(pointer, tree.node, tree.tree), commit=commit), digest, blob)
+
+
 def _response_from_json(raw: bytes, tree: GitTree) -> Response | None:
     try:
         d = json.loads(raw)
-        evidence = tuple(Evidence(parse_pointer(p, tree.node, tree.tree), h) for p, h in d["evidence"])
+        evidence = tuple(_evidence_from_json(item, tree) for item in d["evidence"])
         served = Served(d["view"], d["body"].encode("latin-1"), evidence, d["generated"], d["truncated"], tuple(tuple(k) for k in d["keys"]))
         return Response(served, d["text"].encode("latin-1"), d["tokens"], d["content_tokens"], d["full_tokens"], d["tokenizer"], d["budget"], d["headed"],
                         tuple(d["counts"]), tuple(d["content_counts"]))

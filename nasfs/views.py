@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from .errors import NotFound, NotServable
+from .evidence.swhid import swhid_of
 from .lines import LineIndex, count_lines_stream, stream_lines
 from .outline import Entry, Outline, family_for, is_binary, outline_bytes, outline_large
 from .outline.key_index import key_listing, outline_index
@@ -25,9 +26,15 @@ VIEW_FORMAT = 7  # raised whenever a view's text changes for the same content, s
 class Evidence:
     pointer: Pointer
     sha256: str
+    blob: str = ""  # the file's git blob id, when known: the pointer's SWHID names it
 
     def as_dict(self) -> dict[str, str]:
-        return {"pointer": str(self.pointer), "sha256": self.sha256}
+        """The envelope's item; ``swhid`` beside ``pointer`` when the blob is known."""
+        item = {"pointer": str(self.pointer), "sha256": self.sha256}
+        swhid = swhid_of(self.pointer, self.blob) if self.blob else None
+        if swhid is not None:
+            item["swhid"] = swhid
+        return item
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +102,7 @@ class Analysis:
             for piece in pieces:
                 digest.update(piece)
         pointer = self.pointer() if self.binary else self.pointer(first, last)
-        return (Evidence(pointer, digest.hexdigest()),)
+        return (Evidence(pointer, digest.hexdigest(), self.content.blob_id),)
 
     def whole_evidence(self) -> tuple[Evidence, ...]:
         """Evidence for the whole file, hashed once per analysis."""

@@ -97,9 +97,10 @@ def check_mountpoint(mountpoint: str) -> None:
 
 def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str | None, tokenizer: str,
                    autocommit: bool, allow_other: bool, attr_timeout: float, summarizer: SummarySettings | None = None,
-                   faults: bool = False, warm: bool = True) -> int:
+                   faults: bool = False, warm: bool = True, publish: str | None = None, publish_private: bool = False) -> int:
     """Mount and serve until unmounted or signalled; returns an exit code.
-    With ``warm``, a low-priority ``nasfs index`` warms the caches meanwhile."""
+    With ``warm``, a low-priority ``nasfs index`` warms the caches meanwhile;
+    with ``publish``, a thread pushes the commits served pointers name there."""
     from ..cache import DiskCache
     from ..repo import GitTree
     from ..service import Nas
@@ -110,6 +111,11 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     disk = DiskCache()
     git_tree = GitTree(source, node=node, tree=tree, hashes=disk)
     nas = Nas(git_tree, tokenizer=tokenizer, disk=disk, summarizer=summarizer)
+    if publish:
+        from ..evidence.nodes import check_url
+        from ..evidence.publish import Publisher
+
+        nas.publish_to(Publisher(git_tree.git_dir, check_url(publish, "--publish"), git_tree.node, publish_private))
     ops = NasOperations(nas, autocommit=autocommit, attr_timeout=attr_timeout, faults=faults)
     # the mountpoint's real path, taken before the mount: the socket maps a client's folder in
     # the mount to the tree by this string, and never resolves a path through its own mount
@@ -138,6 +144,8 @@ def run_foreground(source: str, mountpoint: str, *, node: str | None, tree: str 
     finally:
         if warmer is not None:
             _stop(warmer)
+        if nas.publisher is not None:
+            nas.publisher.stop()
         ops.close()
         pyfuse3.close(unmount=clean)
         if not clean:
@@ -282,6 +290,16 @@ def summaries_line(mountpoint: str) -> str:
     return f"\n  summaries ({stats['summaries_mode']}, {stats.get('summaries_model', '?')}): {counts}"
 
 
+def publish_line(mountpoint: str) -> str:
+    """``publishing to URL: pushed=.. pending=.. failed=..`` and the oldest pending, from ``.nas/stats``, or ""."""
+    stats = _stats(mountpoint)
+    if "publish_remote" not in stats:
+        return ""
+    counts = " ".join(f"{k}={stats.get('publish_' + k, '?')}" for k in ("pushed", "pending", "failed"))
+    oldest = stats.get("publish_oldest_pending")
+    return f"\n  publishing to {stats['publish_remote']}: {counts}" + (f"\n  oldest pending: {oldest}" if oldest else "")
+
+
 def describe(path: Path | str | None = None) -> tuple[str, bool]:
     """One line per nasfs mount (or the one at ``path``), and whether all of
     them answer: a stale mount is a failure an admin's script must see."""
@@ -297,5 +315,5 @@ def describe(path: Path | str | None = None) -> tuple[str, bool]:
         if problem:
             state += f", but {problem}"
         rows.append(f"{m.mountpoint}: nasfs over {m.source}, {state}, options {m.options}"
-                    + ("" if stale else summaries_line(m.mountpoint)))
+                    + ("" if stale else summaries_line(m.mountpoint) + publish_line(m.mountpoint)))
     return "\n".join(rows), healthy

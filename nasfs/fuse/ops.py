@@ -310,6 +310,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         data, response = await self.file_content(inode, node)
         if response is not None and node.kind == "view":
             self.nas.stats.record(response)
+        if response is not None:
+            self.nas.cite(response)  # search hits and diffs too: their commits are published
         return pyfuse3.FileInfo(fh=self.hold(data), keep_cache=True)  # this inode's bytes never change
 
     def hold(self, data: bytes) -> int:

@@ -120,7 +120,7 @@ class Summaries:
         evidence = list(a.whole_evidence())
         lines = []
         for k in record["kept"]:
-            mine = [Evidence(Pointer(a.node, a.tree, c.path, c.commit, s["start"], s["end"]), s["sha256"]) for s in k["spans"]]
+            mine = [Evidence(Pointer(a.node, a.tree, c.path, c.commit, s["start"], s["end"]), s["sha256"], c.blob_id) for s in k["spans"]]
             evidence += mine
             lines.append(f"{k['text']} [{cited_label(k['cited'])}] " + " ".join(str(e.pointer) for e in mine))
         return self._served(record, lines, tuple(evidence), c.commit, stale)
