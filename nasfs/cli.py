@@ -200,7 +200,7 @@ def _parser() -> argparse.ArgumentParser:
     _default_budget(serve)
     _publish_args(serve)
 
-    mcp = sub.add_parser("mcp", help="the MCP server over stdio: nas_read, nas_list, nas_search, nas_deref, nas_verify, nas_diff")
+    mcp = sub.add_parser("mcp", help="the MCP server over stdio: nas_read, nas_list, nas_search, nas_deref, nas_diff, nas_help")
     _tree_args(mcp)
     _default_budget(mcp)
     _publish_args(mcp)

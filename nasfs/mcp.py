@@ -127,17 +127,15 @@ def build(nas: Nas, default_budget: int = DEFAULT_READ_BUDGET) -> MCPServer:
     ) -> CallToolResult:
         return await _answer(door, door.search, query=query, budget_tokens=budget_tokens, at=at, tokenizer=tokenizer, margin=margin)
 
-    @server.tool(description="The exact bytes an evidence pointer names, at its commit, with their sha256.")
-    async def nas_deref(pointer: Annotated[str, Field(description="nas://node/tree/path@commit#La-Lb")]) -> CallToolResult:
-        return await _answer(door, door.deref, pointer=pointer)
-
-    @server.tool(description="Check that a pointer's commit holds its lines (and the given sha256 or quote); "
-                             "another registered node's pointer or a SWHID works too.")
-    async def nas_verify(
-        pointer: Annotated[str, Field(description="a pointer or a SWHID")],
-        sha256: Annotated[str | None, Field(description="the lines' sha256")] = None,
-        quote: Annotated[str | None, Field(description="text the lines contain")] = None,
+    @server.tool(description="The exact bytes a pointer or SWHID names (any registered node's), with their sha256; "
+                             "given sha256 or quote, checks them instead.")
+    async def nas_deref(
+        pointer: Annotated[str, Field(description="nas://node/tree/path@commit#La-Lb")],
+        sha256: str | None = None,
+        quote: str | None = None,
     ) -> CallToolResult:
+        if sha256 is None and quote is None:
+            return await _answer(door, door.deref, pointer=pointer)
         return await _answer(door, door.verify, pointer=pointer, sha256=sha256, quote=quote)
 
     @server.tool(description="What changed between revisions, for the tree or one path; degrades from the diff "

@@ -360,7 +360,7 @@ def test_http_and_mcp_verify_take_another_nodes_pointers(home: Path, tmp_path: P
         with anyio.fail_after(120), (tmp_path / "mcp.log").open("w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
                 await s.initialize()
-                result = await s.call_tool("nas_verify", {"pointer": item["pointer"], "quote": "Renewal"})
+                result = await s.call_tool("nas_deref", {"pointer": item["pointer"], "quote": "Renewal"})
                 assert not result.is_error, result.content
                 return json.loads(result.content[0].text)
 

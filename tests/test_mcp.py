@@ -14,7 +14,7 @@ import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 ACME = "notes/customer-acme.md"
-TOOLS = {"nas_read", "nas_search", "nas_deref", "nas_diff", "nas_list", "nas_help", "nas_verify"}
+TOOLS = {"nas_read", "nas_search", "nas_deref", "nas_diff", "nas_list", "nas_help"}
 
 
 @contextlib.asynccontextmanager
