@@ -11,10 +11,12 @@ import os
 import pwd
 import sqlite3  # noqa: F401
 import sys
+import tomllib  # noqa: F401  (the node registry's, imported late by the CLI)
 
 import nasfs.cli
 import nasfs.service  # noqa: F401
 import nasfs.snapshot_access  # noqa: F401
+import nasfs.evidence.nodes  # noqa: F401
 
 uid, gid = int(sys.argv[1]), int(sys.argv[2])
 os.setgroups(os.getgrouplist(pwd.getpwuid(uid).pw_name, gid))
