@@ -10,11 +10,10 @@ import collections
 import copy
 import hashlib
 import os
-import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import __version__
@@ -23,18 +22,34 @@ from .access import AccessDenied, Caller, check_history, decider, sees_all
 from .budget import Rung, fit
 from .cache import LRU, DiskCache
 from .declare import Response, declare
-from .errors import BadPointer, BadView, NasError, NotFound, NotServable, VerifyFailed, check_text, one_line
-from .grammar import RAW, View, check_budget, split_path
-from .outline import Entry, Outline
+from .errors import (
+    BadPointer,
+    BadView,
+    NasError,
+    NotFound,
+    NotServable,
+    VerifyFailed,
+    check_text,
+    one_line,
+)
 from .evidence.swhid import is_swhid, parse_swhid, swhid_of
+from .grammar import RAW, View, check_budget, split_path
+from .ladder_rungs import (
+    outline_or_file,
+    outline_or_section,
+    outline_rungs,
+    paged,
+    with_budget,
+)
 from .pointers import Pointer, parse_pointer
 from .progress import Progress
 from .repo import Content, GitTree, clean_path
+from .response_json import response_from_json, response_to_json
 from .snapshot_access import check_commit
 from .summaries import SummarySettings
 from .summaries.serving import Summaries
 from .summaries.settings import VALID_NOW
-from .views import VIEW_FORMAT, Analysis, Evidence, Served
+from .views import VIEW_FORMAT, Analysis, Served
 
 if TYPE_CHECKING:
     from .evidence.publish import Publisher
@@ -228,7 +243,7 @@ class Nas:
             if check_budget(budget) is None and view.budget is None and view.kind != "best" and default_budget:
                 budget = default_budget
             if check_budget(budget) is not None:
-                view = _with_budget(view, budget)
+                view = with_budget(view, budget)
             return self.read_view(path, view, at, caller=caller)
         except NasError as exc:
             self.refused(spec, exc, caller)
@@ -336,7 +351,7 @@ class Nas:
         hit = self._responses.get(key)
         if hit is None and self.disk is not None:
             raw = self.disk.get(key)
-            hit = _response_from_json(raw, self.tree) if raw else None
+            hit = response_from_json(raw, self.tree) if raw else None
             if hit is not None:
                 self._responses.put(key, hit)
         return hit
@@ -344,7 +359,7 @@ class Nas:
     def remember(self, key: str, response: Response, to_disk: bool = True) -> None:
         self._responses.put(key, response)
         if to_disk and self.disk is not None:
-            self.disk.put(key, _response_to_json(response))
+            self.disk.put(key, response_to_json(response))
 
     def _response_key(self, content: Content, view: View) -> str:
         plain = View(view.kind, view.start, view.end, view.arg, view.budget, False)
@@ -396,26 +411,26 @@ class Nas:
             return [lambda: served, skeleton], nothing
         if view.kind == "section":
             entry, served = a.section(view.arg)
-            rungs = [lambda: served, *_outline_rungs(a, a.section_outline(entry), entry), lambda: a.skeleton(entry)]
+            rungs = [lambda: served, *outline_rungs(a, a.section_outline(entry), entry), lambda: a.skeleton(entry)]
             return rungs, Served("none", b"", served.evidence, truncated=True, keys=served.keys)
         if view.kind == "inside":
             entry, served = a.section(view.arg)
-            rungs = _outline_rungs(a, a.section_outline(entry, whole=True), entry)
-            return [_outline_or_section(rungs[0], served, declared), *rungs[1:], lambda: a.skeleton(entry)], \
+            rungs = outline_rungs(a, a.section_outline(entry, whole=True), entry)
+            return [outline_or_section(rungs[0], served, declared), *rungs[1:], lambda: a.skeleton(entry)], \
                 Served("none", b"", served.evidence, truncated=True, keys=served.keys)
         if view.kind == "outline" and view.start:
             total = a.outline.top_count
             if view.start > total:
                 raise NotFound(f"outline={view.start} is past the {total} top-level entries of {a.content.path}",
                                f"outline=1 to outline={total}" if total else "@outline: this outline has no entries")
-            part = _outline_rungs(a, a.outline.tops(view.start), None, f"{view.start}-{total}/{total}", a.outline.shown)
-            return [*_paged(a, view, declared, part)[: len(part) - a.outline.page_depth + 1], skeleton], nothing
+            part = outline_rungs(a, a.outline.tops(view.start), None, f"{view.start}-{total}/{total}", a.outline.shown)
+            return [*paged(a, view, declared, part)[: len(part) - a.outline.page_depth + 1], skeleton], nothing
         if view.kind == "outline":
-            rungs = _paged(a, view, declared, _outline_rungs(a, a.outline, None, top=a.outline.shown))
-            return [_outline_or_file(a, rungs[0], declared, self.full_tokens(a)), *rungs[1:], skeleton], nothing
+            rungs = paged(a, view, declared, outline_rungs(a, a.outline, None, top=a.outline.shown))
+            return [outline_or_file(a, rungs[0], declared, self.full_tokens(a)), *rungs[1:], skeleton], nothing
         if view.kind == "best":
-            outlines = _outline_rungs(a, a.outline, None)
-            rungs = [a.full, *_paged(a, view, declared, outlines)]
+            outlines = outline_rungs(a, a.outline, None)
+            rungs = [a.full, *paged(a, view, declared, outlines)]
             if self.summaries is not None and self.summaries.settings.in_ladder:  # after every whole outline, before a page of one
                 summaries = self.summaries
                 rungs.insert(1 + max(len(outlines) - a.outline.page_depth, 1), lambda: summaries.ladder_rung(a))
@@ -585,119 +600,6 @@ class Nas:
         found = swhid_of(p, content.blob_id, content.commit)
         assert found is not None
         return found
-
-
-def _outline_rungs(a: Analysis, outline: Outline, scope: Entry | None, entries: str | None = None,
-                   top: int | None = None) -> list[Rung]:
-    """The outline at depth ``top`` (all of it when None), then with its deepest level dropped, repeatedly."""
-    deepest = outline.max_depth
-    if deepest < 0:  # no entries: the outline is its notes alone
-        return [lambda: a.outline_view(outline, None, scope, entries)]
-    return [lambda d=depth: a.outline_view(outline, None if d == deepest else d, scope, entries)
-            for depth in range(deepest if top is None else top, -1, -1)]
-
-
-def _outline_or_file(a: Analysis, outline: Rung, declared: Callable[[Served], Response], full_tokens: int | None) -> Rung:
-    """The outline, or the whole file when the outline's answer costs as many
-    tokens as the file (``full_tokens``, its content's count) or more (a
-    reader then needs no second read), declared ``asked=outline``. A table's
-    outline states what its file does not (its record count): it stays the
-    answer while it costs less than the file's whole answer, header included."""
-    def make() -> Served | None:
-        served = outline()
-        full = a.full()
-        if full is None or full_tokens is None or served is None:
-            return served
-        full = replace(full, keys=(("asked", "outline"),))
-        limit = declared(full).tokens if a.outline.kind in TABLES else full_tokens
-        return full if declared(served).tokens >= limit else served
-    return make
-
-
-TABLES = ("csv", "tsv")
-
-
-def _outline_or_section(outline: Rung, section: Served, declared: Callable[[Served], Response]) -> Rung:
-    """A section's whole outline, or the section's text when that costs no
-    more: a follow-up read never costs more than the lines it outlines."""
-    def make() -> Served | None:
-        served = outline()
-        if served is not None and declared(served).tokens >= declared(section).tokens:
-            return section
-        return served
-    return make
-
-
-def _paged(a: Analysis, view: View, declared: Callable[[Served], Response], rungs: list[Rung]) -> list[Rung]:
-    """Outline rungs (deepest first) with a page inserted after the page level's
-    rung: a page of that level is richer than the levels above it, which hold
-    one entry each."""
-    cut = max(len(rungs) - a.outline.page_depth, 1)
-    return [*rungs[:cut], _page(a, view, declared), *rungs[cut:]]
-
-
-def _page(a: Analysis, view: View, declared: Callable[[Served], Response]) -> Rung:
-    """When not even the page level fits the budget: as many of its entries
-    from ``view.start`` as fit, declared as ``entries=K-L/T`` with the view
-    that serves the next page in ``next`` (never a silent cut)."""
-    def make() -> Served | None:
-        if view.budget is None:
-            return None
-        budget, first, outline = view.budget, max(view.start, 1), a.outline
-        total, level = outline.top_count, outline.page_depth
-
-        def page(count: int) -> Served:
-            last = first + count - 1
-            following = f"@outline={last + 1}@{budget}" if last < total else None
-            shown = outline.tops(first, count).to_depth(level)
-            return a.outline_view(shown, level, None, f"{first}-{last}/{total}", following)
-
-        fits, over = 0, total - first + 1  # fits: a count known to fit; over + 1: known not to
-        while fits < over:
-            mid = (fits + over + 1) // 2
-            if declared(page(mid)).tokens <= budget:
-                fits = mid
-            else:
-                over = mid - 1
-        return page(fits) if fits else None
-    return make
-
-
-def _with_budget(view: View, budget: int) -> View:
-    from .grammar import parse_view
-
-    if view.kind == "raw":
-        return parse_view(f"{budget}{'.json' if view.json else ''}")
-    return View(view.kind, view.start, view.end, view.arg, budget, view.json)
-
-
-def _response_to_json(r: Response) -> bytes:
-    s = r.served
-    return json.dumps({
-        "view": s.view, "body": s.body.decode("latin-1"), "text": r.text.decode("latin-1"),
-        "evidence": [[str(e.pointer), e.sha256, e.blob, e.pointer.commit] for e in s.evidence],
-        "generated": s.generated, "truncated": s.truncated, "keys": list(s.keys),
-        "tokens": r.tokens, "content_tokens": r.content_tokens, "full_tokens": r.full_tokens,
-        "tokenizer": r.tokenizer, "budget": r.budget, "headed": r.headed,
-        "counts": r.counts, "content_counts": r.content_counts,
-    }).encode()
-
-
-def _evidence_from_json(item: list[str], tree: GitTree) -> Evidence:
-    """An evidence item as remembered: pointer, sha256, blob id and the full commit id."""
-    pointer, digest, blob, commit = item
-    return Evidence(replace(parse_pointer(pointer, tree.node, tree.tree), commit=commit), digest, blob)
-
-
-def _response_from_json(raw: bytes, tree: GitTree) -> Response | None:
-    try:
-        d = json.loads(raw)
-        evidence = tuple(_evidence_from_json(item, tree) for item in d["evidence"])
-        served = Served(d["view"], d["body"].encode("latin-1"), evidence, d["generated"], d["truncated"], tuple(tuple(k) for k in d["keys"]))
-        return Response(served, d["text"].encode("latin-1"), d["tokens"], d["content_tokens"], d["full_tokens"], d["tokenizer"], d["budget"], d["headed"],
-                        tuple(d["counts"]), tuple(d["content_counts"]))
-    except (ValueError, KeyError, TypeError, NasError):
-        return None
 
 
 __all__ = ["Nas", "RAW", "Stats"]

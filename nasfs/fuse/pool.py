@@ -47,7 +47,7 @@ import pyfuse3
 
 from .. import index
 from ..access import Caller
-from ..service import _response_from_json, _response_to_json
+from ..response_json import response_from_json, response_to_json
 
 if TYPE_CHECKING:
     from ..declare import Response
@@ -117,7 +117,7 @@ class Pool:
             raise pyfuse3.FUSEError(errno.EIO) from None
         finally:
             self._idle.put(worker)
-        response = _response_from_json(raw, self._tree)
+        response = response_from_json(raw, self._tree)
         if response is None:
             raise RuntimeError("a view worker returned an answer that does not parse")
         return response
@@ -150,7 +150,7 @@ def _start(root: str, node: str | None, tree: str | None, tokenizer: str, summar
 
 
 def read_view(path: str, view: View, at: str | None) -> bytes:
-    return _response_to_json(index._nas.read_view(path, view, at, False))
+    return response_to_json(index._nas.read_view(path, view, at, False))
 
 
 def side_view(node: Node) -> bytes:
@@ -162,5 +162,5 @@ def side_view(node: Node) -> bytes:
     text, budget, _ = split_suffixes(node.path)
     caller = Caller.from_key(node.caller) if node.caller else None  # None: the daemon's own account
     if node.kind == "search":
-        return _response_to_json(search(index._nas, text, at=node.commit or None, budget=budget, caller=caller))
-    return _response_to_json(diff_response(index._nas, text, None, budget, caller))
+        return response_to_json(search(index._nas, text, at=node.commit or None, budget=budget, caller=caller))
+    return response_to_json(diff_response(index._nas, text, None, budget, caller))
