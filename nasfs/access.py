@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import enum
 import errno
-import grp
 import os
 import pwd
 import stat
