@@ -94,9 +94,10 @@ def content_words(text: str) -> list[str]:
     return [t.lower for t in tokens(text) if content(t)]
 
 
-def check_lines(sentence: Sentence, line_count: int, lines: Callable[[int, int], str]) -> Verdict:
+def check_lines(sentence: Sentence, line_count: int, lines: Callable[[int, int], str], path: str = "") -> Verdict:
     """Rule 1 against a blob of ``line_count`` lines, then rules 2-4 against
-    the cited lines (``lines(a, b)`` gives lines a..b as text)."""
+    the cited lines (``lines(a, b)`` gives lines a..b as text) and the file's
+    ``path`` (the model is shown it: ``Read the Docs`` for ``.readthedocs.yaml``)."""
     if not sentence.cited:
         return Verdict(sentence, "it cites no lines")
     for a, b in sentence.cited:
@@ -108,7 +109,7 @@ def check_lines(sentence: Sentence, line_count: int, lines: Callable[[int, int],
     if total > MAX_CITED_TOTAL:
         return Verdict(sentence, f"it cites {total} lines in all, over {MAX_CITED_TOTAL}: too broad to check")
     source = "\n".join(lines(a, b) for a, b in sentence.cited)
-    return Verdict(sentence, unsupported_by(sentence.text, source))
+    return Verdict(sentence, unsupported_by(sentence.text, source, path))
 
 
 def check_children(sentence: Sentence, children: list[str]) -> Verdict:

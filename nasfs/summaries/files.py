@@ -41,7 +41,7 @@ def summarize_file(backend: Backend, settings: SummarySettings, path: str, blob_
     answer = backend.generate(prompt.system, prompt.user)
     seconds = time.monotonic() - started
     kept, refused = [], []
-    for verdict in (check_lines(s, index.count, lines) for s in split_answer(answer)):
+    for verdict in (check_lines(s, index.count, lines, path) for s in split_answer(answer)):
         s = verdict.sentence
         if verdict.supported:
             spans = [{"start": a, "end": b, "sha256": hashlib.sha256(index.slice(a, b)).hexdigest()} for a, b in s.cited]

@@ -1,25 +1,28 @@
-"""Does @summary's checker keep faithful sentences and drop false ones? Issue 25's labelled set.
+"""Does @summary's checker keep faithful sentences and drop false ones? Issue 25's labelled sets.
 
-    .venv/bin/python scripts/bench/grounding.py [--part tuned|held-out|all] [--files A,B] [--show]
+    .venv/bin/python scripts/bench/grounding.py [--part tuned|check|held-out|all] [--files A,B] [--show]
         [--verify] [--judge URL|CMD [--judge-model NAME] [--judge-timeout S]]
 
-The set is scripts/bench/grounding/: 17 files nasfs did not write (files/,
-each with its source, licence and sha256 in sources.json, checked here) and
-labels.txt, cited sentences labelled true or false by kind (number, swap,
-negation, name, clause, miscite), written before any checker ran on them.
-Six files are held out: never looked at while tuning the rules, reported apart.
+The sets are scripts/bench/grounding/sets/<part>/: files nasfs did not write
+(files/, each with its source, licence and sha256 in sources.json, checked
+here) and labels.txt, cited sentences labelled true or false by kind (number,
+swap, negation, name, clause, miscite), written before any checker ran on them.
+The parts: ``tuned`` (the rules were tuned on it), ``check`` (written by someone
+who never saw the checker; looked at in aggregate while tuning) and
+``held-out`` (written the same way; run once, at the end). docs/summaries.md
+says what each part has been through.
 
 Each sentence is read as a model's answer is (split_answer) and checked
-against its file's lines (check_lines), as summaries are. Printed for the
-tuned part, the held-out part and both: faithful sentences kept, false
-sentences dropped by kind and overall, and the precision of what would be
-served (true among kept); for the rules alone and, given ``--judge``, for the
-judge alone and for the rules then the judge (a sentence is kept only if the
-judge says yes; no answer counts as no). ``--verify`` commits the files to a
-temp git repository, makes each kept sentence's record as the summary worker
-does (files.py) and verifies the pointer it stores with nasfs's own verify. ``--show`` lists each sentence
+against its file's lines and path (check_lines), as summaries are. Printed per
+part and for all: faithful sentences kept, false sentences dropped by kind and
+overall, and the precision of what would be served (true among kept); for the
+rules alone and, given ``--judge``, for the judge alone and for the rules then
+the judge (a sentence is kept only if the judge says yes; no answer counts as
+no). ``--verify`` commits the files to a temp git repository, makes each kept
+sentence's record as the summary worker does (files.py) and verifies the
+pointer it stores with nasfs's own verify. ``--show`` lists each sentence
 judged wrongly, with the checker's reason (the tuned part only, unless
-``--part`` says otherwise).
+``--part`` names another).
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ from nasfs.summaries.files import summarize_file  # noqa: E402
 from nasfs.summaries.judge import Judge, ask  # noqa: E402
 from nasfs.summaries.settings import SummarySettings  # noqa: E402
 
-SET = Path(__file__).resolve().parent / "grounding"
+SETS = Path(__file__).resolve().parent / "grounding" / "sets"
+PARTS = ("tuned", "check", "held-out")
 KINDS = ("number", "swap", "negation", "name", "clause", "miscite")
 TARGET_KEPT, TARGET_DROPPED, TARGET_KIND = 0.90, 0.90, 0.80
 
@@ -54,7 +58,8 @@ TARGET_KEPT, TARGET_DROPPED, TARGET_KIND = 0.90, 0.90, 0.80
 @dataclass
 class Case:
     file: str
-    held_out: bool
+    part: str  # one of PARTS
+    path: str  # the file's path in its source: what a summarizer sees as its name
     label: str  # "true" or a kind of KINDS
     text: str  # the sentence with its citation, as a model writes it
     rules: bool = False  # kept by the rules
@@ -64,29 +69,34 @@ class Case:
 
 
 def load(files: set[str] | None) -> tuple[dict[str, bytes], list[Case]]:
-    """The files (their sha256 checked against sources.json) and the labelled cases."""
-    sources = {s["file"]: s for s in json.loads((SET / "sources.json").read_text())}
+    """The files of every part (their sha256 checked against sources.json) and the labelled cases."""
     data: dict[str, bytes] = {}
-    for name, s in sources.items():
-        raw = (SET / "files" / name).read_bytes()
-        if hashlib.sha256(raw).hexdigest() != s["sha256"]:
-            sys.exit(f"grounding.py: {name} does not match its sha256 in sources.json: the set was changed")
-        data[name] = raw
-    unknown = (files or set()) - set(sources)
+    cases: list[Case] = []
+    known: set[str] = set()
+    for part in PARTS:
+        folder = SETS / part
+        sources = {s["file"]: s for s in json.loads((folder / "sources.json").read_text())}
+        for name, s in sources.items():
+            raw = (folder / "files" / name).read_bytes()
+            if hashlib.sha256(raw).hexdigest() != s["sha256"]:
+                sys.exit(f"grounding.py: {part}/{name} does not match its sha256 in sources.json: the set was changed")
+            data[name] = raw
+        known |= set(sources)
+        current = None
+        for n, line in enumerate((folder / "labels.txt").read_text().splitlines(), 1):
+            if line.startswith("## "):
+                current = line[3:].strip()
+                continue
+            if not line.strip() or line.startswith("#"):
+                continue
+            label, _, text = line.partition(" | ")
+            if current not in sources or label not in ("true", *KINDS) or not text:
+                sys.exit(f"grounding.py: {part}/labels.txt line {n} is not 'LABEL | SENTENCE' under a known '## FILE'")
+            if files is None or current in files:
+                cases.append(Case(current, part, sources[current]["path"], label, text))
+    unknown = (files or set()) - known
     if unknown:
-        sys.exit(f"grounding.py: --files {', '.join(sorted(unknown))}: not in the set; valid: {', '.join(sorted(sources))}")
-    cases, current = [], None
-    for n, line in enumerate((SET / "labels.txt").read_text().splitlines(), 1):
-        if line.startswith("## "):
-            current = line[3:].strip()
-            continue
-        if not line.strip() or line.startswith("#"):
-            continue
-        label, _, text = line.partition(" | ")
-        if current not in sources or label not in ("true", *KINDS) or not text:
-            sys.exit(f"grounding.py: labels.txt line {n} is not 'LABEL | SENTENCE' under a known '## FILE'")
-        if files is None or current in files:
-            cases.append(Case(current, sources[current]["held_out"], label, text))
+        sys.exit(f"grounding.py: --files {', '.join(sorted(unknown))}: not in the set; valid: {', '.join(sorted(known))}")
     return data, cases
 
 
@@ -99,7 +109,7 @@ def check(cases: list[Case], data: dict[str, bytes]) -> None:
             return index.slice(a, b).decode("utf-8", errors="replace")
 
         sentences = split_answer(case.text)
-        verdicts = [check_lines(s, index.count, lines) for s in sentences]
+        verdicts = [check_lines(s, index.count, lines, case.path) for s in sentences]
         refused = [v.reason for v in verdicts if not v.supported]
         case.rules = bool(verdicts) and not refused
         case.reason = None if case.rules else (refused[0] if refused else "no sentence found")
@@ -207,7 +217,7 @@ def verify(cases: list[Case], data: dict[str, bytes]) -> tuple[int, int, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=("tuned", "held-out", "all"), default="all")
+    ap.add_argument("--part", choices=(*PARTS, "all"), default="all")
     ap.add_argument("--files", help="a comma-separated slice of the set's files (default: all)")
     ap.add_argument("--show", action="store_true", help="list the sentences judged wrongly, with why")
     ap.add_argument("--verify", action="store_true", help="verify every kept sentence's pointers against a commit")
@@ -221,25 +231,22 @@ def main() -> None:
         ap.error(str(exc))
     C.banner("grounding: does the summary checker keep faithful sentences and drop false ones (issue 25)")
     data, cases = load(set(args.files.split(",")) if args.files else None)
-    wanted = {"tuned": [False], "held-out": [True], "all": [False, True]}[args.part]
-    cases = [c for c in cases if c.held_out in wanted]
+    cases = [c for c in cases if args.part in ("all", c.part)]
     check(cases, data)
     if judge is not None:
         missing = judged(cases, data, judge, args.judge_timeout)
         print(f"judge: {judge.name} ({judge.target}); {missing} of {len(cases)} questions got no usable answer "
               "(counted as no)\n")
-    parts = [("tuned part", False), ("held-out part", True)]
-    for title, held in parts:
-        part = [c for c in cases if c.held_out == held]
-        if part:
-            report(title, part, judge is not None)
-    if len({c.held_out for c in cases}) > 1:
-        report("whole set", cases, judge is not None)
+    for part in PARTS:
+        if of := [c for c in cases if c.part == part]:
+            report(f"{part} part", of, judge is not None)
+    if len({c.part for c in cases}) > 1:
+        report("all parts", cases, judge is not None)
     counts = Counter(c.label for c in cases)
     print("labels: " + ", ".join(f"{k} {counts[k]}" for k in ("true", *KINDS)) + "\n")
     if args.show:
         for c in cases:
-            if c.rules != (c.label == "true") and (args.part != "all" or not c.held_out):
+            if c.rules != (c.label == "true") and (args.part != "all" or c.part == "tuned"):
                 print(f"  {'kept' if c.rules else 'dropped'} {c.label:8} {c.file}: {c.text}\n      {c.reason or ''}")
         print()
     if args.verify:

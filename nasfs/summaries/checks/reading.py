@@ -39,6 +39,7 @@ class Statement:
 @dataclass
 class Reading:
     text: str
+    path: str = ""  # the file's path: its names count as said (``pip`` for ``pip/_vendor/vendor.txt``)
     lines: list[Line] = field(default_factory=list)
     words: set[str] = field(default_factory=set)  # lowercase tokens, their parts, and their letters joined
     stems: set[str] = field(default_factory=set)

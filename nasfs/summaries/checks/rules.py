@@ -30,9 +30,9 @@ NEGATING_PHRASE = re.compile(r"\b(?:leaves?|left|leaving) out\b", re.IGNORECASE)
 _QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{2,80})\"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s.,;:!?]|$)")
 
 
-def unsupported_by(text: str, source: str) -> str | None:
-    """Why ``text`` is not supported by ``source`` (the cited lines), or None."""
-    reading = Reading(source)
+def unsupported_by(text: str, source: str, path: str = "") -> str | None:
+    """Why ``text`` is not supported by ``source`` (the cited lines of the file at ``path``), or None."""
+    reading = Reading(source, path)
     toks = tokens(text)
     if not any(content(t) for t in toks):
         return "it says nothing that can be checked (no content words)"
