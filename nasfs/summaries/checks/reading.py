@@ -14,12 +14,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .words import Token, content, is_identifier, is_name, key, numbers_of, stem, tokens
+from .words import (SHORT_FORMS, SYNONYMS, Token, content, is_common, is_identifier, is_name, key, normal_number,
+                    numbers_of, stem, tokens)
 
 _HEADER = re.compile(r"(?:\s*\[[^\]]+\]\s*(?:#.*)?|#{1,6}\s.*)$")
-_ITEM = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|[\"'{\[])")
+_ITEM = re.compile(r"\s*(?:[-*+](?:\s|$)|\d+[.)]\s|[\"'{\[])")
 _KEY = re.compile(r"\s*[\w.$\"'/-]+\s*(?::(?:\s|$)|=)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(\[])")
+_BRACES = re.compile(r"([\w.-]*)\{([^{}]{1,200})\}([\w.-]*)")  # tox's py{39,310}, a shell's {a,b}
+_AT_LEAST = re.compile(r">=?|\u2265|(?<=\d)\+|\bor (?:newer|later|above|higher)\b")
+_BELOW = re.compile(r"<=?(?!<)|\u2264")
+AT_LEAST_WORDS = ("newer", "later", "above", "higher", "greater", "least", "minimum")
+BELOW_WORDS = ("older", "earlier", "below", "lower", "less", "most", "maximum")
 
 
 @dataclass
@@ -49,14 +55,21 @@ class Reading:
     records: list[set[int]] = field(default_factory=list)
     subtrees: list[set[int]] = field(default_factory=list)  # of each line: the lines under it
     lowered: str = ""
+    path_words: set[str] = field(default_factory=set)
+    ancestors: list[set[int]] = field(default_factory=list)  # of each line: the lines it sits under
+    parents: list[int | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.lowered = self.text.lower()
-        for raw in self.text.split("\n"):
+        raws = self.text.split("\n")
+        keyed = sum(1 for raw in raws if _KEY.match(raw) or _ITEM.match(raw) or raw.lstrip().startswith("["))
+        prosy = sum(1 for raw in raws if raw.strip() and not (_KEY.match(raw) or _ITEM.match(raw) or raw.lstrip()[:1] in "#["))
+        structured = keyed > prosy  # then "# ..." at the margin is a comment, not a Markdown heading
+        for raw in raws:
             toks = tokens(raw)
             if not raw.strip():
                 kind = "blank"
-            elif _HEADER.match(raw):
+            elif _HEADER.match(raw) and not (structured and raw.lstrip().startswith("#")):
                 kind = "header"
             elif raw.lstrip().startswith("#"):
                 kind = "comment"
@@ -68,15 +81,40 @@ class Reading:
                 kind = "prose"
             self.lines.append(Line(raw, toks, len(raw) - len(raw.lstrip()), kind))
             for t in toks:
-                self.words.update((t.lower, t.lower.strip("."), re.sub(r"\W", "", t.lower), *t.parts))
-                self.stems.update(stem(p) for p in (t.lower, *t.parts))
-                self.numbers.update(numbers_of(t))
-                self.numbers.update(p for p in t.parts if "." in p and p[0].isdigit())  # pypy-3.11: 3.11
+                self._learn(t)
+            for m in _BRACES.finditer(raw):
+                for item in m.group(2).split(","):
+                    for t in tokens(f"{m.group(1)}{item.strip()}{m.group(3)}"):
+                        self._learn(t)
+        said = self.text + "\n" + self.path
+        if _AT_LEAST.search(said):  # ">=3.10" says "3.10 or newer"
+            self._add_words(AT_LEAST_WORDS)
+        if _BELOW.search(said):
+            self._add_words(BELOW_WORDS)
+        self.path_words = {p for t in tokens(re.sub(r"[/_.-]", " ", self.path)) for p in (t.lower, *t.parts)}
         self._statements()
         self._records()
 
+    def _learn(self, t: Token) -> None:
+        """Take in one token of the cited text: its forms, stems, numbers, and what its short or joined
+        parts stand for (``pkgname`` says package and name)."""
+        self.words.update((t.lower, t.lower.strip("."), re.sub(r"\W", "", t.lower), *t.parts))
+        self.stems.update(stem(p) for p in (t.lower, *t.parts))
+        self.numbers.update(numbers_of(t))
+        self.numbers.update(normal_number(p) for p in t.parts if "." in p and p[0].isdigit())  # pypy-3.11: 3.11
+        for p in t.parts:
+            self._add_words(_spelled(p))
+
+    def _add_words(self, words: tuple[str, ...] | list[str]) -> None:
+        self.words.update(words)
+        self.stems.update(stem(w) for w in words)
+
     def has(self, word: str) -> bool:
-        """A word (lowercase) of a sentence occurs here, as a word or a stem (``renews`` finds ``renewal``)."""
+        """A word (lowercase) of a sentence occurs here, as a word, a stem (``renews`` finds ``renewal``)
+        or a word of one meaning with it (``dependencies`` finds ``requirements``)."""
+        return any(self._has(w) for w in _same_meaning(word))
+
+    def _has(self, word: str) -> bool:
         s = stem(word)
         return word in self.words or s in self.stems or (len(s) >= 5 and any(x.startswith(s[:5]) for x in self.stems))
 
@@ -121,6 +159,8 @@ class Reading:
             return out
 
         chains = [chain(i) for i in range(len(lines))]
+        self.ancestors = [set(c) for c in chains]
+        self.parents = parent
         subtrees: list[set[int]] = [set() for _ in lines]  # each line's descendants, made once
         for j, up in enumerate(chains):
             for p in up:
@@ -229,3 +269,22 @@ class Reading:
 def _stems(t: Token, s: str) -> bool:
     """Token ``t`` is, or has a part that is, the stem ``s``."""
     return s == stem(t.lower) or any(s == stem(p) for p in t.parts)
+
+
+def _same_meaning(word: str) -> list[str]:
+    s = stem(word)
+    return [word, *(w for group in SYNONYMS if word in group or s in {stem(x) for x in group} for w in group)]
+
+
+def _spelled(part: str) -> list[str]:
+    """What a short or joined part says: ``pkg`` package, ``pkgname`` pkg+name, ``includedir`` include+dir."""
+    if not part.isalpha():
+        return []
+    out = [SHORT_FORMS[part]] if part in SHORT_FORMS else []
+    if len(part) >= 5 and not is_common(part):
+        for cut in range(2, len(part) - 1):
+            head, tail = part[:cut], part[cut:]
+            if all(x in SHORT_FORMS or (len(x) >= 3 and is_common(x)) for x in (head, tail)):
+                out += [head, tail, *(SHORT_FORMS[x] for x in (head, tail) if x in SHORT_FORMS)]
+                break
+    return out

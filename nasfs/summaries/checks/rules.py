@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from .binding import swapped
 from .reading import Reading, Statement
 from .sentences import split_clauses
 from .words import (COORDINATORS, NEGATING_PREFIXES, NEGATIONS, STOP, Token, content, is_identifier, is_name,
@@ -53,7 +54,7 @@ def unsupported_by(text: str, source: str, path: str = "") -> str | None:
         reason = _clause(clause, reading, toks)
         if reason:
             return reason
-    return None
+    return swapped(text, reading)
 
 
 def _first_word(text: str) -> int:
@@ -65,6 +66,8 @@ def _present(t: Token, reading: Reading) -> bool:
     """A name occurs in the cited text. An identifier must occur whole (``GitHub`` in ``github.com``);
     another name whole, its letters joined, or part by part (``INI-file``)."""
     low = t.lower.strip(".")
+    if len(low) >= 3 and any(low in w or re.sub(r"\W", "", low) in w for w in reading.path_words):
+        return True  # the file's own name: "pip" for pip/_vendor/vendor.txt, "Read the Docs" for .readthedocs.yaml
     if is_identifier(t):
         plain = low.removesuffix("()").lstrip("$")
         pieces = [p for p in plain.split("-") if ("." in p or "_" in p) and re.search(r"[a-z]", p)]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-_TOKEN = re.compile(r"\.?[\w$](?:[\w.+/@'-]|,(?=\d{3}\b))*[\w+%](?:\(\))?|[\w%]")
+_TOKEN = re.compile(r"\.?[\w$](?:[\w.+/@'-]|,(?=\d{3}\b)|(?<=\d):(?=\d))*[\w+%](?:\(\))?|[\w%]")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+(?:\.\d+)*")
 _NUMBER = re.compile(r"v?(\d+(?:\.\d+)*)([a-zA-Z%]{0,3})\+?", re.IGNORECASE)
 _HEX = re.compile(r"[0-9a-f]{7,40}")
@@ -35,6 +35,7 @@ file files document section sections line lines text content contents summary su
 describe described contains contain provides provide lists list shows show explains explain mentions mention
 includes include including covers cover presents present gives give discusses discuss defines define
 uses use used using way ways part parts overall main various several many one first second
+readme page pages
 """.split())
 # Generic words of technical writing that name no product: not names, though the common list lacks them.
 TECH_WORDS = frozenset("""
@@ -55,6 +56,50 @@ IRREGULAR = {"built": "build", "ran": "run", "made": "make", "written": "write",
              "held": "hold", "gave": "give", "given": "give", "took": "take", "taken": "take", "found": "find",
              "sent": "send", "left": "leave", "chosen": "choose", "done": "do", "got": "get", "shown": "show"}
 NEGATING_PREFIXES = ("un", "in", "im", "non", "dis")
+# Short forms that code and config use for a word (``pkgname``, ``libdir``, ``envlist``): the cited text says both.
+SHORT_FORMS = {"pkg": "package", "lib": "library", "libs": "libraries", "dir": "directory", "dirs": "directories",
+               "env": "environment", "envs": "environments", "cfg": "configuration", "conf": "configuration",
+               "config": "configuration", "repo": "repository", "deps": "dependencies", "dep": "dependency",
+               "req": "requirement", "reqs": "requirements", "src": "source", "dev": "development",
+               "doc": "documentation", "docs": "documentation", "py": "python", "ver": "version",
+               "num": "number", "max": "maximum", "min": "minimum", "len": "length", "str": "string",
+               "int": "integer", "arg": "argument", "args": "arguments", "opt": "option", "opts": "options",
+               "cmd": "command", "msg": "message", "db": "database", "tmp": "temporary", "auth": "authentication",
+               "info": "information", "impl": "implementation", "spec": "specification", "addr": "address",
+               "ctx": "context", "fd": "descriptor", "buf": "buffer", "err": "error", "exe": "executable",
+               "dist": "distribution", "proc": "process", "sys": "system", "util": "utility", "utils": "utilities"}
+# Words of one meaning in technical writing (each group: one sense), so a paraphrase finds its source.
+SYNONYMS = tuple(frozenset(g.split()) for g in """
+dependency requirement depend require
+folder directory dir
+documentation docs doc
+colour color
+licence license
+start begin launch
+stop end halt
+make create generate
+delete remove
+error failure
+option setting flag
+program application app
+fetch download
+check verify validate
+newer later above greater higher least
+older earlier below lower less most
+""".strip().split("\n"))
+# Pairs of opposites: a sentence saying one where the cited text says the other reverses it.
+ANTONYMS = tuple(tuple(p.split("/")) for p in """
+enable/disable enabled/disabled required/optional mandatory/optional public/private parallel/sequential
+parallel/serial concurrently/sequentially before/after first/last minimum/maximum min/max add/remove
+added/removed adds/removes allow/deny allow/forbid allowed/forbidden accept/reject start/stop open/close
+opened/closed static/dynamic synchronous/asynchronous blocking/nonblocking upper/lower uppercase/lowercase
+older/newer earlier/later oldest/newest above/below increase/decrease success/failure succeed/fail pass/fail
+local/remote internal/external always/never faster/slower more/fewer more/less larger/smaller higher/lower
+greater/less ascending/descending import/export input/output explicit/implicit strict/lenient keep/strip
+keep/drop keep/discard keeps/strips preserve/strip preserves/strips created/deleted create/delete
+client/server request/response send/receive sent/received sends/receives outgoing/incoming inbound/outbound
+lazily/eagerly lazy/eager linear/quadratic linear/exponential stable/experimental include/exclude
+""".split())
 COORDINATORS = frozenset("and or nor as well plus".split())
 
 
@@ -114,11 +159,20 @@ def is_common(word: str) -> bool:
     return any(len(f) >= 2 and f in common for f in forms if word.endswith(("s", "es", "ed", "ing", "ies", "er", "ly")))
 
 
+_PYTHON_TAG = re.compile(r"(?:py|cp|pypy)([23])(\d{1,2})")
+_COUNTED = re.compile(r"(\d+(?:\.\d+)*)-[a-z]+")
+
+
 def numbers_of(token: Token) -> list[str]:
-    """The numbers a token says: ``3.10+`` -> 3.10, ``90s`` -> 90, ``2013-2026`` -> both, ``three`` -> 3."""
+    """The numbers a token says: ``3.10+`` -> 3.10, ``90s`` -> 90, ``2013-2026`` -> both, ``three`` -> 3,
+    ``2-Clause`` -> 2, and a Python tag (``py39``, ``cp311``) its version."""
     low = re.sub(r"(?<=\d),(?=\d{3}\b)", "", token.lower)  # 5,000,000
     if low in NUMBER_WORDS:
         return [NUMBER_WORDS[low]]
+    if m := _PYTHON_TAG.fullmatch(low):
+        return [f"{m.group(1)}.{m.group(2)}"]
+    if m := _COUNTED.fullmatch(low):
+        return [normal_number(m.group(1))]
     if _HEX.fullmatch(low) and re.search(r"[a-f]", low) and re.search(r"\d", low):
         return []
     if _DIGITS_JOINED.fullmatch(low):  # 2013-2026, 2027-03-01, 10:30
