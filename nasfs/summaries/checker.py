@@ -108,8 +108,45 @@ def check_lines(sentence: Sentence, line_count: int, lines: Callable[[int, int],
     total = sum(b - a + 1 for a, b in set(sentence.cited))
     if total > MAX_CITED_TOTAL:
         return Verdict(sentence, f"it cites {total} lines in all, over {MAX_CITED_TOTAL}: too broad to check")
-    source = "\n".join(lines(a, b) for a, b in sentence.cited)
-    return Verdict(sentence, unsupported_by(sentence.text, source, path))
+    cited = [lines(a, b) for a, b in sentence.cited]
+    above = list(dict.fromkeys(row for a, _ in sentence.cited for row in enclosing(a, lines, path)))
+    return Verdict(sentence, unsupported_by(sentence.text, "\n".join(cited), path, above))
+
+
+CONTEXT_REACH = 400
+_RST_RULE = re.compile(r"([=\-~^*#+])\1{2,}\s*")
+_MARKDOWN = re.compile(r"(?i)(\.(md|markdown|rst|txt)|/?(readme|metadata|pkg-info)[^/]*)$")
+_HEADING = re.compile(r"\s*(?:\[[^\]]+\]|#{1,6}\s\S)")
+
+
+def enclosing(first: int, lines: Callable[[int, int], str], path: str = "") -> list[str]:
+    """The lines above line ``first`` that it sits under, outermost first: each less indented line up
+    to the margin (a YAML key, a ``class``/``def``, a stanza's ``License:``), and the section or heading
+    it is in (``[testenv:docs]``, ``## Usage`` in Markdown, an underlined title); never a comment. A
+    model reads a line in its section, so a sentence may name it ("the ascii style", "INotify's read")."""
+    markdown = bool(_MARKDOWN.search(path))
+    start = max(1, first - CONTEXT_REACH)
+    rows = lines(start, first).split("\n") if first > 1 else [lines(1, 1)]
+    head, rest = rows[-1], rows[:-1]
+    indent = _indent(head) if head.strip() else 10**6
+    out: list[str] = []
+    for k in range(len(rest) - 1, -1, -1):
+        row = rest[k]
+        if not row.strip() or _RST_RULE.fullmatch(row) or (row.lstrip().startswith("#") and not markdown):
+            continue
+        heading = _HEADING.match(row) or (k + 1 < len(rest) and _RST_RULE.fullmatch(rest[k + 1]))
+        if _indent(row) < indent:
+            out.append(row)
+            indent = _indent(row)
+        elif indent == 0 and heading:
+            out.append(row)
+        if heading and _indent(row) == 0:
+            break
+    return out[::-1]
+
+
+def _indent(row: str) -> int:
+    return len(row) - len(row.lstrip())
 
 
 def check_children(sentence: Sentence, children: list[str]) -> Verdict:

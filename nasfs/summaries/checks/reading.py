@@ -46,6 +46,7 @@ class Statement:
 class Reading:
     text: str
     path: str = ""  # the file's path: its names count as said (``pip`` for ``pip/_vendor/vendor.txt``)
+    above: list[str] = field(default_factory=list)  # the lines the cited ones sit under (checker.enclosing)
     lines: list[Line] = field(default_factory=list)
     words: set[str] = field(default_factory=set)  # lowercase tokens, their parts, and their letters joined
     stems: set[str] = field(default_factory=set)
@@ -60,8 +61,8 @@ class Reading:
     parents: list[int | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.lowered = self.text.lower()
-        raws = self.text.split("\n")
+        raws = [*self.above, *self.text.split("\n")]
+        self.lowered = "\n".join(raws).lower()
         keyed = sum(1 for raw in raws if _KEY.match(raw) or _ITEM.match(raw) or raw.lstrip().startswith("["))
         prosy = sum(1 for raw in raws if raw.strip() and not (_KEY.match(raw) or _ITEM.match(raw) or raw.lstrip()[:1] in "#["))
         structured = keyed > prosy  # then "# ..." at the margin is a comment, not a Markdown heading
@@ -86,7 +87,7 @@ class Reading:
                 for item in m.group(2).split(","):
                     for t in tokens(f"{m.group(1)}{item.strip()}{m.group(3)}"):
                         self._learn(t)
-        said = self.text + "\n" + self.path
+        said = self.lowered + "\n" + self.path
         if _AT_LEAST.search(said):  # ">=3.10" says "3.10 or newer"
             self._add_words(AT_LEAST_WORDS)
         if _BELOW.search(said):
@@ -112,7 +113,11 @@ class Reading:
     def has(self, word: str) -> bool:
         """A word (lowercase) of a sentence occurs here, as a word, a stem (``renews`` finds ``renewal``)
         or a word of one meaning with it (``dependencies`` finds ``requirements``)."""
-        return any(self._has(w) for w in _same_meaning(word))
+        return any(self._has(w) for w in same_meaning(word))
+
+    def says(self, word: str) -> bool:
+        """The word itself, or its stem, is here (no other word of its meaning)."""
+        return word in self.words or stem(word) in self.stems
 
     def _has(self, word: str) -> bool:
         s = stem(word)
@@ -127,7 +132,7 @@ class Reading:
                     self.statements.append(Statement(piece, tokens(piece)))
                 prose.clear()
 
-        for ln in self.lines:
+        for ln in self.lines[len(self.above):]:  # the lines above name a section; they state nothing here
             if ln.kind == "prose":
                 prose.append(ln)
                 continue
@@ -271,7 +276,7 @@ def _stems(t: Token, s: str) -> bool:
     return s == stem(t.lower) or any(s == stem(p) for p in t.parts)
 
 
-def _same_meaning(word: str) -> list[str]:
+def same_meaning(word: str) -> list[str]:
     s = stem(word)
     return [word, *(w for group in SYNONYMS if word in group or s in {stem(x) for x in group} for w in group)]
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 
 from .binding import swapped
-from .reading import Reading, Statement
+from .reading import Reading, Statement, same_meaning
 from .sentences import split_clauses
-from .words import (COORDINATORS, NEGATING_PREFIXES, NEGATIONS, STOP, Token, content, is_identifier, is_name,
+from .words import (ANTONYMS, COORDINATORS, NEGATING_PREFIXES, NEGATIONS, STOP, Token, content, is_identifier, is_name,
                     is_negation, is_restriction, key, numbers_of, stem, tokens)
 
 OVERLAP = 0.4
@@ -31,9 +31,10 @@ NEGATING_PHRASE = re.compile(r"\b(?:leaves?|left|leaving) out\b", re.IGNORECASE)
 _QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{2,80})\"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s.,;:!?]|$)")
 
 
-def unsupported_by(text: str, source: str, path: str = "") -> str | None:
-    """Why ``text`` is not supported by ``source`` (the cited lines of the file at ``path``), or None."""
-    reading = Reading(source, path)
+def unsupported_by(text: str, source: str, path: str = "", above: list[str] | None = None) -> str | None:
+    """Why ``text`` is not supported by ``source`` (the cited lines of the file at ``path``, under the
+    lines ``above``: their section, key, class), or None."""
+    reading = Reading(source, path, above or [])
     toks = tokens(text)
     if not any(content(t) for t in toks):
         return "it says nothing that can be checked (no content words)"
@@ -71,8 +72,12 @@ def _present(t: Token, reading: Reading) -> bool:
     if is_identifier(t):
         plain = low.removesuffix("()").lstrip("$")
         pieces = [p for p in plain.split("-") if ("." in p or "_" in p) and re.search(r"[a-z]", p)]
-        return any(piece in reading.lowered for piece in (plain, *pieces))
-    if low in reading.words or re.sub(r"\W", "", low) in reading.words:
+        dotted = [p for p in re.split(r"[.:]", plain) if p]  # flags.from_mask under class flags: def from_mask
+        return (any(piece in reading.lowered or piece in reading.words for piece in (plain, *pieces))
+                or (len(dotted) > 1 and all(p in reading.words for p in dotted)))
+    if re.search(r"\d", low) and re.search(r"[a-z]", low):  # C11 is not C99: the whole of it must be there
+        return low in reading.words or re.sub(r"\W", "", low) in reading.words
+    if any(w in reading.words or re.sub(r"\W", "", w) in reading.words for w in same_meaning(low)):
         return True
     if re.fullmatch(r"[0-9a-f]{7,40}", low):  # an abbreviated commit or hash
         return any(w.startswith(low) for w in reading.words)
@@ -92,8 +97,8 @@ def _clause(clause: str, reading: Reading, sentence: list[Token]) -> str | None:
         said = [t for t in tokens(phrase) if content(t)]
         if said and not any(reading.has(t.lower) or _present(t, reading) for t in said):
             return f"none of the words of {phrase!r} occur in the cited text"
-    return (_numbers_bound(toks, reading, sentence) or _names_bound(toks, reading, sentence)
-            or _names_next(toks, reading, sentence)
+    return (_numbers_bound(clause, toks, reading, sentence) or _names_bound(toks, reading, sentence)
+            or _names_next(clause, toks, reading, sentence)
             or _together(clause, toks, reading, sentence) or _polarity(clause, toks, reading))
 
 
@@ -108,11 +113,11 @@ def _phrases(clause: str) -> list[str]:
     return [p for p in _PHRASE.split(clause) if p.strip()]
 
 
-def _numbers_bound(toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
+def _numbers_bound(clause: str, toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
     said = {n for t in sentence for n in numbers_of(t)}
     for k, t in enumerate(toks):
         for n in numbers_of(t):
-            for anchor, after in ((_neighbour(toks, k, -1), True), (_neighbour(toks, k, 1), False)):
+            for anchor, after in ((_neighbour(clause, toks, k, -1), True), (_neighbour(clause, toks, k, 1), False)):
                 if anchor is None:
                     continue
                 there = reading.numbers_next_to(anchor, after)
@@ -122,7 +127,7 @@ def _numbers_bound(toks: list[Token], reading: Reading, sentence: list[Token]) -
     return None
 
 
-def _names_next(toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
+def _names_next(clause: str, toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
     """A name next to a word (``TLS's collection``) where the cited text puts another name of the
     sentence next to that word and never this one (``Mozilla's carefully curated collection``)."""
     said = {t.lower for t in sentence if is_name(t, False)}
@@ -131,7 +136,7 @@ def _names_next(toks: list[Token], reading: Reading, sentence: list[Token]) -> s
         if not is_name(t, t.start == first) or is_identifier(t):
             continue
         phrase = {x.lower for x in toks[max(0, k - 3):k + 4]}  # "Frazer McLean": one name
-        for anchor, after in ((_neighbour(toks, k, -1, 1), True), (_neighbour(toks, k, 1, 1), False)):
+        for anchor, after in ((_neighbour(clause, toks, k, -1, 1), True), (_neighbour(clause, toks, k, 1, 1), False)):
             if anchor is None or anchor in said or len(reading.lines_with(anchor)) > 2:
                 continue  # no word to bind, or one said all over the cited text ("run")
             nearest, near = reading.names_next_to(anchor, after)
@@ -141,10 +146,14 @@ def _names_next(toks: list[Token], reading: Reading, sentence: list[Token]) -> s
     return None
 
 
-def _neighbour(toks: list[Token], k: int, step: int, reach: int = 3) -> str | None:
-    """The nearest content word (not a number) within ``reach`` tokens of toks[k] in direction ``step``."""
+def _neighbour(clause: str, toks: list[Token], k: int, step: int, reach: int = 3) -> str | None:
+    """The nearest content word (not a number) within ``reach`` tokens of toks[k] in direction ``step``,
+    not across a comma or a coordinator (``average of 0.278 and 147 runs``: 0.278 is not of runs)."""
     for j in range(k + step, k + step * (reach + 1), step):
         if not 0 <= j < len(toks):
+            return None
+        a, b = sorted((toks[j], toks[j - step]), key=lambda t: t.start)
+        if re.search(r"[,;:()]", clause[a.start + len(a.text):b.start]) or toks[j].lower in COORDINATORS:
             return None
         if numbers_of(toks[j]):
             continue
@@ -198,7 +207,23 @@ def _together(clause: str, toks: list[Token], reading: Reading, sentence: list[T
     return None
 
 
+def _opposite(toks: list[Token], reading: Reading) -> str | None:
+    """A word of the clause whose opposite the cited text says, and not the word itself (``stable`` for
+    ``experimental``, ``quadratic`` for ``linear-time``, ``earlier`` for ``>=``)."""
+    if any(is_negation(t) for t in toks):
+        return None  # "not optional": the opposite, negated
+    for t in toks:
+        for p in (t.lower, *t.parts):
+            for a, b in ANTONYMS:
+                for mine, theirs in ((a, b), (b, a)):
+                    if stem(p) == stem(mine) and not reading.has(p) and reading.says(theirs):
+                        return f"it says {t.text!r} where the cited text says {theirs!r}"
+    return None
+
+
 def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
+    if opposite := _opposite(toks, reading):
+        return opposite
     stems = {stem(x) for t in toks if content(t) for x in (t.lower, *t.parts)}
     scored = [(len(stems & {stem(x) for t in s.tokens for x in (t.lower, *t.parts)}), s) for s in reading.statements]
     best = max((score for score, _ in scored), default=0)
@@ -214,9 +239,8 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
     theirs = {w for s in top for t in s.tokens if is_negation(t) for w in _scope(s.text, t)}
     if mine and theirs and not mine & theirs:
         return f"{clause!r} negates other words than the cited text does"
-    restricts = any(is_restriction(t) for t in toks)
-    if restricts != any(is_restriction(x) for s in top for x in s.tokens):
-        return f"{clause!r} {'restricts' if restricts else 'drops the restriction'} (only, except) of the cited text"
+    if any(is_restriction(t) for t in toks) and not any(is_restriction(x) for s in top for x in s.tokens):
+        return f"{clause!r} restricts (only, except) what the cited text does not"
     return None
 
 

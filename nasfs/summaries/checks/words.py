@@ -85,12 +85,13 @@ program application app
 fetch download
 check verify validate
 newer later above greater higher least
+keep preserve retain
 older earlier below lower less most
 """.strip().split("\n"))
 # Pairs of opposites: a sentence saying one where the cited text says the other reverses it.
 ANTONYMS = tuple(tuple(p.split("/")) for p in """
 enable/disable enabled/disabled required/optional mandatory/optional public/private parallel/sequential
-parallel/serial concurrently/sequentially before/after first/last minimum/maximum min/max add/remove
+parallel/serial concurrently/sequentially first/last minimum/maximum min/max add/remove
 added/removed adds/removes allow/deny allow/forbid allowed/forbidden accept/reject start/stop open/close
 opened/closed static/dynamic synchronous/asynchronous blocking/nonblocking upper/lower uppercase/lowercase
 older/newer earlier/later oldest/newest above/below increase/decrease success/failure succeed/fail pass/fail
@@ -160,6 +161,7 @@ def is_common(word: str) -> bool:
 
 
 _PYTHON_TAG = re.compile(r"(?:py|cp|pypy)([23])(\d{1,2})")
+_WILDCARD = re.compile(r"(\d+(?:\.\d+)*)(?:\.[x*])+")
 _COUNTED = re.compile(r"(\d+(?:\.\d+)*)-[a-z]+")
 
 
@@ -171,6 +173,8 @@ def numbers_of(token: Token) -> list[str]:
         return [NUMBER_WORDS[low]]
     if m := _PYTHON_TAG.fullmatch(low):
         return [f"{m.group(1)}.{m.group(2)}"]
+    if m := _WILDCARD.fullmatch(low):  # 2.x, 3.*
+        return [normal_number(m.group(1))]
     if m := _COUNTED.fullmatch(low):
         return [normal_number(m.group(1))]
     if _HEX.fullmatch(low) and re.search(r"[a-f]", low) and re.search(r"\d", low):
@@ -192,8 +196,8 @@ def is_name(token: Token, first: bool) -> bool:
     """A word that names something: a capital inside a sentence, letters mixed with digits or joined by
     ``_ . / -`` around an uncommon part, an all-caps acronym, or a word outside the common list."""
     text = token.text
-    if numbers_of(token) or token.lower in ABBREVIATIONS or _CONTRACTION.fullmatch(token.lower):
-        return False  # doesn't, won't, they're: English, not a name
+    if numbers_of(token) or token.lower in ABBREVIATIONS or token.lower in STOP or _CONTRACTION.fullmatch(token.lower):
+        return False  # doesn't, won't, they're, README: English, not a name
     letters = [p for p in token.parts if p.isalpha()]
     if not letters:
         return False
