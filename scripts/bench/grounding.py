@@ -1,15 +1,15 @@
 """Does @summary's checker keep faithful sentences and drop false ones? Issue 25's labelled sets.
 
-    .venv/bin/python scripts/bench/grounding.py [--part tuned|check|held-out|all] [--files A,B] [--show]
+    .venv/bin/python scripts/bench/grounding.py [--part tuned|check|check-b|held-out|all] [--files A,B] [--show]
         [--verify] [--judge URL|CMD [--judge-model NAME] [--judge-timeout S]]
 
 The sets are scripts/bench/grounding/sets/<part>/: files nasfs did not write
 (files/, each with its source, licence and sha256 in sources.json, checked
 here) and labels.txt, cited sentences labelled true or false by kind (number,
 swap, negation, name, clause, miscite), written before any checker ran on them.
-The parts: ``tuned`` (the rules were tuned on it), ``check`` (written by someone
-who never saw the checker; looked at in aggregate while tuning) and
-``held-out`` (written the same way; run once, at the end). docs/summaries.md
+The parts: ``tuned`` (the rules were tuned on it), ``check`` and ``check-b``
+(written by people who never saw the checker, then tuned on) and ``held-out``
+(written the same way; run once, at the end). docs/summaries.md
 says what each part has been through.
 
 Each sentence is read as a model's answer is (split_answer) and checked
@@ -50,7 +50,7 @@ from nasfs.summaries.judge import Judge, ask  # noqa: E402
 from nasfs.summaries.settings import SummarySettings  # noqa: E402
 
 SETS = Path(__file__).resolve().parent / "grounding" / "sets"
-PARTS = ("tuned", "check", "held-out")
+PARTS = ("tuned", "check", "check-b", "held-out")
 KINDS = ("number", "swap", "negation", "name", "clause", "miscite")
 TARGET_KEPT, TARGET_DROPPED, TARGET_KIND = 0.90, 0.90, 0.80
 
@@ -75,6 +75,8 @@ def load(files: set[str] | None) -> tuple[dict[str, bytes], list[Case]]:
     known: set[str] = set()
     for part in PARTS:
         folder = SETS / part
+        if not folder.is_dir():
+            continue
         sources = {s["file"]: s for s in json.loads((folder / "sources.json").read_text())}
         for name, s in sources.items():
             raw = (folder / "files" / name).read_bytes()
