@@ -135,8 +135,8 @@ def swapped(sentence: str, reading: Reading) -> str | None:
                 if (x.lower in in2 or y.lower in in1 or bool(numbers_of(x)) != bool(numbers_of(y))
                         or not _specific(x, near) or not _specific(y, near)):
                     continue
-                rest1 = [g for g in g1 if g is not x]
-                rest2 = [g for g in g2 if g is not y]
+                rest1 = [g for g in g1 if g is not x and g.lower not in in2]  # a word of both tells nothing
+                rest2 = [g for g in g2 if g is not y and g.lower not in in1]
                 now1, now2 = [near.of(x, g) for g in rest1], [near.of(y, g) for g in rest2]
                 then1, then2 = [near.of(y, g) for g in rest1], [near.of(x, g) for g in rest2]
                 if (sum(then1) > sum(now1) and sum(then2) > sum(now2)

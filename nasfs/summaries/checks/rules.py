@@ -98,8 +98,7 @@ def _clause(clause: str, reading: Reading, sentence: list[Token]) -> str | None:
         if said and not any(reading.has(t.lower) or _present(t, reading) for t in said):
             return f"none of the words of {phrase!r} occur in the cited text"
     return (_numbers_bound(clause, toks, reading, sentence) or _names_bound(toks, reading, sentence)
-            or _names_next(clause, toks, reading, sentence)
-            or _together(clause, toks, reading, sentence) or _polarity(clause, toks, reading))
+            or _names_next(clause, toks, reading, sentence) or _polarity(clause, toks, reading))
 
 
 _PHRASE = re.compile(r"\s+(?=(?:because|since|so that|in order to|before|after|unless|until|"
@@ -225,26 +224,40 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
     if opposite := _opposite(toks, reading):
         return opposite
     stems = {stem(x) for t in toks if content(t) for x in (t.lower, *t.parts)}
-    scored = [(len(stems & {stem(x) for t in s.tokens for x in (t.lower, *t.parts)}), s) for s in reading.statements]
+    scored = [(len(stems & _stems_of(s.tokens)), s) for s in reading.statements]
     best = max((score for score, _ in scored), default=0)
     if best == 0:
         return None
     top = [s for score, s in scored if score == best]
-    negated = any(is_negation(t) for t in toks) or bool(NEGATING_PHRASE.search(clause)) or _flipped(toks, [s.tokens for s in top])
-    if negated and not any(any(is_negation(t) for t in s.tokens) or _flipped(s.tokens, [toks]) for s in top):
+    negated = (any(_negating(t, reading) for t in toks) or bool(NEGATING_PHRASE.search(clause))
+               or _flipped(toks, [s.tokens for s in top]))
+    if negated and not any(_negative(s, toks) and stems & _stems_of(s.tokens) for s in reading.statements):
         return f"{clause!r} negates what the cited text affirms"
     if not negated and any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top):
         return f"{clause!r} affirms what the cited text negates"
-    mine = {w for t in toks if is_negation(t) for w in _scope(clause, t)}
-    theirs = {w for s in top for t in s.tokens if is_negation(t) for w in _scope(s.text, t)}
-    if mine and theirs and not mine & theirs:
-        return f"{clause!r} negates other words than the cited text does"
     if any(is_restriction(t) for t in toks) and not any(is_restriction(x) for s in top for x in s.tokens):
         return f"{clause!r} restricts (only, except) what the cited text does not"
     return None
 
 
 _SCOPE_END = re.compile(r"[,;.(){}#]")
+_NEGATIVE_FORM = re.compile(r"!=|\bnot in\b|<(?!=)\s*['\"]?\d|:\s*(?:\{\}|\[\]|null|~|none|\"\")\s*(?:#.*)?$", re.IGNORECASE)
+
+
+def _stems_of(toks: list[Token]) -> set[str]:
+    return {stem(x) for t in toks for x in (t.lower, *t.parts)}
+
+
+def _negating(t: Token, reading: Reading) -> bool:
+    """A negating word; not a name that merely holds one (``no_test_requirements``, said as it is there)."""
+    return is_negation(t) and not (len(t.parts) > 1 and t.lower in reading.words)
+
+
+def _negative(statement: Statement, toks: list[Token]) -> bool:
+    """A cited statement that says no: a negating word, ``!=``, a strict upper bound (``<5`` excludes 5),
+    an empty value (``permissions: {}``), or an un-/in- form of a word of the clause."""
+    return (any(is_negation(t) for t in statement.tokens) or bool(_NEGATIVE_FORM.search(statement.text))
+            or _flipped(statement.tokens, [toks]))
 
 
 def _negates(statement: Statement, stems: set[str]) -> bool:
