@@ -82,8 +82,11 @@ class Closeness:
         return len({p.line for p in self.places.get(t.lower.strip("."), [])})
 
     def _siblings(self, i: int, j: int) -> bool:
-        """Two lines of one mapping or list item, or of one stanza (``Files:``, ``License:``)."""
-        lines = self.reading.lines
+        """Two lines of one mapping or list item (at any depth under it), or of one stanza (``Files:``,
+        ``License:``)."""
+        lines, up = self.reading.lines, self.reading.ancestors
+        if any(lines[k].kind == "item" for k in up[i] & up[j]):
+            return True
         return (self.reading.parents[i] == self.reading.parents[j] and lines[i].kind != "prose" != lines[j].kind
                 and all(lines[k].kind != "blank" for k in range(min(i, j), max(i, j))))
 
@@ -153,3 +156,47 @@ def _best(near: Closeness, t: Token, others: list[Token]) -> Token:
 def _specific(t: Token, near: Closeness) -> bool:
     """A number, a name, or a word said on at most two of the cited lines: one that can be misplaced."""
     return bool(numbers_of(t)) or is_name(t, False) or near.lines_of(t) <= 2
+
+
+# What joins two words in a given direction: a change (``max -> maximum``), a choice (``wheels instead
+# of sdist``), a range (``2013-2026``). The same family must run the same way in the cited text.
+_JOINS = {
+    "change": r"->|→|=>|\bbecomes?\b|\brenamed(?: to)?\b|\bconverted to\b|\bturns? into\b|\binto\b",
+    "choice": r"\binstead of\b|\brather than\b|,?\s*\bnot\b|\bover\b",
+    "range": r"\s*[-–]\s*|\bto\b|\bthrough\b|\buntil\b|\.\.",
+}
+_FILLER = r"(?:\s|`|'|\"|\ban?\b|\bthe\b|\bis\b|\bare\b)*"
+
+
+def reversed_pair(sentence: str, reading: Reading) -> str | None:
+    """Two words the sentence joins one way (``maximum becomes max``, ``sdist rather than a wheel``,
+    ``from 2026 to 2013``) that the cited text joins the other way only."""
+    words = [t for t in tokens(sentence) if numbers_of(t) or content(t)]
+    cited = [ln.raw for ln in reading.lines[len(reading.above):]] + [s.text for s in reading.statements]
+    for a, b in zip(words, words[1:]):
+        between = sentence[a.start + len(a.text):b.start]
+        for family, join in _JOINS.items():
+            if not re.fullmatch(f"{_FILLER}(?:{join}){_FILLER}", between, re.IGNORECASE):
+                continue
+            if family == "range" and not (numbers_of(a) and numbers_of(b)):
+                continue
+            same = _joined(cited, a, b, join)
+            if _joined(cited, b, a, join) and not same:
+                return f"{a.text!r} and {b.text!r} are the other way round in the cited text"
+    return None
+
+
+def _joined(texts: list[str], first: Token, then: Token, join: str) -> bool:
+    """Some text says ``first`` and then ``then`` with a join of the family between them."""
+    one, two = _form(first), _form(then)
+    pattern = re.compile(f"{one}[`'\"\\]]*(?:\\s|\\w)*?(?:{join})[^\\n]{{0,30}}?{two}", re.IGNORECASE)
+    return any(pattern.search(t) for t in texts)
+
+
+def _form(t: Token) -> str:
+    """A word as a pattern: itself with a plural ending, a number with its digits alone."""
+    nums = numbers_of(t)
+    if nums:
+        return rf"(?<![\d.]){re.escape(nums[0])}(?![\d])"
+    word = re.escape(stem(t.lower)) if len(t.lower) > 4 else re.escape(t.lower)
+    return rf"\b{word}\w{{0,3}}\b"

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import re
 
-from .binding import swapped
+from .binding import reversed_pair, swapped
 from .reading import Reading, Statement, same_meaning
 from .sentences import split_clauses
 from .words import (ANTONYMS, COORDINATORS, NEGATING_PREFIXES, NEGATIONS, STOP, Token, content, is_identifier, is_name,
                     is_negation, is_restriction, key, numbers_of, stem, tokens)
 
 OVERLAP = 0.4
+PHRASE_OVERLAP = 0.0  # an added phrase needs one of its words there
 NEGATING_PHRASE = re.compile(r"\b(?:leaves?|left|leaving) out\b", re.IGNORECASE)
 _QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{2,80})\"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s.,;:!?]|$)")
 
@@ -55,7 +56,7 @@ def unsupported_by(text: str, source: str, path: str = "", above: list[str] | No
         reason = _clause(clause, reading, toks)
         if reason:
             return reason
-    return swapped(text, reading)
+    return swapped(text, reading) or reversed_pair(text, reading)
 
 
 def _first_word(text: str) -> int:
@@ -75,12 +76,14 @@ def _present(t: Token, reading: Reading) -> bool:
         dotted = [p for p in re.split(r"[.:]", plain) if p]  # flags.from_mask under class flags: def from_mask
         return (any(piece in reading.lowered or piece in reading.words for piece in (plain, *pieces))
                 or (len(dotted) > 1 and all(p in reading.words for p in dotted)))
+    if re.fullmatch(r"[0-9a-f]{7,40}", low):  # an abbreviated commit or hash
+        return any(w.startswith(low) for w in reading.words)
     if re.search(r"\d", low) and re.search(r"[a-z]", low):  # C11 is not C99: the whole of it must be there
         return low in reading.words or re.sub(r"\W", "", low) in reading.words
     if any(w in reading.words or re.sub(r"\W", "", w) in reading.words for w in same_meaning(low)):
         return True
-    if re.fullmatch(r"[0-9a-f]{7,40}", low):  # an abbreviated commit or hash
-        return any(w.startswith(low) for w in reading.words)
+    if stem(re.sub(r"\W", "", low)) in reading.stems:  # pre-release: prereleases
+        return True
     letters = [p for p in t.parts if p.isalpha()]
     return bool(letters) and all(p in reading.words or stem(p) in reading.stems for p in letters)
 
@@ -94,9 +97,11 @@ def _clause(clause: str, reading: Reading, sentence: list[Token]) -> str | None:
     if hits == 0 or hits / len(words) < OVERLAP:
         return f"only {hits} of its {len(words)} content words occur in the cited text (needs {OVERLAP:.0%}): {clause!r}"
     for phrase in _phrases(clause)[1:]:
-        said = [t for t in tokens(phrase) if content(t)]
-        if said and not any(reading.has(t.lower) or _present(t, reading) for t in said):
-            return f"none of the words of {phrase!r} occur in the cited text"
+        said = [t for t in tokens(phrase)[1:] if content(t) or numbers_of(t)]  # after its "and", "since"
+        found = sum(1 for t in said if any(n in reading.numbers for n in numbers_of(t)) or reading.has(t.lower)
+                    or _present(t, reading))
+        if said and found / len(said) <= PHRASE_OVERLAP:
+            return f"only {found} of the {len(said)} words of {phrase!r} occur in the cited text"
     return (_numbers_bound(clause, toks, reading, sentence) or _names_bound(toks, reading, sentence)
             or _names_next(clause, toks, reading, sentence) or _polarity(clause, toks, reading))
 
@@ -256,7 +261,7 @@ def _negating(t: Token, reading: Reading) -> bool:
 def _negative(statement: Statement, toks: list[Token]) -> bool:
     """A cited statement that says no: a negating word, ``!=``, a strict upper bound (``<5`` excludes 5),
     an empty value (``permissions: {}``), or an un-/in- form of a word of the clause."""
-    return (any(is_negation(t) for t in statement.tokens) or bool(_NEGATIVE_FORM.search(statement.text))
+    return (any(is_negation(t) or is_restriction(t) for t in statement.tokens) or bool(_NEGATIVE_FORM.search(statement.text))
             or _flipped(statement.tokens, [toks]))
 
 

@@ -23,7 +23,8 @@ _CLAUSE = re.compile(
     r"|,\s+(?=(?:and|but|while|whereas|which|so|although|though|yet|because|falling|with)\b)"
     r"|\s+(?=(?:but|while|whereas|although|though)\s)"
     r"|\s+(?=and\s+(?:(?:is|are|was|were|has|have|had|can|must|may|will|should|then|also|the|it|its|they|their"
-    r"|this|that|these|those|on|under|in)\b|\w*[^s\W]s\b))",
+    r"|this|that|these|those|on|under|in)\b|\w*[^s\W]s\b(?!\s+(?:can|cannot|could|may|might|must|will|would|should"
+    r"|are|were|have|do|did|need)\b)))",
     re.IGNORECASE)
 MIN_CLAUSE_WORDS = 2
 

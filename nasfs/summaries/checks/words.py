@@ -44,7 +44,7 @@ http https json lib libs metadata os repo repos runtime stdin stdout stderr toml
 yaml yml
 """.split())
 NEGATIONS = frozenset("""
-not no never without cannot none nor neither nothing nobody false off disabled disable disables ignore ignores
+not no never without cannot none nor neither nothing nobody false off disabled disable disables ignore ignores instead rather
 ignored exclude excludes excluded excluding omit omits omitted skip skips skipped lack lacks lacking
 """.split())
 RESTRICTIONS = frozenset("only except solely exclusively".split())
@@ -145,7 +145,7 @@ def stem(word: str) -> str:
     if w.endswith("ies") and len(w) > 4:
         return w[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith(("ss", "ias", "us", "is")):
             w = w[: -len(suffix)]
             break
     return w[:-1] if w.endswith("e") and len(w) > 3 else w
@@ -160,7 +160,7 @@ def is_common(word: str) -> bool:
     return any(len(f) >= 2 and f in common for f in forms if word.endswith(("s", "es", "ed", "ing", "ies", "er", "ly")))
 
 
-_PYTHON_TAG = re.compile(r"(?:py|cp|pypy)([23])(\d{1,2})")
+_PYTHON_TAG = re.compile(r"(?:py|cp|pypy)([23])(\d{0,2})")
 _WILDCARD = re.compile(r"(\d+(?:\.\d+)*)(?:\.[x*])+")
 _COUNTED = re.compile(r"(\d+(?:\.\d+)*)-[a-z]+")
 
@@ -171,8 +171,8 @@ def numbers_of(token: Token) -> list[str]:
     low = re.sub(r"(?<=\d),(?=\d{3}\b)", "", token.lower)  # 5,000,000
     if low in NUMBER_WORDS:
         return [NUMBER_WORDS[low]]
-    if m := _PYTHON_TAG.fullmatch(low):
-        return [f"{m.group(1)}.{m.group(2)}"]
+    if m := _PYTHON_TAG.fullmatch(low):  # py311: 3.11, pypy3: 3
+        return [f"{m.group(1)}.{m.group(2)}" if m.group(2) else m.group(1)]
     if m := _WILDCARD.fullmatch(low):  # 2.x, 3.*
         return [normal_number(m.group(1))]
     if m := _COUNTED.fullmatch(low):
