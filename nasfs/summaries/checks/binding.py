@@ -47,7 +47,7 @@ class Closeness:
         sentence = 0
         pos_in_paragraph = 0
         for i, ln in enumerate(reading.lines):
-            if ln.kind == "blank":
+            if _breaks(ln.raw):
                 block += 1
                 continue
             prose = reading.paragraph[i] is not None
@@ -70,6 +70,8 @@ class Closeness:
         """The places of a sentence's word: its number, its whole form, else its stem, else its rarest part
         (``high-level`` where the text says ``high level``)."""
         nums = numbers_of(t)
+        if len(nums) > 1 and t.lower in self.places:  # 20:03:47, 2013-2026: the whole of it
+            return self.places[t.lower]
         if nums:
             return [p for n in nums for p in self.places.get("#" + n, [])]
         found = self.places.get(t.lower.strip("."), []) or self.places.get("~" + stem(t.lower), [])
@@ -88,7 +90,7 @@ class Closeness:
         if any(lines[k].kind == "item" for k in up[i] & up[j]):
             return True
         return (self.reading.parents[i] == self.reading.parents[j] and lines[i].kind != "prose" != lines[j].kind
-                and all(lines[k].kind != "blank" for k in range(min(i, j), max(i, j))))
+                and not any(_breaks(lines[k].raw) for k in range(min(i, j), max(i, j))))
 
     def of(self, a: Token, b: Token) -> int:
         best = 0
@@ -109,6 +111,11 @@ class Closeness:
                 if best == 3:
                     return 3
         return best
+
+
+def _breaks(raw: str) -> bool:
+    """A blank line, or a YAML document's start or end (``---``, ``...``), ends a block."""
+    return not raw.strip() or raw.strip() in ("---", "...")
 
 
 def _forms(t: Token) -> list[str]:
@@ -173,7 +180,7 @@ def reversed_pair(sentence: str, reading: Reading) -> str | None:
     ``from 2026 to 2013``) that the cited text joins the other way only."""
     words = [t for t in tokens(sentence) if numbers_of(t) or content(t)]
     cited = [ln.raw for ln in reading.lines[len(reading.above):]] + [s.text for s in reading.statements]
-    for a, b in zip(words, words[1:]):
+    for a, b in ((a, b) for k, a in enumerate(words) for b in words[k + 1:k + 4]):
         between = sentence[a.start + len(a.text):b.start]
         for family, join in _JOINS.items():
             if not re.fullmatch(f"{_FILLER}(?:{join}){_FILLER}", between, re.IGNORECASE):
