@@ -190,6 +190,24 @@ def reversed_pair(sentence: str, reading: Reading) -> str | None:
             same = _joined(cited, a, b, join)
             if _joined(cited, b, a, join) and not same:
                 return f"{a.text!r} and {b.text!r} are the other way round in the cited text"
+    return _reversed_key(words, reading)
+
+
+def _reversed_key(words: list[Token], reading: Reading) -> str | None:
+    """``A needs B`` where the cited text has ``needs: [A]`` under B: a key read as a verb, its subject
+    the line the key sits under and its object the key's value."""
+    lines = reading.lines
+    for k, verb in enumerate(words[1:-1], 1):
+        for i, ln in enumerate(lines):
+            if ln.kind not in ("key", "item") or not ln.tokens or stem(ln.tokens[0].lower) != stem(verb.lower):
+                continue
+            values = {x.lower for x in ln.tokens[1:]}
+            above = {x.lower for j in reading.ancestors[i] for x in lines[j].tokens}
+            before = {x.lower for x in words[max(0, k - 3):k]}
+            after = {x.lower for x in words[k + 1:k + 4]}
+            if before & values and after & above and not (before & above and after & values):
+                return (f"{sorted(before & values)[0]!r} {verb.text} {sorted(after & above)[0]!r} is the other way "
+                        "round in the cited text")
     return None
 
 

@@ -59,6 +59,7 @@ class Reading:
     path_words: set[str] = field(default_factory=set)
     ancestors: list[set[int]] = field(default_factory=list)  # of each line: the lines it sits under
     parents: list[int | None] = field(default_factory=list)
+    counts: set[str] = field(default_factory=set)  # how many entries its lists hold
 
     def __post_init__(self) -> None:
         raws = [*self.above, *self.text.split("\n")]
@@ -166,6 +167,7 @@ class Reading:
         chains = [chain(i) for i in range(len(lines))]
         self.ancestors = [set(c) for c in chains]
         self.parents = parent
+        self._count(parent)
         subtrees: list[set[int]] = [set() for _ in lines]  # each line's descendants, made once
         for j, up in enumerate(chains):
             for p in up:
@@ -199,6 +201,21 @@ class Reading:
             for up in chains[i]:
                 record |= attributes(up)
             self.records.append(record)
+
+    def _count(self, parent: list[int | None]) -> None:
+        """How many things the cited lines list, as a sentence may count them ("three players", "eight
+        writers"): the entries under one line or in one run of list items, the values of one list."""
+        runs: dict[tuple[int | None, int], int] = {}
+        block = 0
+        for i, ln in enumerate(self.lines[len(self.above):], len(self.above)):
+            if ln.kind == "blank":
+                block += 1
+            elif ln.kind in ("key", "item"):
+                runs[(parent[i], block)] = runs.get((parent[i], block), 0) + 1
+            for m in re.finditer(r"\[([^\[\]]+)\]|[=:]\s*([^=:#]+,[^=:#]+)$", ln.raw):
+                listed = m.group(1) or m.group(2)
+                self.counts.add(str(len([x for x in listed.split(",") if x.strip()])))
+        self.counts.update(str(n) for n in runs.values())
 
     def bridges(self, word: str, others: list[str]) -> bool:
         """Every line of ``word`` is above lines of two of ``others`` that are not said together

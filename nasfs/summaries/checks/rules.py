@@ -23,7 +23,7 @@ import re
 from .binding import reversed_pair, swapped
 from .reading import Reading, Statement, same_meaning
 from .sentences import split_clauses
-from .words import (ANTONYMS, COORDINATORS, NEGATING_PREFIXES, NEGATIONS, STOP, Token, content, is_identifier, is_name,
+from .words import (ANTONYMS, COORDINATORS, NUMBER_WORDS, NEGATING_PREFIXES, NEGATIONS, STOP, Token, content, is_identifier, is_name,
                     is_negation, is_restriction, key, numbers_of, stem, tokens)
 
 OVERLAP = 0.4
@@ -41,7 +41,7 @@ def unsupported_by(text: str, source: str, path: str = "", above: list[str] | No
         return "it says nothing that can be checked (no content words)"
     for t in toks:
         for n in numbers_of(t):
-            if n not in reading.numbers:
+            if n not in reading.numbers and not (n in reading.counts and _counting(t)):
                 return f"the number {t.text} is not in the cited text"
     for m in _QUOTED.finditer(text):
         quoted = next(g for g in m.groups() if g is not None)
@@ -57,6 +57,11 @@ def unsupported_by(text: str, source: str, path: str = "", above: list[str] | No
         if reason:
             return reason
     return swapped(text, reading) or reversed_pair(text, reading)
+
+
+def _counting(t: Token) -> bool:
+    """A number that counts things ("three", "8"), not a version or a measure."""
+    return t.lower in NUMBER_WORDS or t.lower.isdigit()
 
 
 def _first_word(text: str) -> int:
