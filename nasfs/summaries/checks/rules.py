@@ -28,7 +28,7 @@ from .words import (ANTONYMS, COORDINATORS, NUMBER_WORDS, NEGATING_PREFIXES, NEG
 
 OVERLAP = 0.4
 PHRASE_OVERLAP = 0.0  # an added phrase needs one of its words there
-NEGATING_PHRASE = re.compile(r"\b(?:leaves?|left|leaving) out\b", re.IGNORECASE)
+NEGATING_PHRASE = re.compile(r"\b(?:(?:leaves?|left|leaving) out|instead of|rather than)\b", re.IGNORECASE)
 _QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{2,80})\"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s.,;:!?]|$)")
 
 
@@ -79,8 +79,10 @@ def _present(t: Token, reading: Reading) -> bool:
         plain = low.removesuffix("()").lstrip("$")
         pieces = [p for p in plain.split("-") if ("." in p or "_" in p) and re.search(r"[a-z]", p)]
         dotted = [p for p in re.split(r"[.:]", plain) if p]  # flags.from_mask under class flags: def from_mask
+        head = ".".join(dotted[:-1])
         return (any(piece in reading.lowered or piece in reading.words for piece in (plain, *pieces))
-                or (len(dotted) > 1 and all(p in reading.words for p in dotted)))
+                or (len(dotted) > 1 and all(p in reading.words for p in dotted)
+                    and bool(re.search(rf"(?<![\w.]){re.escape(head)}(?![\w])", reading.lowered))))
     if re.fullmatch(r"[0-9a-f]{7,40}", low):  # an abbreviated commit or hash
         return any(w.startswith(low) for w in reading.words)
     if re.search(r"\d", low) and re.search(r"[a-z]", low):  # C11 is not C99: the whole of it must be there
@@ -266,7 +268,8 @@ def _negating(t: Token, reading: Reading) -> bool:
 def _negative(statement: Statement, toks: list[Token]) -> bool:
     """A cited statement that says no: a negating word, ``!=``, a strict upper bound (``<5`` excludes 5),
     an empty value (``permissions: {}``), or an un-/in- form of a word of the clause."""
-    return (any(is_negation(t) or is_restriction(t) for t in statement.tokens) or bool(_NEGATIVE_FORM.search(statement.text))
+    return (any(is_negation(t) or is_restriction(t) for t in statement.tokens)
+            or bool(_NEGATIVE_FORM.search(statement.text) or NEGATING_PHRASE.search(statement.text))
             or _flipped(statement.tokens, [toks]))
 
 

@@ -44,7 +44,7 @@ http https json lib libs metadata os repo repos runtime stdin stdout stderr toml
 yaml yml
 """.split())
 NEGATIONS = frozenset("""
-not no never without cannot none nor neither nothing nobody false off disabled disable disables ignore ignores instead rather
+not no never without cannot none nor neither nothing nobody false off disabled disable disables ignore ignores
 ignored exclude excludes excluded excluding omit omits omitted skip skips skipped lack lacks lacking
 """.split())
 RESTRICTIONS = frozenset("only except solely exclusively".split())
@@ -207,6 +207,8 @@ def is_name(token: Token, first: bool) -> bool:
         return True
     if text[:1].isupper() and not first and not text.isupper():
         return True
+    if re.fullmatch(r"[a-z]{3,}(?:-[a-z]{3,})+", token.lower) and not token.lower.startswith(NEGATING_PREFIXES):
+        return True  # a compound (windows-latest, pull-request): each of its words must be there
     return any(not is_common(p) for p in letters)
 
 
