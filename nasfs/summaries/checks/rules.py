@@ -115,7 +115,8 @@ def _clause(clause: str, reading: Reading, sentence: list[Token]) -> str | None:
 
 _PHRASE = re.compile(r"\s+(?=(?:because|since|so that|in order to|before|after|unless|until|"
                      r"and(?!\s+(?:later|newer|above|higher|up|greater|more|earlier|older|below|lower|less)\b)"
-                     r"|which|who|whose|where|while|thereby)\s)", re.IGNORECASE)  # "3.8 and later": one bound
+                     r"|which|who|whose|where|while|thereby)\s)"
+                     r"|(?<=,)\s+(?=(?:being|\w+ed|\w+ing)\s)", re.IGNORECASE)  # "3.8 and later": one bound
 
 
 def _phrases(clause: str) -> list[str]:
