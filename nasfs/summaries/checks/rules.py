@@ -294,6 +294,9 @@ def _scope(text: str, t: Token) -> set[str]:
     and for a value (``fail-fast: false``) its key."""
     end = _SCOPE_END.search(text, t.start + len(t.text))
     scope = [x for x in tokens(text[t.start + len(t.text):end.start() if end else len(text)]) if content(x)][:6]
+    if t.lower == "not" and re.search(r"\b(?:is|are|was|were|be|been)\s+(?:\w+\s+)?$", text[:t.start]):
+        begin = max((m.end() for m in _SCOPE_END.finditer(text[:t.start])), default=0)  # "/etc/hosts is thus not used"
+        scope += [x for x in tokens(text[begin:t.start]) if content(x)][-4:]
     if t.lower in ("false", "off", "disabled"):
         begin = max((m.end() for m in re.finditer(r"[,{\[]", text[:t.start])), default=0)
         scope += [x for x in tokens(text[begin:t.start]) if content(x)]
