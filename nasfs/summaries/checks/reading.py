@@ -60,6 +60,7 @@ class Reading:
     ancestors: list[set[int]] = field(default_factory=list)  # of each line: the lines it sits under
     parents: list[int | None] = field(default_factory=list)
     counts: set[str] = field(default_factory=set)  # how many entries its lists hold
+    compounds: set[str] = field(default_factory=set)  # its hyphenated words (ubuntu-latest)
 
     def __post_init__(self) -> None:
         raws = [*self.above, *self.text.split("\n")]
@@ -100,8 +101,11 @@ class Reading:
     def _learn(self, t: Token) -> None:
         """Take in one token of the cited text: its forms, stems, numbers, and what its short or joined
         parts stand for (``pkgname`` says package and name)."""
-        self.words.update((t.lower, t.lower.strip("."), re.sub(r"\W", "", t.lower), *t.parts))
-        self.stems.update(stem(p) for p in (t.lower, *t.parts))
+        joined = re.sub(r"\W", "", t.lower)
+        self.words.update((t.lower, t.lower.strip("."), joined, *t.parts))
+        self.stems.update(stem(p) for p in (t.lower, joined, *t.parts))
+        if re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", t.lower):
+            self.compounds.add(t.lower)
         self.numbers.update(numbers_of(t))
         self.numbers.update(normal_number(p) for p in t.parts if "." in p and p[0].isdigit())  # pypy-3.11: 3.11
         for p in t.parts:

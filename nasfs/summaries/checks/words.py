@@ -207,8 +207,7 @@ def is_name(token: Token, first: bool) -> bool:
         return True
     if text[:1].isupper() and not first and not text.isupper():
         return True
-    if re.fullmatch(r"[a-z]{3,}(?:-[a-z]{3,})+", token.lower) and not token.lower.startswith(NEGATING_PREFIXES):
-        return True  # a compound (windows-latest, pull-request): each of its words must be there
+
     return any(not is_common(p) for p in letters)
 
 
