@@ -126,8 +126,10 @@ def enclosing(first: int, lines: Callable[[int, int], str], path: str = "") -> l
     model reads a line in its section, so a sentence may name it ("the ascii style", "INotify's read")."""
     markdown = bool(_MARKDOWN.search(path))
     start = max(1, first - CONTEXT_REACH)
-    rows = lines(start, first).split("\n") if first > 1 else [lines(1, 1)]
+    rows = lines(start, first).removesuffix("\n").split("\n")
     head, rest = rows[-1], rows[:-1]
+    if _HEADING.match(head) and _indent(head) == 0:
+        return []  # a section's own heading: nothing above it says more about it
     indent = _indent(head) if head.strip() else 10**6
     out: list[str] = []
     for k in range(len(rest) - 1, -1, -1):

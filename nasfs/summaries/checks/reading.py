@@ -109,7 +109,7 @@ class Reading:
         self.numbers.update(numbers_of(t))
         self.numbers.update(normal_number(p) for p in t.parts if "." in p and p[0].isdigit())  # pypy-3.11: 3.11
         for p in t.parts:
-            self._add_words(_spelled(p))
+            self._add_words(spelled(p))
 
     def _add_words(self, words: tuple[str, ...] | list[str]) -> None:
         self.words.update(words)
@@ -302,7 +302,7 @@ def same_meaning(word: str) -> list[str]:
     return [word, *(w for group in SYNONYMS if word in group or s in {stem(x) for x in group} for w in group)]
 
 
-def _spelled(part: str) -> list[str]:
+def spelled(part: str) -> list[str]:
     """What a short or joined part says: ``pkg`` package, ``pkgname`` pkg+name, ``includedir`` include+dir."""
     if not part.isalpha():
         return []

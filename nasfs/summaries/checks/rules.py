@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from .binding import reversed_pair, swapped
-from .reading import Reading, Statement, same_meaning
+from .reading import Reading, Statement, same_meaning, spelled
 from .sentences import split_clauses
 from .words import (ANTONYMS, COORDINATORS, NUMBER_WORDS, NEGATING_PREFIXES, NEGATIONS, STOP, Token, content, is_identifier, is_name,
                     is_negation, is_restriction, key, numbers_of, stem, tokens)
@@ -246,7 +246,7 @@ def _opposite(toks: list[Token], reading: Reading) -> str | None:
 def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
     if opposite := _opposite(toks, reading):
         return opposite
-    stems = {stem(x) for t in toks if content(t) for x in (t.lower, *t.parts)}
+    stems = _stems_of([t for t in toks if content(t)])
     scored = [(len(stems & _stems_of(s.tokens)), s) for s in reading.statements]
     best = max((score for score, _ in scored), default=0)
     if best == 0:
@@ -268,7 +268,8 @@ _NEGATIVE_FORM = re.compile(r"!=|\bnot in\b|<(?!=)\s*['\"]?\d|:\s*(?:\{\}|\[\]|n
 
 
 def _stems_of(toks: list[Token]) -> set[str]:
-    return {stem(x) for t in toks for x in (t.lower, *t.parts)}
+    """The stems of the words, and of what their joined parts spell (filterwarnings: filter, warnings)."""
+    return {stem(x) for t in toks for p in (t.lower, *t.parts) for x in (p, *spelled(p))}
 
 
 def _negating(t: Token, reading: Reading) -> bool:
