@@ -23,7 +23,7 @@ import re
 from .binding import reversed_pair, swapped
 from .reading import Reading, Statement, same_meaning, spelled
 from .sentences import split_clauses
-from .words import (ANTONYMS, COORDINATORS, NUMBER_WORDS, NEGATING_PREFIXES, NEGATIONS, STOP, Token, content, is_identifier, is_name,
+from .words import (ANTONYMS, COORDINATORS, JUDGEMENTS, NUMBER_WORDS, NEGATING_PREFIXES, NEGATIONS, STOP, Token, content, is_identifier, is_name,
                     is_negation, is_restriction, key, numbers_of, stem, tokens)
 
 OVERLAP = 0.4
@@ -52,6 +52,9 @@ def unsupported_by(text: str, source: str, path: str = "", above: list[str] | No
         if (is_name(t, t.start == first) or _compound_of(t, reading)) and not _present(t, reading):
             kind = "identifier" if is_identifier(t) else "name"
             return f"the {kind} {t.text!r} is not in the cited text"
+    for t in toks:
+        if t.lower in JUDGEMENTS and not reading.has(t.lower):
+            return f"it judges ({t.text!r}) where the cited text does not"
     for clause in split_clauses(text):
         reason = _clause(clause, reading, toks)
         if reason:

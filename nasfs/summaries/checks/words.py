@@ -88,6 +88,12 @@ newer later above greater higher least
 keep preserve retain
 older earlier below lower less most
 """.strip().split("\n"))
+# Judgements a summary may not add: a comparison, a recommendation. Each must be in the cited text.
+JUDGEMENTS = frozenset("""
+faster slower quicker better worse easier harder simpler safer cheaper smaller larger lighter heavier
+fastest slowest quickest best worst easiest simplest safest cheapest smallest largest
+recommend recommends recommended preferred prefer prefers efficient efficiently
+""".split())
 # Pairs of opposites: a sentence saying one where the cited text says the other reverses it.
 ANTONYMS = tuple(tuple(p.split("/")) for p in """
 enable/disable enabled/disabled required/optional mandatory/optional public/private parallel/sequential
