@@ -48,14 +48,24 @@ def split_sentences(text: str) -> list[str]:
 
 
 def split_clauses(sentence: str) -> list[str]:
-    """The clauses of a sentence; a piece with fewer than MIN_CLAUSE_WORDS content words stays with its neighbour."""
-    pieces = [p for p in _CLAUSE.split(sentence) if p and p.strip()]
-    out: list[str] = []
-    for piece in pieces:
-        if out and sum(content(t) for t in tokens(piece)) < MIN_CLAUSE_WORDS:
-            out[-1] = f"{out[-1]} {piece.strip()}"
+    """The clauses of a sentence; a piece with fewer than MIN_CLAUSE_WORDS content words stays with its
+    neighbour, with the text between them (``in total, with 251.42 of tax`` keeps its comma)."""
+    spans, start = [], 0
+    for m in _CLAUSE.finditer(sentence):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(sentence)))
+    spans = [(a, b) for a, b in spans if sentence[a:b].strip()]
+
+    def words(a: int, b: int) -> int:
+        return sum(content(t) for t in tokens(sentence[a:b]))
+
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        if out and words(a, b) < MIN_CLAUSE_WORDS:
+            out[-1] = (out[-1][0], b)
         else:
-            out.append(piece.strip())
-    if len(out) > 1 and sum(content(t) for t in tokens(out[0])) < MIN_CLAUSE_WORDS:
-        out[:2] = [f"{out[0]} {out[1]}"]
-    return out
+            out.append((a, b))
+    if len(out) > 1 and words(*out[0]) < MIN_CLAUSE_WORDS:
+        out[:2] = [(out[0][0], out[1][1])]
+    return [sentence[a:b].strip() for a, b in out]
