@@ -234,3 +234,19 @@ def test_many_ranges_are_too_broad_and_a_long_citation_is_read_in_time() -> None
     started = time.monotonic()
     unsupported_by("The key b is 3 and d is x2.", "\n".join(source[:960]))  # was cubic: 6 s, 40 s at 2000 lines
     assert time.monotonic() - started < 3
+
+
+def _cited(rows: list[str], sentence: str, path: str = "x.yaml") -> tuple[str | None, float]:
+    [s] = split_answer(sentence)
+    started = time.monotonic()
+    reason = check_lines(s, len(rows), lambda a, b: "\n".join(rows[a - 1:b]), path).reason
+    return reason, time.monotonic() - started
+
+
+@pytest.mark.parametrize("rows, sentence", [
+    # a minified line: _BRACES retried [\w.-]* at every position (22 s), spelled() cut the word at every one
+    (["key: " + "a" * 200_000], "The key is set [L1]."),
+])
+def test_an_adversarial_file_or_answer_is_checked_in_time(rows: list[str], sentence: str) -> None:
+    _, seconds = _cited(rows, sentence)
+    assert seconds < 5

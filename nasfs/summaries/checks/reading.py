@@ -21,9 +21,11 @@ _HEADER = re.compile(r"(?:\s*\[[^\]]+\]\s*(?:#.*)?|#{1,6}\s.*)$")
 _ITEM = re.compile(r"\s*(?:[-*+](?:\s|$)|\d+[.)]\s|[\"'{\[])")
 _KEY = re.compile(r"\s*[\w.$\"'/-]+\s*(?::(?:\s|$)|=)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(\[])")
-_BRACES = re.compile(r"([\w.-]*)\{([^{}]{1,200})\}([\w.-]*)")  # tox's py{39,310}, a shell's {a,b}
+_BRACE = re.compile(r"\{([^{}]{1,200})\}")  # tox's py{39,310}, a shell's {a,b}
+_WORD_CHAR = re.compile(r"[\w.-]")
 _AT_LEAST = re.compile(r">=?|\u2265|(?<=\d)\+|\bor (?:newer|later|above|higher)\b")
 _BELOW = re.compile(r"<=?(?!<)|\u2264")
+MAX_JOINED = 40  # the longest part read as two joined words (includedir); a longer one is a blob, not a word
 AT_LEAST_WORDS = ("newer", "later", "above", "higher", "greater", "least", "minimum")
 BELOW_WORDS = ("older", "earlier", "below", "lower", "less", "most", "maximum")
 
@@ -85,9 +87,9 @@ class Reading:
             self.lines.append(Line(raw, toks, len(raw) - len(raw.lstrip()), kind))
             for t in toks:
                 self._learn(t)
-            for m in _BRACES.finditer(raw):
-                for item in m.group(2).split(","):
-                    for t in tokens(f"{m.group(1)}{item.strip()}{m.group(3)}"):
+            for head, inner, tail in _braced(raw):
+                for item in inner.split(","):
+                    for t in tokens(f"{head}{item.strip()}{tail}"):
                         self._learn(t)
         said = self.lowered + "\n" + self.path
         if _AT_LEAST.search(said):  # ">=3.10" says "3.10 or newer"
@@ -292,6 +294,23 @@ class Reading:
         return found
 
 
+def _braced(raw: str) -> list[tuple[str, str, str]]:
+    """Each ``{a,b}`` of a line with the word characters glued before and after it (``py{39,310}``).
+    Found brace first, then walked out from it: a pattern led by ``[\\w.-]*`` retried at every
+    position of a long run of word characters (a minified line) took time quadratic in its length."""
+    out = []
+    end = 0
+    for m in _BRACE.finditer(raw):
+        a, b = m.start(), m.end()
+        while a > end and _WORD_CHAR.match(raw[a - 1]):
+            a -= 1
+        while b < len(raw) and _WORD_CHAR.match(raw[b]):
+            b += 1
+        out.append((raw[a:m.start()], m.group(1), raw[m.end():b]))
+        end = b
+    return out
+
+
 def _stems(t: Token, s: str) -> bool:
     """Token ``t`` is, or has a part that is, the stem ``s``."""
     return s == stem(t.lower) or any(s == stem(p) for p in t.parts)
@@ -307,7 +326,7 @@ def spelled(part: str) -> list[str]:
     if not part.isalpha():
         return []
     out = [SHORT_FORMS[part]] if part in SHORT_FORMS else []
-    if len(part) >= 5 and not is_common(part):
+    if 5 <= len(part) <= MAX_JOINED and not is_common(part):  # each cut copies the word: a long one is quadratic
         for cut in range(2, len(part) - 1):
             head, tail = part[:cut], part[cut:]
             if all(x in SHORT_FORMS or (len(x) >= 3 and is_common(x)) for x in (head, tail)):
