@@ -246,6 +246,11 @@ def _cited(rows: list[str], sentence: str, path: str = "x.yaml") -> tuple[str | 
 @pytest.mark.parametrize("rows, sentence", [
     # a minified line: _BRACES retried [\w.-]* at every position (22 s), spelled() cut the word at every one
     (["key: " + "a" * 200_000], "The key is set [L1]."),
+    # a long line of one word: _joined read to the line's end from every "2" (10 s at 10 KB)
+    (["v: 1 to 2 " + "2 " * 20_000], "It goes from 1 to 2 [L1]."),
+    # a word said thousands of times: Closeness.of weighed every pair of places (minutes)
+    (["gamma uses " + "foo " * 20_000, "", "bar delta " + "bar " * 20_000],
+     "foo uses gamma while bar runs delta [L1-L3]."),
 ])
 def test_an_adversarial_file_or_answer_is_checked_in_time(rows: list[str], sentence: str) -> None:
     _, seconds = _cited(rows, sentence)
