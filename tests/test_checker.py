@@ -251,6 +251,11 @@ def _cited(rows: list[str], sentence: str, path: str = "x.yaml") -> tuple[str | 
     # a word said thousands of times: Closeness.of weighed every pair of places (minutes)
     (["gamma uses " + "foo " * 20_000, "", "bar delta " + "bar " * 20_000],
      "foo uses gamma while bar runs delta [L1-L3]."),
+    # one range cited thousands of times: each mention read again, with 400 lines above it
+    ([f"  key{j}: value {j}" for j in range(1000)], "key899 is value 899 [" + ", ".join(["L900"] * 20_000) + "]."),
+    # a staircase of indents above each of 120 ranges: every step was a line above
+    ([row for s in range(120) for row in [" " * (400 - d) + f"k{s}x{d}:" for d in range(400, 0, -1)]
+      + [" " * 400 + f"leaf{s}: 1"]], "leaf0 is 1 [" + ", ".join(f"L{401 * s + 401}" for s in range(120)) + "]."),
 ])
 def test_an_adversarial_file_or_answer_is_checked_in_time(rows: list[str], sentence: str) -> None:
     _, seconds = _cited(rows, sentence)

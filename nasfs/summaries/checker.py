@@ -108,12 +108,14 @@ def check_lines(sentence: Sentence, line_count: int, lines: Callable[[int, int],
     total = sum(b - a + 1 for a, b in set(sentence.cited))
     if total > MAX_CITED_TOTAL:
         return Verdict(sentence, f"it cites {total} lines in all, over {MAX_CITED_TOTAL}: too broad to check")
-    cited = [lines(a, b) for a, b in sentence.cited]
-    above = list(dict.fromkeys(row for a, _ in sentence.cited for row in enclosing(a, lines, path)))
+    ranges = list(dict.fromkeys(sentence.cited))  # "[L2, L2, L2, ...]": each range read once, not once a mention
+    cited = [lines(a, b) for a, b in ranges]
+    above = list(dict.fromkeys(row for a, _ in ranges for row in enclosing(a, lines, path)))
     return Verdict(sentence, unsupported_by(sentence.text, "\n".join(cited), path, above))
 
 
 CONTEXT_REACH = 400
+CONTEXT_ROWS = 16  # the most lines above one range: a staircase of indents gave hundreds, for every range
 _RST_RULE = re.compile(r"([=\-~^*#+])\1{2,}\s*")
 _MARKDOWN = re.compile(r"(?i)(\.(md|markdown|rst|txt)|/?(readme|metadata|pkg-info)[^/]*)$")
 _HEADING = re.compile(r"\s*(?:\[[^\]]+\]|#{1,6}\s\S)")
@@ -142,7 +144,7 @@ def enclosing(first: int, lines: Callable[[int, int], str], path: str = "") -> l
             indent = _indent(row)
         elif indent == 0 and heading:
             out.append(row)
-        if heading and _indent(row) == 0:
+        if (heading and _indent(row) == 0) or len(out) >= CONTEXT_ROWS:
             break
     return out[::-1]
 
