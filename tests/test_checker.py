@@ -260,3 +260,15 @@ def _cited(rows: list[str], sentence: str, path: str = "x.yaml") -> tuple[str | 
 def test_an_adversarial_file_or_answer_is_checked_in_time(rows: list[str], sentence: str) -> None:
     _, seconds = _cited(rows, sentence)
     assert seconds < 5
+
+
+def test_the_path_names_but_says_nothing() -> None:
+    rows = ["requests==2.34.2", "urllib3==2.0.7"]
+    path = "src/pip/_vendor/vendor.txt"
+    assert _cited(rows, "pip vendors requests 2.34.2 [L1].", path)[0] is None  # pip: the path's name
+    reason, _ = _cited(rows, "requests 2.34.2 is vendored with urllib3, which pip patches for its own use [L1-L2].", path)
+    assert reason is not None and "pip patches" in reason  # "pip" named the file; it supports no claim
+    reason, _ = _cited(rows, "Endo pins requests 2.34.2 [L1].", path)
+    assert reason is not None and "'Endo'" in reason  # inside "vendor", not a word of the path
+    assert _cited(["version: 2"], "The Read the Docs config uses version 2 of the format [L1].",
+                  ".readthedocs.yaml")[0] is None

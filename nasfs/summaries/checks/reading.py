@@ -91,10 +91,9 @@ class Reading:
                 for item in inner.split(","):
                     for t in tokens(f"{head}{item.strip()}{tail}"):
                         self._learn(t)
-        said = self.lowered + "\n" + self.path
-        if _AT_LEAST.search(said):  # ">=3.10" says "3.10 or newer"
+        if _AT_LEAST.search(self.lowered):  # ">=3.10" says "3.10 or newer" (a path's "+" says nothing)
             self._add_words(AT_LEAST_WORDS)
-        if _BELOW.search(said):
+        if _BELOW.search(self.lowered):
             self._add_words(BELOW_WORDS)
         self.path_words = {p for t in tokens(re.sub(r"[/_.-]", " ", self.path)) for p in (t.lower, *t.parts)}
         self._statements()

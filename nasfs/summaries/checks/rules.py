@@ -45,11 +45,11 @@ def unsupported_by(text: str, source: str, path: str = "", above: list[str] | No
                 return f"the number {t.text} is not in the cited text"
     for m in _QUOTED.finditer(text):
         quoted = next(g for g in m.groups() if g is not None)
-        if quoted.lower() not in source.lower() and not all(_present(t, reading) for t in tokens(quoted)):
+        if quoted.lower() not in source.lower() and not all(_named(t, reading) for t in tokens(quoted)):
             return f"the quoted name {quoted!r} is not in the cited text"
     first = _first_word(text)
     for t in toks:
-        if (is_name(t, t.start == first) or _compound_of(t, reading)) and not _present(t, reading):
+        if (is_name(t, t.start == first) or _compound_of(t, reading)) and not _named(t, reading):
             kind = "identifier" if is_identifier(t) else "name"
             return f"the {kind} {t.text!r} is not in the cited text"
     for t in toks:
@@ -80,12 +80,27 @@ def _first_word(text: str) -> int:
     return m.start() if m else 0
 
 
+def _named(t: Token, reading: Reading) -> bool:
+    """A name occurs in the cited text, or is a word of the file's path, whole or at either end of one
+    (the model is shown the path): "pip" for pip/_vendor/vendor.txt, "Read the Docs" for
+    .readthedocs.yaml; not "end" inside "vendor". The path names; it says nothing, so its words count
+    for names only, never for a clause's content words (_clause)."""
+    low = t.lower.strip(".")
+    joined = re.sub(r"\W", "", low)
+    if len(low) >= 3 and any(w.startswith(x) or w.endswith(x) for w in reading.path_words for x in (low, joined) if x):
+        return True
+    return _present(t, reading)
+
+
+def _path_only(t: Token, reading: Reading) -> bool:
+    """A word only the path says: a name (checked as one), neither for nor against what a clause says."""
+    return _named(t, reading) and not _present(t, reading) and not reading.has(t.lower)
+
+
 def _present(t: Token, reading: Reading) -> bool:
     """A name occurs in the cited text. An identifier must occur whole (``GitHub`` in ``github.com``);
     another name whole, its letters joined, or part by part (``INI-file``)."""
     low = t.lower.strip(".")
-    if len(low) >= 3 and any(low in w or re.sub(r"\W", "", low) in w for w in reading.path_words):
-        return True  # the file's own name: "pip" for pip/_vendor/vendor.txt, "Read the Docs" for .readthedocs.yaml
     if is_identifier(t):
         plain = low.removesuffix("()").lstrip("$")
         pieces = [p for p in plain.split("-") if ("." in p or "_" in p) and re.search(r"[a-z]", p)]
@@ -110,14 +125,14 @@ def _present(t: Token, reading: Reading) -> bool:
 
 def _clause(clause: str, reading: Reading, sentence: list[Token]) -> str | None:
     toks = tokens(clause)
-    words = [t for t in toks if content(t) or numbers_of(t)]
+    words = [t for t in toks if (content(t) or numbers_of(t)) and not _path_only(t, reading)]
     if not words:
         return None
     hits = sum(1 for t in words if numbers_of(t) or reading.has(t.lower) or _present(t, reading))
     if hits == 0 or hits / len(words) < OVERLAP:
         return f"only {hits} of its {len(words)} content words occur in the cited text (needs {OVERLAP:.0%}): {clause!r}"
     for phrase in _phrases(clause)[1:]:
-        said = [t for t in tokens(phrase)[1:] if content(t) or numbers_of(t)]  # after its "and", "since"
+        said = [t for t in tokens(phrase)[1:] if (content(t) or numbers_of(t)) and not _path_only(t, reading)]
         found = sum(1 for t in said if any(n in reading.numbers for n in numbers_of(t)) or reading.has(t.lower)
                     or _present(t, reading))
         if said and found / len(said) <= PHRASE_OVERLAP:
