@@ -152,6 +152,10 @@ def test_the_file_name_and_the_lines_above_a_range_name_it() -> None:
     assert why("The sphinx environment uses Python 3.11 [L7].") is None  # [testenv:sphinx] is above L7
     assert "'mkdocs'" in (why("The mkdocs environment uses Python 3.11 [L7].") or "")
     assert why("Watcher's read polls [L11].") is None  # the class and def above L11
+    assert why("The tox envlist is py311 and sphinx uses Python 3.11 [L2, L7].") is None
+    rows[:] = ["[testenv:alpha]", "base_python = 3.10", "", "[testenv:beta]", "base_python = 3.13"]
+    assert why("The alpha environment uses Python 3.10 and beta uses Python 3.13 [L2, L5].") is None
+    assert "swapped" in (why("The alpha environment uses Python 3.13 and beta uses Python 3.10 [L2, L5].") or "")
     assert why("Watcher's read polls [L5].") is not None  # nothing above L5 names them
     assert why("pip vendors distlib 0.4.4 [L1].", "src/pip/_vendor/vendor.txt") is not None  # L1 is [tox]
     [s] = split_answer("pip vendors distlib 0.4.4 [L1].")

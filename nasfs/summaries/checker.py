@@ -109,9 +109,8 @@ def check_lines(sentence: Sentence, line_count: int, lines: Callable[[int, int],
     if total > MAX_CITED_TOTAL:
         return Verdict(sentence, f"it cites {total} lines in all, over {MAX_CITED_TOTAL}: too broad to check")
     ranges = list(dict.fromkeys(sentence.cited))  # "[L2, L2, L2, ...]": each range read once, not once a mention
-    cited = [lines(a, b) for a, b in ranges]
-    above = list(dict.fromkeys(row for a, _ in ranges for row in enclosing(a, lines, path)))
-    return Verdict(sentence, unsupported_by(sentence.text, "\n".join(cited), path, above))
+    cited = [(enclosing(a, lines, path), lines(a, b)) for a, b in ranges]
+    return Verdict(sentence, unsupported_by(sentence.text, "\n".join(text for _, text in cited), path, ranges=cited))
 
 
 CONTEXT_REACH = 400

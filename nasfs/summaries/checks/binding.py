@@ -208,7 +208,7 @@ def reversed_pair(sentence: str, reading: Reading) -> str | None:
     """Two words the sentence joins one way (``maximum becomes max``, ``sdist rather than a wheel``,
     ``from 2026 to 2013``) that the cited text joins the other way only."""
     words = [t for t in tokens(sentence) if numbers_of(t) or content(t)]
-    cited = [ln.raw for ln in reading.lines[len(reading.above):]] + [s.text for s in reading.statements]
+    cited = [ln.raw for ln in reading.said()] + [s.text for s in reading.statements]
     for a, b in ((a, b) for k, a in enumerate(words) for b in words[k + 1:k + 4]):
         between = sentence[a.start + len(a.text):b.start]
         for family, join in _JOINS.items():

@@ -49,6 +49,10 @@ class Reading:
     text: str
     path: str = ""  # the file's path: its names count as said (``pip`` for ``pip/_vendor/vendor.txt``)
     above: list[str] = field(default_factory=list)  # the lines the cited ones sit under (checker.enclosing)
+    # or, one cited range at a time, the lines above it and its text: each range then sits under its own
+    # section (``[L2, L5]`` under ``[testenv:a]`` and ``[testenv:b]``), not all under the last one above
+    ranges: list[tuple[list[str], str]] = field(default_factory=list)
+    named: set[int] = field(default_factory=set)  # the lines that are only above (they name; they state nothing)
     lines: list[Line] = field(default_factory=list)
     words: set[str] = field(default_factory=set)  # lowercase tokens, their parts, and their letters joined
     stems: set[str] = field(default_factory=set)
@@ -65,7 +69,11 @@ class Reading:
     compounds: set[str] = field(default_factory=set)  # its hyphenated words (ubuntu-latest)
 
     def __post_init__(self) -> None:
-        raws = [*self.above, *self.text.split("\n")]
+        pieces = self.ranges or [(self.above, self.text)]
+        raws: list[str] = []
+        for above, text in pieces:
+            self.named.update(range(len(raws), len(raws) + len(above)))
+            raws += [*above, *text.split("\n")]
         self.lowered = "\n".join(raws).lower()
         keyed = sum(1 for raw in raws if _KEY.match(raw) or _ITEM.match(raw) or raw.lstrip().startswith("["))
         prosy = sum(1 for raw in raws if raw.strip() and not (_KEY.match(raw) or _ITEM.match(raw) or raw.lstrip()[:1] in "#["))
@@ -98,6 +106,10 @@ class Reading:
         self.path_words = {p for t in tokens(re.sub(r"[/_.-]", " ", self.path)) for p in (t.lower, *t.parts)}
         self._statements()
         self._records()
+
+    def said(self) -> list[Line]:
+        """The cited lines themselves, without the lines above them."""
+        return [ln for i, ln in enumerate(self.lines) if i not in self.named]
 
     def _learn(self, t: Token) -> None:
         """Take in one token of the cited text: its forms, stems, numbers, and what its short or joined
@@ -138,7 +150,7 @@ class Reading:
                     self.statements.append(Statement(piece, tokens(piece)))
                 prose.clear()
 
-        for ln in self.lines[len(self.above):]:  # the lines above name a section; they state nothing here
+        for ln in self.said():  # the lines above name a section; they state nothing here
             if ln.kind == "prose":
                 prose.append(ln)
                 continue
@@ -212,7 +224,9 @@ class Reading:
         writers"): the entries under one line or in one run of list items, the values of one list."""
         runs: dict[tuple[int | None, int], int] = {}
         block = 0
-        for i, ln in enumerate(self.lines[len(self.above):], len(self.above)):
+        for i, ln in enumerate(self.lines):
+            if i in self.named:
+                continue
             if ln.kind == "blank":
                 block += 1
             elif ln.kind in ("key", "item"):

@@ -32,10 +32,11 @@ NEGATING_PHRASE = re.compile(r"\b(?:(?:leaves?|left|leaving) out|instead of|rath
 _QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{2,80})\"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s.,;:!?]|$)")
 
 
-def unsupported_by(text: str, source: str, path: str = "", above: list[str] | None = None) -> str | None:
+def unsupported_by(text: str, source: str, path: str = "", above: list[str] | None = None,
+                   ranges: list[tuple[list[str], str]] | None = None) -> str | None:
     """Why ``text`` is not supported by ``source`` (the cited lines of the file at ``path``, under the
-    lines ``above``: their section, key, class), or None."""
-    reading = Reading(source, path, above or [])
+    lines ``above``: their section, key, class; or, given ``ranges``, each cited range under its own), or None."""
+    reading = Reading(source, path, above or [], ranges or [])
     toks = tokens(text)
     if not any(content(t) for t in toks):
         return "it says nothing that can be checked (no content words)"
