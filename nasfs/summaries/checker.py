@@ -4,8 +4,8 @@ A sentence is kept only when it cites something, every cited range exists
 (``1 <= a <= b <= lines`` of the blob the model was given) and spans at most
 MAX_CITED_LINES, and the rules of checks/rules.py hold against the cited
 text: its numbers, names and identifiers occur there, and clause by clause
-its words do, its numbers go with the same words, the names it relates are
-said together, and its polarity agrees (docs/summaries.md).
+its words do, its numbers go with the same words, and its polarity agrees;
+the words it pairs are not paired the other way round there (docs/summaries.md).
 
 The rules are mechanical on purpose: a sentence that paraphrases too freely
 is dropped with the facts the model invented.

@@ -1,12 +1,11 @@
-"""The cited lines as the rules read them: words, numbers, statements, records.
+"""The cited lines as the rules read them: words, numbers, statements, structure.
 
 A *statement* is what polarity is judged on: a line of structured text (a
 YAML/TOML/INI key, a list item, a section header), or a sentence of prose.
-A *record* is what two words must share to be said together: a structured
-line with the lines above it (its keys and section), its own children, and
-the scalar keys beside it and beside each line above it (one mapping's
-values); a list item is a record of its own (``- {name: Windows, os:
-windows-latest}`` is not the next item's); prose is one record.
+Each line knows its parent (the nearest less indented line or header above
+it) and its ancestors, which binding.py weighs to tell which words go
+together. The lines above a cited range (checker.enclosing) are read for
+their words and structure only: they name a section, they state nothing.
 """
 
 from __future__ import annotations
@@ -59,8 +58,6 @@ class Reading:
     numbers: set[str] = field(default_factory=set)
     statements: list[Statement] = field(default_factory=list)
     paragraph: list[int | None] = field(default_factory=list)  # of each line: which run of prose lines
-    records: list[set[int]] = field(default_factory=list)
-    subtrees: list[set[int]] = field(default_factory=list)  # of each line: the lines under it
     lowered: str = ""
     path_words: set[str] = field(default_factory=set)
     ancestors: list[set[int]] = field(default_factory=list)  # of each line: the lines it sits under
@@ -105,7 +102,7 @@ class Reading:
             self._add_words(BELOW_WORDS)
         self.path_words = {p for t in tokens(re.sub(r"[/_.-]", " ", self.path)) for p in (t.lower, *t.parts)}
         self._statements()
-        self._records()
+        self._structure()
 
     def said(self) -> list[Line]:
         """The cited lines themselves, without the lines above them."""
@@ -159,7 +156,9 @@ class Reading:
                 self.statements.append(Statement(ln.raw, ln.tokens))
         flush()
 
-    def _records(self) -> None:
+    def _structure(self) -> None:
+        """Each line's parent (the nearest less indented line or header above it), its ancestors, and
+        which run of prose lines it is in."""
         lines = self.lines
         parent: list[int | None] = []
         for i, ln in enumerate(lines):
@@ -185,39 +184,11 @@ class Reading:
         self.ancestors = [set(c) for c in chains]
         self.parents = parent
         self._count(parent)
-        subtrees: list[set[int]] = [set() for _ in lines]  # each line's descendants, made once
-        for j, up in enumerate(chains):
-            for p in up:
-                subtrees[p].add(j)
-
-        self.subtrees = subtrees
-
-        def subtree(p: int) -> set[int]:
-            return subtrees[p]
-
-        by_parent: dict[int | None, set[int]] = {}
-        for j, p in enumerate(parent):
-            if lines[j].kind in ("key", "comment") and not subtrees[j]:
-                by_parent.setdefault(p, set()).add(j)
-
-        def attributes(p: int | None) -> set[int]:
-            """The scalar keys directly under ``p`` (or at the top, for None): one mapping's values."""
-            return by_parent.get(p, set())
-
-        prose = {i for i, ln in enumerate(lines) if ln.kind == "prose"}
         run = 0
         for i, ln in enumerate(lines):
             prose_before = i > 0 and lines[i - 1].kind == "prose"
             run += ln.kind == "prose" and not prose_before
             self.paragraph.append(run if ln.kind == "prose" else None)
-        for i, ln in enumerate(lines):
-            if ln.kind == "prose":
-                self.records.append(prose)
-                continue
-            record = {i, *chains[i], *subtree(i), *attributes(parent[i])}
-            for up in chains[i]:
-                record |= attributes(up)
-            self.records.append(record)
 
     def _count(self, parent: list[int | None]) -> None:
         """How many things the cited lines list, as a sentence may count them ("three players", "eight
@@ -236,29 +207,9 @@ class Reading:
                 self.counts.add(str(len([x for x in listed.split(",") if x.strip()])))
         self.counts.update(str(n) for n in runs.values())
 
-    def bridges(self, word: str, others: list[str]) -> bool:
-        """Every line of ``word`` is above lines of two of ``others`` that are not said together
-        (``[dependency-groups]`` above ``docs = [`` and ``"ruff"`` of ``dev = [``): it shares a
-        record with each, so it cannot tie them."""
-        where = self.lines_with(word)
-
-        def splits(i: int) -> bool:
-            under = [o for o in dict.fromkeys(others) if o != word and self.subtrees[i] & self.lines_with(o)]
-            return any(not self.together(a, b) for k, a in enumerate(under) for b in under[k + 1:])
-
-        return bool(where) and all(splits(i) for i in where)
-
     def lines_with(self, word: str) -> set[int]:
         s = stem(word)
         return {i for i, ln in enumerate(self.lines) if any(t.lower == word or _stems(t, s) for t in ln.tokens)}
-
-    def together(self, a: str, b: str) -> bool:
-        """Words ``a`` and ``b`` occur in one record (see the module's docstring)."""
-        where_a, where_b = self.lines_with(a), self.lines_with(b)
-        return any(self.records[i] & where_b for i in where_a) or any(self.records[i] & where_a for i in where_b)
-
-    def paragraphs_of(self, word: str) -> set[int]:
-        return {p for i in self.lines_with(word) if (p := self.paragraph[i]) is not None}
 
     def identifier_next_to(self, ident: str, after: bool) -> set[str]:
         """The identifiers within three tokens after (or before) ``ident`` on its lines."""

@@ -8,12 +8,15 @@ then clause by clause (sentences.py):
 4. a number, an identifier, a name goes with the same word there: when the word next to it in
    the clause is, in the cited lines, next to another number or name the sentence also says,
    the two were swapped;
-5. two words the clause relates (not merely lists, ``X and Y``) are said together there, in one
-   record (reading.py);
-6. polarity agrees: the clause negates (not, no, never, without, false, off, excludes, leaves
-   out, an ``un-``/``in-`` form of a cited word...) exactly when the cited statements it
-   matches best make a negation bearing on it, both negate the same words, and a restriction
-   (only, except) is made by both or neither.
+5. polarity agrees: the clause says no word whose opposite (ANTONYMS) the cited text says instead;
+   it negates (not, no, never, without, false, off, excludes, leaves out, instead of, an
+   ``un-``/``in-`` form of a cited word...) only when some cited statement sharing a word with it
+   says no, and affirms only when the statements it matches best make no negation bearing on it;
+   a restriction (only, except) is refused unless those statements make one too;
+Over the whole sentence too: before the clauses, a judgement (faster, recommended) must be in the
+cited text; after them, two words it pairs must not be paired the other way round there
+(binding.py: swapped), and a change, choice or range (``max -> maximum``, ``instead of``,
+``2013-2026``) must run the same way there (binding.py: reversed_pair).
 """
 
 from __future__ import annotations
@@ -212,39 +215,6 @@ def _names_bound(toks: list[Token], reading: Reading, sentence: list[Token]) -> 
             there = reading.identifier_next_to(key(x), after)
             if there and key(y) not in there and there & said:
                 return f"{x.text!r} goes with {y.text!r} here, but with {', '.join(sorted(there & said))} in the cited text"
-    return None
-
-
-def _listed(clause: str, a: Token, b: Token) -> bool:
-    """``a`` and ``b`` are merely listed (``ruff, tox and tox-uv``, ``by pull requests and by pushes``)."""
-    said = re.findall(r"[a-z]+", clause[a.start + len(a.text):b.start].lower())
-    return not said or (any(w in COORDINATORS for w in said) and all(w in COORDINATORS or w in STOP for w in said))
-
-
-def _together(clause: str, toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
-    """Consecutive words of the clause found in the cited text, unless merely listed, share a record; in
-    prose, two names the clause relates share a paragraph when another name of the sentence shares
-    one with the first (``Windows on Travis`` where Windows's paragraph names AppVeyor)."""
-    found = [t for t in toks if content(t) and reading.lines_with(t.lower)]
-    # Again without the words said only above two others (reading.bridges): such a word shares a record
-    # with everything under it, so it ties two words that are not said together ("the docs group
-    # holds ruff" where [dependency-groups] holds both docs = [...] and dev = ["ruff"]).
-    inner = [t for t in found if not reading.bridges(t.lower, [x.lower for x in found])]
-    for run in (found, inner):
-        for a, b in zip(run, run[1:]):
-            if not _listed(clause, a, b) and stem(a.lower) != stem(b.lower) and not reading.together(a.lower, b.lower):
-                return f"{a.text!r} and {b.text!r} are never said together in the cited text"
-    first = _first_word(clause)
-    names = [t for t in found if is_name(t, t.start == first)]
-    inside = {t.lower for t in toks}
-    others = [t for t in sentence if t.lower not in inside and is_name(t, False) and reading.paragraphs_of(t.lower)]
-    for a, b in zip(names, names[1:]):
-        pa, pb = reading.paragraphs_of(a.lower), reading.paragraphs_of(b.lower)
-        if not pa or not pb or pa & pb or _listed(clause, a, b):
-            continue
-        rival = [c.text for c in others if reading.paragraphs_of(c.lower) & pa and not reading.paragraphs_of(c.lower) & pb]
-        if rival:
-            return f"{a.text!r} goes with {rival[0]!r} in the cited text, not with {b.text!r}"
     return None
 
 
