@@ -194,7 +194,7 @@ def run_bench(*args: str) -> str:
 
 
 def test_the_benchmark_runs_on_a_slice_and_every_kept_pointer_verifies() -> None:
-    out = run_bench("--files", "click-readthedocs.yaml,sniffio-METADATA", "--verify")
+    out = run_bench("--part", "tuned", "--files", "click-readthedocs.yaml,sniffio-METADATA", "--verify")
     assert "tuned part: 29 sentences over 2 files" in out and "held-out part" not in out
     assert re.search(r"faithful sentences kept +\d+/13", out) and re.search(r"swap dropped +\d+/2", out)
     verified, checked = map(int, re.search(r"pointers of kept sentences: (\d+) of (\d+) verify .*as the worker stores them", out).groups())
@@ -206,7 +206,7 @@ def test_the_benchmark_asks_a_judge_and_reports_it_apart(tmp_path: Path) -> None
     judge.write_text("import re, sys\nprompt = sys.stdin.read()\ndoc, claim = prompt.split('Document:', 1)[1].split("
                      "'Claim:')\nprint('Yes' if set(re.findall(r'\\d+', claim)) <= set(re.findall(r'\\d+', doc)) "
                      "else 'No')\n")
-    out = run_bench("--files", "pip-vendor.txt", "--judge", f"{sys.executable} {judge}")
+    out = run_bench("--part", "tuned", "--files", "pip-vendor.txt", "--judge", f"{sys.executable} {judge}")
     assert "judge: python" in out and "0 of 14 questions got no usable answer" in out
     header = next(line for line in out.splitlines() if "rules+judge" in line)
     assert header.split() == ["rules", "judge", "alone", "rules+judge"]
@@ -216,10 +216,13 @@ def test_the_benchmark_asks_a_judge_and_reports_it_apart(tmp_path: Path) -> None
 def test_a_changed_file_of_the_set_is_refused(tmp_path: Path) -> None:
     copy = tmp_path / "bench"
     copy.mkdir()
-    for name in ("grounding.py", "_common.py", "grounding"):
-        subprocess.run(["cp", "-r", str(BENCH.parent / name), str(copy)], check=True)
+    for name in ("grounding.py", "_common.py"):
+        subprocess.run(["cp", str(BENCH.parent / name), str(copy)], check=True)
+    (copy / "grounding" / "sets").mkdir(parents=True)
+    subprocess.run(["cp", "-r", str(BENCH.parent / "grounding" / "sets" / "tuned"), str(copy / "grounding" / "sets")],
+                   check=True)  # the held-out part is never copied nor read
     (copy / "grounding" / "sets" / "tuned" / "files" / "pip-vendor.txt").write_text("changed\n")
-    done = subprocess.run([sys.executable, str(copy / "grounding.py"), "--files", "pip-vendor.txt"],
+    done = subprocess.run([sys.executable, str(copy / "grounding.py"), "--part", "tuned", "--files", "pip-vendor.txt"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 1 and "tuned/pip-vendor.txt does not match its sha256" in done.stderr
 
