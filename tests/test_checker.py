@@ -152,6 +152,10 @@ def test_the_file_name_and_the_lines_above_a_range_name_it() -> None:
     assert why("The sphinx environment uses Python 3.11 [L7].") is None  # [testenv:sphinx] is above L7
     assert "'mkdocs'" in (why("The mkdocs environment uses Python 3.11 [L7].") or "")
     assert why("Watcher's read polls [L11].") is None  # the class and def above L11
+    assert why("The tox envlist is py311 and sphinx uses Python 3.11 [L2, L7].") is None
+    rows[:] = ["[testenv:alpha]", "base_python = 3.10", "", "[testenv:beta]", "base_python = 3.13"]
+    assert why("The alpha environment uses Python 3.10 and beta uses Python 3.13 [L2, L5].") is None
+    assert "swapped" in (why("The alpha environment uses Python 3.13 and beta uses Python 3.10 [L2, L5].") or "")
     assert why("Watcher's read polls [L5].") is not None  # nothing above L5 names them
     assert why("pip vendors distlib 0.4.4 [L1].", "src/pip/_vendor/vendor.txt") is not None  # L1 is [tox]
     [s] = split_answer("pip vendors distlib 0.4.4 [L1].")
@@ -190,7 +194,7 @@ def run_bench(*args: str) -> str:
 
 
 def test_the_benchmark_runs_on_a_slice_and_every_kept_pointer_verifies() -> None:
-    out = run_bench("--files", "click-readthedocs.yaml,sniffio-METADATA", "--verify")
+    out = run_bench("--part", "tuned", "--files", "click-readthedocs.yaml,sniffio-METADATA", "--verify")
     assert "tuned part: 29 sentences over 2 files" in out and "held-out part" not in out
     assert re.search(r"faithful sentences kept +\d+/13", out) and re.search(r"swap dropped +\d+/2", out)
     verified, checked = map(int, re.search(r"pointers of kept sentences: (\d+) of (\d+) verify .*as the worker stores them", out).groups())
@@ -202,7 +206,7 @@ def test_the_benchmark_asks_a_judge_and_reports_it_apart(tmp_path: Path) -> None
     judge.write_text("import re, sys\nprompt = sys.stdin.read()\ndoc, claim = prompt.split('Document:', 1)[1].split("
                      "'Claim:')\nprint('Yes' if set(re.findall(r'\\d+', claim)) <= set(re.findall(r'\\d+', doc)) "
                      "else 'No')\n")
-    out = run_bench("--files", "pip-vendor.txt", "--judge", f"{sys.executable} {judge}")
+    out = run_bench("--part", "tuned", "--files", "pip-vendor.txt", "--judge", f"{sys.executable} {judge}")
     assert "judge: python" in out and "0 of 14 questions got no usable answer" in out
     header = next(line for line in out.splitlines() if "rules+judge" in line)
     assert header.split() == ["rules", "judge", "alone", "rules+judge"]
@@ -212,10 +216,13 @@ def test_the_benchmark_asks_a_judge_and_reports_it_apart(tmp_path: Path) -> None
 def test_a_changed_file_of_the_set_is_refused(tmp_path: Path) -> None:
     copy = tmp_path / "bench"
     copy.mkdir()
-    for name in ("grounding.py", "_common.py", "grounding"):
-        subprocess.run(["cp", "-r", str(BENCH.parent / name), str(copy)], check=True)
+    for name in ("grounding.py", "_common.py"):
+        subprocess.run(["cp", str(BENCH.parent / name), str(copy)], check=True)
+    (copy / "grounding" / "sets").mkdir(parents=True)
+    subprocess.run(["cp", "-r", str(BENCH.parent / "grounding" / "sets" / "tuned"), str(copy / "grounding" / "sets")],
+                   check=True)  # the held-out part is never copied nor read
     (copy / "grounding" / "sets" / "tuned" / "files" / "pip-vendor.txt").write_text("changed\n")
-    done = subprocess.run([sys.executable, str(copy / "grounding.py"), "--files", "pip-vendor.txt"],
+    done = subprocess.run([sys.executable, str(copy / "grounding.py"), "--part", "tuned", "--files", "pip-vendor.txt"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 1 and "tuned/pip-vendor.txt does not match its sha256" in done.stderr
 
@@ -234,3 +241,41 @@ def test_many_ranges_are_too_broad_and_a_long_citation_is_read_in_time() -> None
     started = time.monotonic()
     unsupported_by("The key b is 3 and d is x2.", "\n".join(source[:960]))  # was cubic: 6 s, 40 s at 2000 lines
     assert time.monotonic() - started < 3
+
+
+def _cited(rows: list[str], sentence: str, path: str = "x.yaml") -> tuple[str | None, float]:
+    [s] = split_answer(sentence)
+    started = time.monotonic()
+    reason = check_lines(s, len(rows), lambda a, b: "\n".join(rows[a - 1:b]), path).reason
+    return reason, time.monotonic() - started
+
+
+@pytest.mark.parametrize("rows, sentence", [
+    # a minified line: _BRACES retried [\w.-]* at every position (22 s), spelled() cut the word at every one
+    (["key: " + "a" * 200_000], "The key is set [L1]."),
+    # a long line of one word: _joined read to the line's end from every "2" (10 s at 10 KB)
+    (["v: 1 to 2 " + "2 " * 20_000], "It goes from 1 to 2 [L1]."),
+    # a word said thousands of times: Closeness.of weighed every pair of places (minutes)
+    (["gamma uses " + "foo " * 20_000, "", "bar delta " + "bar " * 20_000],
+     "foo uses gamma while bar runs delta [L1-L3]."),
+    # one range cited thousands of times: each mention read again, with 400 lines above it
+    ([f"  key{j}: value {j}" for j in range(1000)], "key899 is value 899 [" + ", ".join(["L900"] * 20_000) + "]."),
+    # a staircase of indents above each of 120 ranges: every step was a line above
+    ([row for s in range(120) for row in [" " * (400 - d) + f"k{s}x{d}:" for d in range(400, 0, -1)]
+      + [" " * 400 + f"leaf{s}: 1"]], "leaf0 is 1 [" + ", ".join(f"L{401 * s + 401}" for s in range(120)) + "]."),
+])
+def test_an_adversarial_file_or_answer_is_checked_in_time(rows: list[str], sentence: str) -> None:
+    _, seconds = _cited(rows, sentence)
+    assert seconds < 5
+
+
+def test_the_path_names_but_says_nothing() -> None:
+    rows = ["requests==2.34.2", "urllib3==2.0.7"]
+    path = "src/pip/_vendor/vendor.txt"
+    assert _cited(rows, "pip vendors requests 2.34.2 [L1].", path)[0] is None  # pip: the path's name
+    reason, _ = _cited(rows, "requests 2.34.2 is vendored with urllib3, which pip patches for its own use [L1-L2].", path)
+    assert reason is not None and "pip patches" in reason  # "pip" named the file; it supports no claim
+    reason, _ = _cited(rows, "Endo pins requests 2.34.2 [L1].", path)
+    assert reason is not None and "'Endo'" in reason  # inside "vendor", not a word of the path
+    assert _cited(["version: 2"], "The Read the Docs config uses version 2 of the format [L1].",
+                  ".readthedocs.yaml")[0] is None

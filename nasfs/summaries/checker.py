@@ -4,8 +4,8 @@ A sentence is kept only when it cites something, every cited range exists
 (``1 <= a <= b <= lines`` of the blob the model was given) and spans at most
 MAX_CITED_LINES, and the rules of checks/rules.py hold against the cited
 text: its numbers, names and identifiers occur there, and clause by clause
-its words do, its numbers go with the same words, the names it relates are
-said together, and its polarity agrees (docs/summaries.md).
+its words do, its numbers go with the same words, and its polarity agrees;
+the words it pairs are not paired the other way round there (docs/summaries.md).
 
 The rules are mechanical on purpose: a sentence that paraphrases too freely
 is dropped with the facts the model invented.
@@ -21,7 +21,7 @@ from .checks.rules import unsupported_by
 from .checks.sentences import split_sentences
 from .checks.words import content, tokens
 
-VERSION = 3  # raised with any change to what the rules keep, so records they made are made again
+VERSION = 4  # raised with any change to what the rules keep, so records they made are made again
 
 MAX_CITED_LINES = 40
 MAX_CITED_TOTAL = 3 * MAX_CITED_LINES  # all of a sentence's ranges together: the rules' reading grows with it
@@ -108,12 +108,13 @@ def check_lines(sentence: Sentence, line_count: int, lines: Callable[[int, int],
     total = sum(b - a + 1 for a, b in set(sentence.cited))
     if total > MAX_CITED_TOTAL:
         return Verdict(sentence, f"it cites {total} lines in all, over {MAX_CITED_TOTAL}: too broad to check")
-    cited = [lines(a, b) for a, b in sentence.cited]
-    above = list(dict.fromkeys(row for a, _ in sentence.cited for row in enclosing(a, lines, path)))
-    return Verdict(sentence, unsupported_by(sentence.text, "\n".join(cited), path, above))
+    ranges = list(dict.fromkeys(sentence.cited))  # "[L2, L2, L2, ...]": each range read once, not once a mention
+    cited = [(enclosing(a, lines, path), lines(a, b)) for a, b in ranges]
+    return Verdict(sentence, unsupported_by(sentence.text, "\n".join(text for _, text in cited), path, ranges=cited))
 
 
 CONTEXT_REACH = 400
+CONTEXT_ROWS = 16  # the most lines above one range: a staircase of indents gave hundreds, for every range
 _RST_RULE = re.compile(r"([=\-~^*#+])\1{2,}\s*")
 _MARKDOWN = re.compile(r"(?i)(\.(md|markdown|rst|txt)|/?(readme|metadata|pkg-info)[^/]*)$")
 _HEADING = re.compile(r"\s*(?:\[[^\]]+\]|#{1,6}\s\S)")
@@ -142,7 +143,7 @@ def enclosing(first: int, lines: Callable[[int, int], str], path: str = "") -> l
             indent = _indent(row)
         elif indent == 0 and heading:
             out.append(row)
-        if heading and _indent(row) == 0:
+        if (heading and _indent(row) == 0) or len(out) >= CONTEXT_ROWS:
             break
     return out[::-1]
 

@@ -68,12 +68,13 @@ class Case:
     cited: list[tuple[int, int]] = field(default_factory=list)
 
 
-def load(files: set[str] | None) -> tuple[dict[str, bytes], list[Case]]:
-    """The files of every part (their sha256 checked against sources.json) and the labelled cases."""
+def load(files: set[str] | None, parts: tuple[str, ...] = PARTS) -> tuple[dict[str, bytes], list[Case]]:
+    """The files of the ``parts`` asked for (their sha256 checked against sources.json) and their labelled
+    cases; a part not asked for is not opened (``--part tuned`` reads nothing of the held-out part)."""
     data: dict[str, bytes] = {}
     cases: list[Case] = []
     known: set[str] = set()
-    for part in PARTS:
+    for part in parts:
         folder = SETS / part
         if not folder.is_dir():
             continue
@@ -232,8 +233,8 @@ def main() -> None:
     except ValueError as exc:
         ap.error(str(exc))
     C.banner("grounding: does the summary checker keep faithful sentences and drop false ones (issue 25)")
-    data, cases = load(set(args.files.split(",")) if args.files else None)
-    cases = [c for c in cases if args.part in ("all", c.part)]
+    data, cases = load(set(args.files.split(",")) if args.files else None,
+                       PARTS if args.part == "all" else (args.part,))
     check(cases, data)
     if judge is not None:
         missing = judged(cases, data, judge, args.judge_timeout)

@@ -19,6 +19,7 @@ typing environment uses Python 3.13 and type_completeness uses Python 3.10" wher
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -43,6 +44,9 @@ class Closeness:
     def __init__(self, reading: Reading) -> None:
         self.reading = reading
         self.places: dict[str, list[Place]] = {}
+        self._breaks_before = [0]  # [k]: how many of lines[:k] end a block
+        for ln in reading.lines:
+            self._breaks_before.append(self._breaks_before[-1] + _breaks(ln.raw))
         block = 0
         sentence = 0
         pos_in_paragraph = 0
@@ -90,27 +94,51 @@ class Closeness:
         if any(lines[k].kind == "item" for k in up[i] & up[j]):
             return True
         return (self.reading.parents[i] == self.reading.parents[j] and lines[i].kind != "prose" != lines[j].kind
-                and not any(_breaks(lines[k].raw) for k in range(min(i, j), max(i, j))))
+                and self._breaks_before[max(i, j)] == self._breaks_before[min(i, j)])
 
     def of(self, a: Token, b: Token) -> int:
-        best = 0
+        """How close ``a`` and ``b`` are: the best over pairs of their places (the module's docstring).
+        Worked out by sentence, line and block rather than pair by pair: a word said thousands of times
+        on a long cited line made the pairs millions."""
+        pa, pb = self.where(a), self.where(b)
+        if not pa or not pb:
+            return 0
+        sentences_a: dict[int, list[int]] = {}
+        for p in pa:
+            if p.sentence >= 0:
+                sentences_a.setdefault(p.sentence, []).append(p.pos)
+        for positions in sentences_a.values():
+            positions.sort()
+        shared_sentence = False
+        for q in pb:
+            if q.sentence >= 0 and q.sentence in sentences_a:
+                shared_sentence = True
+                if any(abs(pos - q.pos) <= NEAR for pos in _nearest(sentences_a[q.sentence], q.pos)):
+                    return 3  # within NEAR words in one sentence of prose
+        on_a: dict[int, set[int]] = {}
+        for p in pa:
+            on_a.setdefault(p.line, set()).add(p.sentence)
+        on_b: dict[int, set[int]] = {}
+        for q in pb:
+            on_b.setdefault(q.line, set()).add(q.sentence)
+        for line in on_a.keys() & on_b.keys():
+            sa, sb = on_a[line], on_b[line]
+            if -1 in sa or -1 in sb or len(sa | sb) > 1:
+                return 3  # one line, and not only one sentence of prose (that was scored above)
+        if shared_sentence:
+            return 2
         up = self.reading.ancestors
-        for p in self.where(a):
-            for q in self.where(b):
-                if p.sentence >= 0 and p.sentence == q.sentence:
-                    score = 3 if abs(p.pos - q.pos) <= NEAR else 2
-                elif p.line == q.line:
-                    score = 3
-                elif p.line in up[q.line] or q.line in up[p.line] or self._siblings(p.line, q.line):
-                    score = 2
-                elif p.block == q.block:
-                    score = 1
-                else:
-                    score = 0
-                best = max(best, score)
-                if best == 3:
-                    return 3
-        return best
+        for i in on_a:
+            for j in on_b:
+                if i != j and (i in up[j] or j in up[i] or self._siblings(i, j)):
+                    return 2
+        return 1 if {p.block for p in pa} & {q.block for q in pb} else 0
+
+
+def _nearest(sorted_positions: list[int], pos: int) -> list[int]:
+    """The positions either side of ``pos`` in an ascending list."""
+    k = bisect_left(sorted_positions, pos)
+    return sorted_positions[max(0, k - 1):k + 1]
 
 
 def _breaks(raw: str) -> bool:
@@ -172,6 +200,7 @@ _JOINS = {
     "choice": r"\binstead of\b|\brather than\b|,?\s*\bnot\b|\bover\b",
     "range": r"\s*[-–]\s*|\bto\b|\bthrough\b|\buntil\b|\.\.",
 }
+JOIN_GAP = 60  # characters between a word and its join: unbounded, a long line's every word was read to its end
 _FILLER = r"(?:\s|`|'|\"|\ban?\b|\bthe\b|\bis\b|\bare\b)*"
 
 
@@ -179,7 +208,7 @@ def reversed_pair(sentence: str, reading: Reading) -> str | None:
     """Two words the sentence joins one way (``maximum becomes max``, ``sdist rather than a wheel``,
     ``from 2026 to 2013``) that the cited text joins the other way only."""
     words = [t for t in tokens(sentence) if numbers_of(t) or content(t)]
-    cited = [ln.raw for ln in reading.lines[len(reading.above):]] + [s.text for s in reading.statements]
+    cited = [ln.raw for ln in reading.said()] + [s.text for s in reading.statements]
     for a, b in ((a, b) for k, a in enumerate(words) for b in words[k + 1:k + 4]):
         between = sentence[a.start + len(a.text):b.start]
         for family, join in _JOINS.items():
@@ -214,7 +243,7 @@ def _reversed_key(words: list[Token], reading: Reading) -> str | None:
 def _joined(texts: list[str], first: Token, then: Token, join: str) -> bool:
     """Some text says ``first`` and then ``then`` with a join of the family between them."""
     one, two = _form(first), _form(then)
-    pattern = re.compile(f"{one}[`'\"\\]]*(?:\\s|\\w)*?(?:{join})[^\\n]{{0,30}}?{two}", re.IGNORECASE)
+    pattern = re.compile(f"{one}[`'\"\\]]*(?:\\s|\\w){{0,{JOIN_GAP}}}?(?:{join})[^\\n]{{0,30}}?{two}", re.IGNORECASE)
     return any(pattern.search(t) for t in texts)
 
 

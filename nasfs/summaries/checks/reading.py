@@ -1,12 +1,11 @@
-"""The cited lines as the rules read them: words, numbers, statements, records.
+"""The cited lines as the rules read them: words, numbers, statements, structure.
 
 A *statement* is what polarity is judged on: a line of structured text (a
 YAML/TOML/INI key, a list item, a section header), or a sentence of prose.
-A *record* is what two words must share to be said together: a structured
-line with the lines above it (its keys and section), its own children, and
-the scalar keys beside it and beside each line above it (one mapping's
-values); a list item is a record of its own (``- {name: Windows, os:
-windows-latest}`` is not the next item's); prose is one record.
+Each line knows its parent (the nearest less indented line or header above
+it) and its ancestors, which binding.py weighs to tell which words go
+together. The lines above a cited range (checker.enclosing) are read for
+their words and structure only: they name a section, they state nothing.
 """
 
 from __future__ import annotations
@@ -21,9 +20,11 @@ _HEADER = re.compile(r"(?:\s*\[[^\]]+\]\s*(?:#.*)?|#{1,6}\s.*)$")
 _ITEM = re.compile(r"\s*(?:[-*+](?:\s|$)|\d+[.)]\s|[\"'{\[])")
 _KEY = re.compile(r"\s*[\w.$\"'/-]+\s*(?::(?:\s|$)|=)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(\[])")
-_BRACES = re.compile(r"([\w.-]*)\{([^{}]{1,200})\}([\w.-]*)")  # tox's py{39,310}, a shell's {a,b}
+_BRACE = re.compile(r"\{([^{}]{1,200})\}")  # tox's py{39,310}, a shell's {a,b}
+_WORD_CHAR = re.compile(r"[\w.-]")
 _AT_LEAST = re.compile(r">=?|\u2265|(?<=\d)\+|\bor (?:newer|later|above|higher)\b")
 _BELOW = re.compile(r"<=?(?!<)|\u2264")
+MAX_JOINED = 40  # the longest part read as two joined words (includedir); a longer one is a blob, not a word
 AT_LEAST_WORDS = ("newer", "later", "above", "higher", "greater", "least", "minimum")
 BELOW_WORDS = ("older", "earlier", "below", "lower", "less", "most", "maximum")
 
@@ -47,14 +48,16 @@ class Reading:
     text: str
     path: str = ""  # the file's path: its names count as said (``pip`` for ``pip/_vendor/vendor.txt``)
     above: list[str] = field(default_factory=list)  # the lines the cited ones sit under (checker.enclosing)
+    # or, one cited range at a time, the lines above it and its text: each range then sits under its own
+    # section (``[L2, L5]`` under ``[testenv:a]`` and ``[testenv:b]``), not all under the last one above
+    ranges: list[tuple[list[str], str]] = field(default_factory=list)
+    named: set[int] = field(default_factory=set)  # the lines that are only above (they name; they state nothing)
     lines: list[Line] = field(default_factory=list)
     words: set[str] = field(default_factory=set)  # lowercase tokens, their parts, and their letters joined
     stems: set[str] = field(default_factory=set)
     numbers: set[str] = field(default_factory=set)
     statements: list[Statement] = field(default_factory=list)
     paragraph: list[int | None] = field(default_factory=list)  # of each line: which run of prose lines
-    records: list[set[int]] = field(default_factory=list)
-    subtrees: list[set[int]] = field(default_factory=list)  # of each line: the lines under it
     lowered: str = ""
     path_words: set[str] = field(default_factory=set)
     ancestors: list[set[int]] = field(default_factory=list)  # of each line: the lines it sits under
@@ -63,7 +66,11 @@ class Reading:
     compounds: set[str] = field(default_factory=set)  # its hyphenated words (ubuntu-latest)
 
     def __post_init__(self) -> None:
-        raws = [*self.above, *self.text.split("\n")]
+        pieces = self.ranges or [(self.above, self.text)]
+        raws: list[str] = []
+        for above, text in pieces:
+            self.named.update(range(len(raws), len(raws) + len(above)))
+            raws += [*above, *text.split("\n")]
         self.lowered = "\n".join(raws).lower()
         keyed = sum(1 for raw in raws if _KEY.match(raw) or _ITEM.match(raw) or raw.lstrip().startswith("["))
         prosy = sum(1 for raw in raws if raw.strip() and not (_KEY.match(raw) or _ITEM.match(raw) or raw.lstrip()[:1] in "#["))
@@ -85,18 +92,21 @@ class Reading:
             self.lines.append(Line(raw, toks, len(raw) - len(raw.lstrip()), kind))
             for t in toks:
                 self._learn(t)
-            for m in _BRACES.finditer(raw):
-                for item in m.group(2).split(","):
-                    for t in tokens(f"{m.group(1)}{item.strip()}{m.group(3)}"):
+            for head, inner, tail in _braced(raw):
+                for item in inner.split(","):
+                    for t in tokens(f"{head}{item.strip()}{tail}"):
                         self._learn(t)
-        said = self.lowered + "\n" + self.path
-        if _AT_LEAST.search(said):  # ">=3.10" says "3.10 or newer"
+        if _AT_LEAST.search(self.lowered):  # ">=3.10" says "3.10 or newer" (a path's "+" says nothing)
             self._add_words(AT_LEAST_WORDS)
-        if _BELOW.search(said):
+        if _BELOW.search(self.lowered):
             self._add_words(BELOW_WORDS)
         self.path_words = {p for t in tokens(re.sub(r"[/_.-]", " ", self.path)) for p in (t.lower, *t.parts)}
         self._statements()
-        self._records()
+        self._structure()
+
+    def said(self) -> list[Line]:
+        """The cited lines themselves, without the lines above them."""
+        return [ln for i, ln in enumerate(self.lines) if i not in self.named]
 
     def _learn(self, t: Token) -> None:
         """Take in one token of the cited text: its forms, stems, numbers, and what its short or joined
@@ -137,7 +147,7 @@ class Reading:
                     self.statements.append(Statement(piece, tokens(piece)))
                 prose.clear()
 
-        for ln in self.lines[len(self.above):]:  # the lines above name a section; they state nothing here
+        for ln in self.said():  # the lines above name a section; they state nothing here
             if ln.kind == "prose":
                 prose.append(ln)
                 continue
@@ -146,7 +156,9 @@ class Reading:
                 self.statements.append(Statement(ln.raw, ln.tokens))
         flush()
 
-    def _records(self) -> None:
+    def _structure(self) -> None:
+        """Each line's parent (the nearest less indented line or header above it), its ancestors, and
+        which run of prose lines it is in."""
         lines = self.lines
         parent: list[int | None] = []
         for i, ln in enumerate(lines):
@@ -172,46 +184,20 @@ class Reading:
         self.ancestors = [set(c) for c in chains]
         self.parents = parent
         self._count(parent)
-        subtrees: list[set[int]] = [set() for _ in lines]  # each line's descendants, made once
-        for j, up in enumerate(chains):
-            for p in up:
-                subtrees[p].add(j)
-
-        self.subtrees = subtrees
-
-        def subtree(p: int) -> set[int]:
-            return subtrees[p]
-
-        by_parent: dict[int | None, set[int]] = {}
-        for j, p in enumerate(parent):
-            if lines[j].kind in ("key", "comment") and not subtrees[j]:
-                by_parent.setdefault(p, set()).add(j)
-
-        def attributes(p: int | None) -> set[int]:
-            """The scalar keys directly under ``p`` (or at the top, for None): one mapping's values."""
-            return by_parent.get(p, set())
-
-        prose = {i for i, ln in enumerate(lines) if ln.kind == "prose"}
         run = 0
         for i, ln in enumerate(lines):
             prose_before = i > 0 and lines[i - 1].kind == "prose"
             run += ln.kind == "prose" and not prose_before
             self.paragraph.append(run if ln.kind == "prose" else None)
-        for i, ln in enumerate(lines):
-            if ln.kind == "prose":
-                self.records.append(prose)
-                continue
-            record = {i, *chains[i], *subtree(i), *attributes(parent[i])}
-            for up in chains[i]:
-                record |= attributes(up)
-            self.records.append(record)
 
     def _count(self, parent: list[int | None]) -> None:
         """How many things the cited lines list, as a sentence may count them ("three players", "eight
         writers"): the entries under one line or in one run of list items, the values of one list."""
         runs: dict[tuple[int | None, int], int] = {}
         block = 0
-        for i, ln in enumerate(self.lines[len(self.above):], len(self.above)):
+        for i, ln in enumerate(self.lines):
+            if i in self.named:
+                continue
             if ln.kind == "blank":
                 block += 1
             elif ln.kind in ("key", "item"):
@@ -221,29 +207,9 @@ class Reading:
                 self.counts.add(str(len([x for x in listed.split(",") if x.strip()])))
         self.counts.update(str(n) for n in runs.values())
 
-    def bridges(self, word: str, others: list[str]) -> bool:
-        """Every line of ``word`` is above lines of two of ``others`` that are not said together
-        (``[dependency-groups]`` above ``docs = [`` and ``"ruff"`` of ``dev = [``): it shares a
-        record with each, so it cannot tie them."""
-        where = self.lines_with(word)
-
-        def splits(i: int) -> bool:
-            under = [o for o in dict.fromkeys(others) if o != word and self.subtrees[i] & self.lines_with(o)]
-            return any(not self.together(a, b) for k, a in enumerate(under) for b in under[k + 1:])
-
-        return bool(where) and all(splits(i) for i in where)
-
     def lines_with(self, word: str) -> set[int]:
         s = stem(word)
         return {i for i, ln in enumerate(self.lines) if any(t.lower == word or _stems(t, s) for t in ln.tokens)}
-
-    def together(self, a: str, b: str) -> bool:
-        """Words ``a`` and ``b`` occur in one record (see the module's docstring)."""
-        where_a, where_b = self.lines_with(a), self.lines_with(b)
-        return any(self.records[i] & where_b for i in where_a) or any(self.records[i] & where_a for i in where_b)
-
-    def paragraphs_of(self, word: str) -> set[int]:
-        return {p for i in self.lines_with(word) if (p := self.paragraph[i]) is not None}
 
     def identifier_next_to(self, ident: str, after: bool) -> set[str]:
         """The identifiers within three tokens after (or before) ``ident`` on its lines."""
@@ -292,6 +258,23 @@ class Reading:
         return found
 
 
+def _braced(raw: str) -> list[tuple[str, str, str]]:
+    """Each ``{a,b}`` of a line with the word characters glued before and after it (``py{39,310}``).
+    Found brace first, then walked out from it: a pattern led by ``[\\w.-]*`` retried at every
+    position of a long run of word characters (a minified line) took time quadratic in its length."""
+    out = []
+    end = 0
+    for m in _BRACE.finditer(raw):
+        a, b = m.start(), m.end()
+        while a > end and _WORD_CHAR.match(raw[a - 1]):
+            a -= 1
+        while b < len(raw) and _WORD_CHAR.match(raw[b]):
+            b += 1
+        out.append((raw[a:m.start()], m.group(1), raw[m.end():b]))
+        end = b
+    return out
+
+
 def _stems(t: Token, s: str) -> bool:
     """Token ``t`` is, or has a part that is, the stem ``s``."""
     return s == stem(t.lower) or any(s == stem(p) for p in t.parts)
@@ -307,7 +290,7 @@ def spelled(part: str) -> list[str]:
     if not part.isalpha():
         return []
     out = [SHORT_FORMS[part]] if part in SHORT_FORMS else []
-    if len(part) >= 5 and not is_common(part):
+    if 5 <= len(part) <= MAX_JOINED and not is_common(part):  # each cut copies the word: a long one is quadratic
         for cut in range(2, len(part) - 1):
             head, tail = part[:cut], part[cut:]
             if all(x in SHORT_FORMS or (len(x) >= 3 and is_common(x)) for x in (head, tail)):

@@ -8,12 +8,15 @@ then clause by clause (sentences.py):
 4. a number, an identifier, a name goes with the same word there: when the word next to it in
    the clause is, in the cited lines, next to another number or name the sentence also says,
    the two were swapped;
-5. two words the clause relates (not merely lists, ``X and Y``) are said together there, in one
-   record (reading.py);
-6. polarity agrees: the clause negates (not, no, never, without, false, off, excludes, leaves
-   out, an ``un-``/``in-`` form of a cited word...) exactly when the cited statements it
-   matches best make a negation bearing on it, both negate the same words, and a restriction
-   (only, except) is made by both or neither.
+5. polarity agrees: the clause says no word whose opposite (ANTONYMS) the cited text says instead;
+   it negates (not, no, never, without, false, off, excludes, leaves out, instead of, an
+   ``un-``/``in-`` form of a cited word...) only when some cited statement sharing a word with it
+   says no, and affirms only when the statements it matches best make no negation bearing on it;
+   a restriction (only, except) is refused unless those statements make one too;
+Over the whole sentence too: before the clauses, a judgement (faster, recommended) must be in the
+cited text; after them, two words it pairs must not be paired the other way round there
+(binding.py: swapped), and a change, choice or range (``max -> maximum``, ``instead of``,
+``2013-2026``) must run the same way there (binding.py: reversed_pair).
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ NEGATING_PHRASE = re.compile(r"\b(?:(?:leaves?|left|leaving) out|instead of|rath
 _QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{2,80})\"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s.,;:!?]|$)")
 
 
-def unsupported_by(text: str, source: str, path: str = "", above: list[str] | None = None) -> str | None:
+def unsupported_by(text: str, source: str, path: str = "", above: list[str] | None = None,
+                   ranges: list[tuple[list[str], str]] | None = None) -> str | None:
     """Why ``text`` is not supported by ``source`` (the cited lines of the file at ``path``, under the
-    lines ``above``: their section, key, class), or None."""
-    reading = Reading(source, path, above or [])
+    lines ``above``: their section, key, class; or, given ``ranges``, each cited range under its own), or None."""
+    reading = Reading(source, path, above or [], ranges or [])
     toks = tokens(text)
     if not any(content(t) for t in toks):
         return "it says nothing that can be checked (no content words)"
@@ -45,11 +49,11 @@ def unsupported_by(text: str, source: str, path: str = "", above: list[str] | No
                 return f"the number {t.text} is not in the cited text"
     for m in _QUOTED.finditer(text):
         quoted = next(g for g in m.groups() if g is not None)
-        if quoted.lower() not in source.lower() and not all(_present(t, reading) for t in tokens(quoted)):
+        if quoted.lower() not in source.lower() and not all(_named(t, reading) for t in tokens(quoted)):
             return f"the quoted name {quoted!r} is not in the cited text"
     first = _first_word(text)
     for t in toks:
-        if (is_name(t, t.start == first) or _compound_of(t, reading)) and not _present(t, reading):
+        if (is_name(t, t.start == first) or _compound_of(t, reading)) and not _named(t, reading):
             kind = "identifier" if is_identifier(t) else "name"
             return f"the {kind} {t.text!r} is not in the cited text"
     for t in toks:
@@ -80,12 +84,27 @@ def _first_word(text: str) -> int:
     return m.start() if m else 0
 
 
+def _named(t: Token, reading: Reading) -> bool:
+    """A name occurs in the cited text, or is a word of the file's path, whole or at either end of one
+    (the model is shown the path): "pip" for pip/_vendor/vendor.txt, "Read the Docs" for
+    .readthedocs.yaml; not "end" inside "vendor". The path names; it says nothing, so its words count
+    for names only, never for a clause's content words (_clause)."""
+    low = t.lower.strip(".")
+    joined = re.sub(r"\W", "", low)
+    if len(low) >= 3 and any(w.startswith(x) or w.endswith(x) for w in reading.path_words for x in (low, joined) if x):
+        return True
+    return _present(t, reading)
+
+
+def _path_only(t: Token, reading: Reading) -> bool:
+    """A word only the path says: a name (checked as one), neither for nor against what a clause says."""
+    return _named(t, reading) and not _present(t, reading) and not reading.has(t.lower)
+
+
 def _present(t: Token, reading: Reading) -> bool:
     """A name occurs in the cited text. An identifier must occur whole (``GitHub`` in ``github.com``);
     another name whole, its letters joined, or part by part (``INI-file``)."""
     low = t.lower.strip(".")
-    if len(low) >= 3 and any(low in w or re.sub(r"\W", "", low) in w for w in reading.path_words):
-        return True  # the file's own name: "pip" for pip/_vendor/vendor.txt, "Read the Docs" for .readthedocs.yaml
     if is_identifier(t):
         plain = low.removesuffix("()").lstrip("$")
         pieces = [p for p in plain.split("-") if ("." in p or "_" in p) and re.search(r"[a-z]", p)]
@@ -110,14 +129,14 @@ def _present(t: Token, reading: Reading) -> bool:
 
 def _clause(clause: str, reading: Reading, sentence: list[Token]) -> str | None:
     toks = tokens(clause)
-    words = [t for t in toks if content(t) or numbers_of(t)]
+    words = [t for t in toks if (content(t) or numbers_of(t)) and not _path_only(t, reading)]
     if not words:
         return None
     hits = sum(1 for t in words if numbers_of(t) or reading.has(t.lower) or _present(t, reading))
     if hits == 0 or hits / len(words) < OVERLAP:
         return f"only {hits} of its {len(words)} content words occur in the cited text (needs {OVERLAP:.0%}): {clause!r}"
     for phrase in _phrases(clause)[1:]:
-        said = [t for t in tokens(phrase)[1:] if content(t) or numbers_of(t)]  # after its "and", "since"
+        said = [t for t in tokens(phrase)[1:] if (content(t) or numbers_of(t)) and not _path_only(t, reading)]
         found = sum(1 for t in said if any(n in reading.numbers for n in numbers_of(t)) or reading.has(t.lower)
                     or _present(t, reading))
         if said and found / len(said) <= PHRASE_OVERLAP:
@@ -196,39 +215,6 @@ def _names_bound(toks: list[Token], reading: Reading, sentence: list[Token]) -> 
             there = reading.identifier_next_to(key(x), after)
             if there and key(y) not in there and there & said:
                 return f"{x.text!r} goes with {y.text!r} here, but with {', '.join(sorted(there & said))} in the cited text"
-    return None
-
-
-def _listed(clause: str, a: Token, b: Token) -> bool:
-    """``a`` and ``b`` are merely listed (``ruff, tox and tox-uv``, ``by pull requests and by pushes``)."""
-    said = re.findall(r"[a-z]+", clause[a.start + len(a.text):b.start].lower())
-    return not said or (any(w in COORDINATORS for w in said) and all(w in COORDINATORS or w in STOP for w in said))
-
-
-def _together(clause: str, toks: list[Token], reading: Reading, sentence: list[Token]) -> str | None:
-    """Consecutive words of the clause found in the cited text, unless merely listed, share a record; in
-    prose, two names the clause relates share a paragraph when another name of the sentence shares
-    one with the first (``Windows on Travis`` where Windows's paragraph names AppVeyor)."""
-    found = [t for t in toks if content(t) and reading.lines_with(t.lower)]
-    # Again without the words said only above two others (reading.bridges): such a word shares a record
-    # with everything under it, so it ties two words that are not said together ("the docs group
-    # holds ruff" where [dependency-groups] holds both docs = [...] and dev = ["ruff"]).
-    inner = [t for t in found if not reading.bridges(t.lower, [x.lower for x in found])]
-    for run in (found, inner):
-        for a, b in zip(run, run[1:]):
-            if not _listed(clause, a, b) and stem(a.lower) != stem(b.lower) and not reading.together(a.lower, b.lower):
-                return f"{a.text!r} and {b.text!r} are never said together in the cited text"
-    first = _first_word(clause)
-    names = [t for t in found if is_name(t, t.start == first)]
-    inside = {t.lower for t in toks}
-    others = [t for t in sentence if t.lower not in inside and is_name(t, False) and reading.paragraphs_of(t.lower)]
-    for a, b in zip(names, names[1:]):
-        pa, pb = reading.paragraphs_of(a.lower), reading.paragraphs_of(b.lower)
-        if not pa or not pb or pa & pb or _listed(clause, a, b):
-            continue
-        rival = [c.text for c in others if reading.paragraphs_of(c.lower) & pa and not reading.paragraphs_of(c.lower) & pb]
-        if rival:
-            return f"{a.text!r} goes with {rival[0]!r} in the cited text, not with {b.text!r}"
     return None
 
 
