@@ -371,7 +371,7 @@ class Nas:
             plain = View("since", arg=ends, budget=view.budget)
         parts = (__version__, str(VIEW_FORMAT), self.tree.node, self.tree.tree, self.tokenizer, content.commit, content.path, content.blob_id, plain.spelled())
         if view.kind == "best" and self.summaries is not None and self.summaries.settings.in_ladder:
-            parts += ("summary", self.summaries.ladder_state(content.blob_id))
+            parts += ("summary", self.summaries.ladder_state(content.blob_id, content.path))
         return "resp:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     def _serve(self, content: Content, view: View) -> Response:

@@ -316,3 +316,23 @@ def test_fstab_options_carry_the_summary_flags() -> None:
 ])
 def test_where_a_citation_belongs(answer: str, cited: list) -> None:
     assert [s.cited for s in split_answer(answer)] == cited
+
+
+def test_one_blob_at_two_paths_is_checked_at_each(home: Path, tmp_path: Path) -> None:
+    """The checker reads the path's names ("pip" for pip/vendor.txt): a record made at one path is not
+    served at another that holds the same blob."""
+    script = tmp_path / "pip.py"
+    script.write_text("import sys\nsys.stdin.read()\nprint('pip vendors distlib 0.4.4 [L1].')\n")
+    for folder in ("pip", "other"):
+        (home / folder).mkdir()
+        (home / folder / "vendor.txt").write_text("distlib==0.4.4\n")
+    git(home, "add", "-A")
+    git(home, "commit", "-qm", "one blob, two paths")
+    nas = nas_for(home, f"{sys.executable} {script}")
+    for path in ("pip/vendor.txt", "other/vendor.txt"):
+        with pytest.raises(SummaryPending):
+            nas.read(f"{path}@summary")
+        wait_idle(nas)
+    assert header(nas.read("pip/vendor.txt@summary").text)["support"] == "1/1"
+    other = nas.read("other/vendor.txt@summary")
+    assert header(other.text)["support"] == "0/1"

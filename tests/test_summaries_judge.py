@@ -19,6 +19,7 @@ from nasfs.repo import GitTree
 from nasfs.service import Nas
 from nasfs.summaries import SummaryPending, build_settings
 from nasfs.summaries.files import cited_text
+from nasfs.summaries.store import file_ident
 
 from .conftest import header
 from .mounts import Mount
@@ -204,7 +205,7 @@ def test_a_real_model_on_127_0_0_1_as_the_judge(home: Path, tmp_path: Path, monk
     assert keys["checked"] == "rules+judge:smollm2" and keys["support"] in ("0/1", "1/1")
     store = nas.summaries.store
     shown = cited_text((home / ACME).read_bytes(), {"cited": [[1, 1]]})  # a verdict is kept for the text the judge read
-    verdict = store.verdict(nas.content(ACME).blob_id, "Acme Corp", json.dumps([[1, 1]]) + "\0" + shown,
+    verdict = store.verdict(file_ident(nas.content(ACME).blob_id, ACME), "Acme Corp", json.dumps([[1, 1]]) + "\0" + shown,
                             nas.summaries.settings.judge.identity)
     assert verdict is (keys["support"] == "1/1")  # the judge's answer, remembered, is what decided
     for e in r.served.evidence:

@@ -22,7 +22,7 @@ from .backends import BackendDown, make_backend
 from .files import cited_text, summarize_file
 from .judging import JudgeDown, judge_record
 from .settings import SummarySettings
-from .store import Store
+from .store import Store, file_ident
 
 if TYPE_CHECKING:
     from ..reader import Reader
@@ -94,15 +94,16 @@ class Generator:
     def make_file(self, a: Analysis) -> dict[str, Any] | None:
         """The record of ``a``'s blob, made now if missing (None: binary or too large)."""
         c = a.content
-        record = self.store.get("file", c.blob_id)
+        ident = file_ident(c.blob_id, c.path)
+        record = self.store.get("file", ident)
         if record is not None:
             return record
         data = a.data
         if data is None or a.binary:  # remembered, so a background walk does not queue it again
-            self.store.failed("file", c.blob_id, f"{c.path} is binary or too large to summarize", final=True)
+            self.store.failed("file", ident, f"{c.path} is binary or too large to summarize", final=True)
             return None
         record = self._finish(
-            "file", c.blob_id, c.path,
+            "file", ident, c.path,
             lambda: summarize_file(self.backend(), self.settings, c.path, c.blob_id, c.commit, data, a.outline),
             lambda k: cited_text(data, k))
         self._made(c.path)

@@ -23,7 +23,7 @@ from .files import cited_label
 from .generate import Generator
 from .settings import VALID_NOW, SummaryPending, SummarySettings
 from .spawn import spawn_fill
-from .store import Failure, Store
+from .store import Failure, Store, file_ident
 from .walk import Walk
 from .worker import QueueFull, Worker
 
@@ -56,7 +56,7 @@ class Summaries:
         c = a.content
         if a.data is None or a.binary:
             raise NotServable(f"{c.path} is binary or too large to summarize", VALID_NOW)
-        record = self.store.get("file", c.blob_id)
+        record = self.store.get("file", file_ident(c.blob_id, c.path))
         if record is not None:
             self.stale.discard(c.path)
             return self._file_served(record, a, stale=False)
@@ -66,7 +66,7 @@ class Summaries:
         if last is not None and nas.tree.hold(last["commit"]):
             self.stale.add(c.path)
             return self._file_served(last, nas.analysis(nas.tree.at(last["commit"], c.path)), stale=True)
-        raise self._pending(c.path, ahead, self.store.failure("file", c.blob_id))
+        raise self._pending(c.path, ahead, self.store.failure("file", file_ident(c.blob_id, c.path)))
 
     def folder_view(self, nas: Reader, path: str, at: str | None) -> Served:
         self.check_mode()
@@ -89,14 +89,14 @@ class Summaries:
         """For ``@N``: a fresh summary whose every sentence was supported, else None."""
         if self.settings.mode == "off" or a.data is None or a.binary:
             return None
-        record = self.store.get("file", a.content.blob_id)
+        record = self.store.get("file", file_ident(a.content.blob_id, a.content.path))
         if record is None or not record["kept"] or len(record["kept"]) != record["written"]:
             return None
         return self._file_served(record, a, stale=False)
 
-    def ladder_state(self, blob_id: str) -> str:
+    def ladder_state(self, blob_id: str, path: str) -> str:
         """What of the summary a cached ``@N`` answer rests on."""
-        record = self.store.get("file", blob_id)
+        record = self.store.get("file", file_ident(blob_id, path))
         return "none" if record is None else f"{len(record['kept'])}/{record['written']}"
 
     def _pending(self, shown: str, ahead: str, failure: Failure | None) -> SummaryPending:

@@ -1,4 +1,4 @@
-"""The persistent summary cache: records keyed by blob id (or folder signature) and the summarizer's identity.
+"""The persistent summary cache: records keyed by blob id and path (or folder signature) and the summarizer's identity.
 
 A record holds what the model wrote and what the checker (and the judge)
 decided, with each kept sentence's cited ranges and the sha256 of each, so a
@@ -22,6 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cache import DiskCache
+
+def file_ident(blob_id: str, path: str) -> str:
+    """A file summary's key: its blob and its path, since the checker reads the path's names ("pip" for
+    pip/_vendor/vendor.txt), so one blob at two paths may keep different sentences."""
+    return f"{blob_id}:{hashlib.sha256(path.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}"
+
 
 MAX_TRIES = 1000  # failures in a row counted (each read of a summary whose making fails adds one)
 FORMAT = 4  # raised when a record's shape or the prompt changes, so older records are made again

@@ -16,7 +16,7 @@ import time
 
 from . import folders as fold
 from .generate import Generator
-from .store import Failure, Store
+from .store import Failure, Store, file_ident
 from .worker import QueueFull, Worker
 
 log = logging.getLogger("nasfs.summaries")
@@ -62,7 +62,8 @@ class Walk:
         try:
             for item in sorted(listing.items, key=lambda i: (i.size, i.path)):
                 c = nas.content(item.path)
-                if self.store.get("file", c.blob_id) is None and due(self.store.failure("file", c.blob_id), now):
+                ident = file_ident(c.blob_id, c.path)
+                if self.store.get("file", ident) is None and due(self.store.failure("file", ident), now):
                     self.worker.submit(("file", c.path, c.blob_id),
                                        lambda c=c: self.generator.file_job(c.path, c.blob_id, c.commit))
             for folder in fold.bottom_up(listing):
