@@ -220,6 +220,8 @@ def is_name(token: Token, first: bool) -> bool:
 def is_identifier(token: Token) -> bool:
     """Code-like: ``snake_case``, ``dotted.name``, ``camelCase``/``GitHub``, ``call()``."""
     text = token.text.strip(".")
+    if re.fullmatch(r"v?\d+(?:\.\d+)+[a-z]?\d*", token.lower):
+        return False  # 3.0.0, v1.4.0, 3.14t: a version, not a name
     return token.lower not in ABBREVIATIONS and bool(
         re.search(r"\w[_.]\w", text) or re.search(r"[a-z][A-Z]", text) or text.endswith("()"))
 
