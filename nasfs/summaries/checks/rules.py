@@ -272,7 +272,7 @@ def _restricts(statement: Statement) -> bool:
 def _unequal(statement: Statement, said: set[str]) -> bool:
     """A ``!=`` whose two sides the clause names (``matrix.python-version != '3.14'`` against "only on
     Python 3.14"): the cited text excludes what the clause affirms."""
-    m = re.search(r"([\w.'\"-]+)\s*!=\s*([\w.'\"-]+)", statement.text)
+    m = "!=" in statement.text and re.search(r"([\w.'\"-]{1,80})\s*!=\s*([\w.'\"-]{1,80})", statement.text)
     if not m:
         return False
     sides = [{stem(p) for t in tokens(side) for p in (t.lower, *t.parts)} | {n for t in tokens(side) for n in numbers_of(t)}
