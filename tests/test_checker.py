@@ -77,6 +77,8 @@ def verdict(sentence: str, source: str) -> str | None:
     ("It implements the C11 standard.", "Description=Portable, core math library implementing C99 standard", "'C11'"),
     ("This is the BSD 2-Clause License.", "BSD 3-Clause License", "the number 2-Clause"),
     ("The tests run on windows-latest.", "    runs-on: ubuntu-latest", "'windows-latest'"),
+    ("Linting runs only on Python 3.14.", "- name: Run linting\n  if: ${{ matrix.python-version != '3.14' }}",
+     "affirms"),
     ("The build_ext command comes from distutils.command.build_ext.",
      "[distutils.commands]\nbuild_ext = setuptools.command.build_ext:build_ext", "distutils.command.build_ext"),
 ])
@@ -130,6 +132,10 @@ def test_false_shapes_are_refused(sentence: str, source: str, why: str) -> None:
     ("Sammy Sosa's strike is logged at 20:03:20 and his grand slam at 20:03:47.",
      "---\ntime: 20:03:20\nplayer: Sammy Sosa\naction: strike (miss)\n...\n---\ntime: 20:03:47\n"
      "player: Sammy Sosa\naction: grand slam"),
+    ("Twisted is installed only on 3.13.", "deps =\n    coverage\n    3.13: twisted"),
+    ("In 3.0.0 the metadata moved from setup.cfg to pyproject.toml.",
+     "Version 3.0.0\n-------------\n- Move packaging metadata from setup.cfg to pyproject.toml."),
+    ("Tests run on Python 3.11 and 3.12.", "[tox]\nenvlist = py311, py312"),
     ("The IniConfig() constructor keeps inline comments.",
      "The ``IniConfig()`` constructor preserves inline comments in values."),
 ])
@@ -158,6 +164,9 @@ def test_the_file_name_and_the_lines_above_a_range_name_it() -> None:
     assert "swapped" in (why("The alpha environment uses Python 3.13 and beta uses Python 3.10 [L2, L5].") or "")
     assert why("Watcher's read polls [L5].") is not None  # nothing above L5 names them
     assert why("pip vendors distlib 0.4.4 [L1].", "src/pip/_vendor/vendor.txt") is not None  # L1 is [tox]
+    [s] = split_answer("AnyIO needs Python 3.10 or later [L1].")
+    assert check_lines(s, 1, lambda a, b: 'requires-python = ">= 3.10"', "anyio/pyproject.toml").reason is None
+    assert "'AnyIO'" in (check_lines(s, 1, lambda a, b: 'requires-python = ">= 3.10"', "pyproject.toml").reason or "")
     [s] = split_answer("pip vendors distlib 0.4.4 [L1].")
     assert check_lines(s, 1, lambda a, b: "distlib==0.4.4", "src/pip/_vendor/vendor.txt").reason is None
     assert "'pip'" in (check_lines(s, 1, lambda a, b: "distlib==0.4.4", "vendor.txt").reason or "")
