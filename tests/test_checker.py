@@ -136,6 +136,8 @@ def test_false_shapes_are_refused(sentence: str, source: str, why: str) -> None:
     ("In 3.0.0 the metadata moved from setup.cfg to pyproject.toml.",
      "Version 3.0.0\n-------------\n- Move packaging metadata from setup.cfg to pyproject.toml."),
     ("Tests run on Python 3.11 and 3.12.", "[tox]\nenvlist = py311, py312"),
+    ("Version 3.1.0 is not released yet.", "Version 3.1.0\n-------------\n\nUnreleased"),
+    ("tox 4.51 or newer is required, with the tox-uv plugin.", "[tox]\nrequires =\n    tox>=4.51\n    tox-uv"),
     ("The IniConfig() constructor keeps inline comments.",
      "The ``IniConfig()`` constructor preserves inline comments in values."),
 ])

@@ -244,7 +244,7 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
     top = [s for score, s in scored if score == best]
     negated = (any(_negating(t, reading) for t in toks) or bool(NEGATING_PHRASE.search(clause))
                or _flipped(toks, [s.tokens for s in top]))
-    if negated and not any(_negative(s, toks) and stems & _stems_of(s.tokens) for s in reading.statements):
+    if negated and not any(_negative(s, toks) and stems & _unprefixed(_stems_of(s.tokens)) for s in reading.statements):
         return f"{clause!r} negates what the cited text affirms"
     said = stems | {n for t in toks for n in numbers_of(t)}
     if not negated and (any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top)
@@ -278,6 +278,11 @@ def _unequal(statement: Statement, said: set[str]) -> bool:
     sides = [{stem(p) for t in tokens(side) for p in (t.lower, *t.parts)} | {n for t in tokens(side) for n in numbers_of(t)}
              for side in m.groups()]
     return all(side & said for side in sides)
+
+
+def _unprefixed(stems: set[str]) -> set[str]:
+    """The stems with the words their negating prefix makes (``unreleas`` also says ``releas``)."""
+    return stems | {s[len(p):] for s in stems for p in NEGATING_PREFIXES if s.startswith(p) and len(s) - len(p) >= 4}
 
 
 def _stems_of(toks: list[Token]) -> set[str]:

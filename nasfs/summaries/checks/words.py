@@ -40,7 +40,8 @@ readme page pages
 # Generic words of technical writing that name no product: not names, though the common list lacks them.
 TECH_WORDS = frozenset("""
 api apis app apps arg args async backend boolean cli config configs configuration dev dir dirs doc docs env envs
-http https json lib libs metadata os repo repos runtime stdin stdout stderr toml url urls utf workflow workflows
+http https json lib libs metadata os plugin plugins repo repos runtime stdin stdout stderr toml url urls utf workflow
+workflows
 yaml yml
 """.split())
 NEGATIONS = frozenset("""
