@@ -274,6 +274,8 @@ def _cited(rows: list[str], sentence: str, path: str = "x.yaml") -> tuple[str | 
     # a staircase of indents above each of 120 ranges: every step was a line above
     ([row for s in range(120) for row in [" " * (400 - d) + f"k{s}x{d}:" for d in range(400, 0, -1)]
       + [" " * 400 + f"leaf{s}: 1"]], "leaf0 is 1 [" + ", ".join(f"L{401 * s + 401}" for s in range(120)) + "]."),
+    # a long version-like word: [a-z]?\d* after the last part retried its digits at every split (17 s)
+    (["linter foo_bar runs 1." + "1" * 20_000 + "ab"], "The linter foo_bar runs 1." + "1" * 20_000 + "ab [L1]."),
 ])
 def test_an_adversarial_file_or_answer_is_checked_in_time(rows: list[str], sentence: str) -> None:
     _, seconds = _cited(rows, sentence)
