@@ -350,3 +350,18 @@ def test_the_trees_name_counts_as_a_name(home: Path, tmp_path: Path) -> None:
             nas.read(f"{ACME}@summary")
         wait_idle(nas)
         assert header(nas.read(f"{ACME}@summary").text)["support"] == support
+
+
+def test_two_trees_sharing_a_cache_keep_their_own_verdicts(home: Path, tmp_path: Path) -> None:
+    """The rules read the tree's name, so one blob at one path in two trees is checked in each, even
+    with the one cache every tree of a user shares (DiskCache())."""
+    script = tmp_path / "acme.py"
+    script.write_text("import sys\nsys.stdin.read()\nprint('Acmetool is our largest customer [L3-L4].')\n")
+    disk = DiskCache(tmp_path / "cache")
+    for tree, support in (("acmetool", "1/1"), ("home", "0/1")):
+        nas = Nas(GitTree(home, node="box", tree=tree), summarizer=build_settings(f"{sys.executable} {script}", ""),
+                  disk=disk)
+        with pytest.raises(SummaryPending):
+            nas.read(f"{ACME}@summary")
+        wait_idle(nas)
+        assert header(nas.read(f"{ACME}@summary").text)["support"] == support
