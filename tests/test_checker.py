@@ -138,6 +138,7 @@ def test_false_shapes_are_refused(sentence: str, source: str, why: str) -> None:
     ("Tests run on Python 3.11 and 3.12.", "[tox]\nenvlist = py311, py312"),
     ("Version 3.1.0 is not released yet.", "Version 3.1.0\n-------------\n\nUnreleased"),
     ("tox 4.51 or newer is required, with the tox-uv plugin.", "[tox]\nrequires =\n    tox>=4.51\n    tox-uv"),
+    ("Wheels are built for Python 3.11.", "build = cp311-*"),  # cp311: a Python ("py" spells python already)
     ("The IniConfig() constructor keeps inline comments.",
      "The ``IniConfig()`` constructor preserves inline comments in values."),
 ])
@@ -166,6 +167,10 @@ def test_the_file_name_and_the_lines_above_a_range_name_it() -> None:
     assert "swapped" in (why("The alpha environment uses Python 3.13 and beta uses Python 3.10 [L2, L5].") or "")
     assert why("Watcher's read polls [L5].") is not None  # nothing above L5 names them
     assert why("pip vendors distlib 0.4.4 [L1].", "src/pip/_vendor/vendor.txt") is not None  # L1 is [tox]
+    changes = ["Version 3.0.0", "-------------", "", "Released 2024-10-07", "",
+               "-   Use modern packaging metadata with ``pyproject.toml`` instead of ``setup.cfg``.", "    :pr:`348`"]
+    [s] = split_answer("In 3.0.0 the packaging metadata moved from setup.cfg to pyproject.toml [L6-L7].")
+    assert check_lines(s, 7, lambda a, b: "\n".join(changes[a - 1:b]), "CHANGES.rst").reason is None  # 3.0.0: no identifier
     [s] = split_answer("AnyIO needs Python 3.10 or later [L1].")
     assert check_lines(s, 1, lambda a, b: 'requires-python = ">= 3.10"', "anyio/pyproject.toml").reason is None
     assert "'AnyIO'" in (check_lines(s, 1, lambda a, b: 'requires-python = ">= 3.10"', "pyproject.toml").reason or "")
