@@ -50,7 +50,7 @@ from nasfs.summaries.judge import Judge, ask  # noqa: E402
 from nasfs.summaries.settings import SummarySettings  # noqa: E402
 
 SETS = Path(__file__).resolve().parent / "grounding" / "sets"
-PARTS = ("tuned", "check", "check-b", "held-out")
+PARTS = ("tuned", "check", "check-b", "held-out", "held-out-2")
 KINDS = ("number", "swap", "negation", "name", "clause", "miscite")
 TARGET_KEPT, TARGET_DROPPED, TARGET_KIND = 0.90, 0.90, 0.80
 
