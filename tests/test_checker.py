@@ -77,6 +77,8 @@ def verdict(sentence: str, source: str) -> str | None:
     ("It implements the C11 standard.", "Description=Portable, core math library implementing C99 standard", "'C11'"),
     ("This is the BSD 2-Clause License.", "BSD 3-Clause License", "the number 2-Clause"),
     ("The tests run on windows-latest.", "    runs-on: ubuntu-latest", "'windows-latest'"),
+    ("Linting runs only on Python 3.14.", "- name: Run linting\n  if: ${{ matrix.python-version != '3.14' }}",
+     "affirms"),
     ("The build_ext command comes from distutils.command.build_ext.",
      "[distutils.commands]\nbuild_ext = setuptools.command.build_ext:build_ext", "distutils.command.build_ext"),
 ])
@@ -130,6 +132,13 @@ def test_false_shapes_are_refused(sentence: str, source: str, why: str) -> None:
     ("Sammy Sosa's strike is logged at 20:03:20 and his grand slam at 20:03:47.",
      "---\ntime: 20:03:20\nplayer: Sammy Sosa\naction: strike (miss)\n...\n---\ntime: 20:03:47\n"
      "player: Sammy Sosa\naction: grand slam"),
+    ("Twisted is installed only on 3.13.", "deps =\n    coverage\n    3.13: twisted"),
+    ("In 3.0.0 the metadata moved from setup.cfg to pyproject.toml.",
+     "Version 3.0.0\n-------------\n- Move packaging metadata from setup.cfg to pyproject.toml."),
+    ("Tests run on Python 3.11 and 3.12.", "[tox]\nenvlist = py311, py312"),
+    ("Version 3.1.0 is not released yet.", "Version 3.1.0\n-------------\n\nUnreleased"),
+    ("tox 4.51 or newer is required, with the tox-uv plugin.", "[tox]\nrequires =\n    tox>=4.51\n    tox-uv"),
+    ("Wheels are built for Python 3.11.", "build = cp311-*"),  # cp311: a Python ("py" spells python already)
     ("The IniConfig() constructor keeps inline comments.",
      "The ``IniConfig()`` constructor preserves inline comments in values."),
 ])
@@ -158,6 +167,13 @@ def test_the_file_name_and_the_lines_above_a_range_name_it() -> None:
     assert "swapped" in (why("The alpha environment uses Python 3.13 and beta uses Python 3.10 [L2, L5].") or "")
     assert why("Watcher's read polls [L5].") is not None  # nothing above L5 names them
     assert why("pip vendors distlib 0.4.4 [L1].", "src/pip/_vendor/vendor.txt") is not None  # L1 is [tox]
+    changes = ["Version 3.0.0", "-------------", "", "Released 2024-10-07", "",
+               "-   Use modern packaging metadata with ``pyproject.toml`` instead of ``setup.cfg``.", "    :pr:`348`"]
+    [s] = split_answer("In 3.0.0 the packaging metadata moved from setup.cfg to pyproject.toml [L6-L7].")
+    assert check_lines(s, 7, lambda a, b: "\n".join(changes[a - 1:b]), "CHANGES.rst").reason is None  # 3.0.0: no identifier
+    [s] = split_answer("AnyIO needs Python 3.10 or later [L1].")
+    assert check_lines(s, 1, lambda a, b: 'requires-python = ">= 3.10"', "anyio/pyproject.toml").reason is None
+    assert "'AnyIO'" in (check_lines(s, 1, lambda a, b: 'requires-python = ">= 3.10"', "pyproject.toml").reason or "")
     [s] = split_answer("pip vendors distlib 0.4.4 [L1].")
     assert check_lines(s, 1, lambda a, b: "distlib==0.4.4", "src/pip/_vendor/vendor.txt").reason is None
     assert "'pip'" in (check_lines(s, 1, lambda a, b: "distlib==0.4.4", "vendor.txt").reason or "")
@@ -263,6 +279,8 @@ def _cited(rows: list[str], sentence: str, path: str = "x.yaml") -> tuple[str | 
     # a staircase of indents above each of 120 ranges: every step was a line above
     ([row for s in range(120) for row in [" " * (400 - d) + f"k{s}x{d}:" for d in range(400, 0, -1)]
       + [" " * 400 + f"leaf{s}: 1"]], "leaf0 is 1 [" + ", ".join(f"L{401 * s + 401}" for s in range(120)) + "]."),
+    # a long version-like word: [a-z]?\d* after the last part retried its digits at every split (17 s)
+    (["linter foo_bar runs 1." + "1" * 20_000 + "ab"], "The linter foo_bar runs 1." + "1" * 20_000 + "ab [L1]."),
 ])
 def test_an_adversarial_file_or_answer_is_checked_in_time(rows: list[str], sentence: str) -> None:
     _, seconds = _cited(rows, sentence)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from nasfs.cache import DiskCache
 from nasfs.errors import NotServable
 from nasfs.repo import GitTree
 from nasfs.service import Nas
@@ -336,3 +337,31 @@ def test_one_blob_at_two_paths_is_checked_at_each(home: Path, tmp_path: Path) ->
     assert header(nas.read("pip/vendor.txt@summary").text)["support"] == "1/1"
     other = nas.read("other/vendor.txt@summary")
     assert header(other.text)["support"] == "0/1"
+
+
+def test_the_trees_name_counts_as_a_name(home: Path, tmp_path: Path) -> None:
+    """A sentence may name the tree it is served from (every pointer of the view shows it)."""
+    script = tmp_path / "acme.py"
+    script.write_text("import sys\nsys.stdin.read()\nprint('Acmetool is our largest customer [L3-L4].')\n")
+    for tree, support in (("acmetool", "1/1"), ("home", "0/1")):
+        nas = Nas(GitTree(home, node="box", tree=tree), summarizer=build_settings(f"{sys.executable} {script}", ""),
+                  disk=DiskCache(tmp_path / f"cache-{tree}"))
+        with pytest.raises(SummaryPending):
+            nas.read(f"{ACME}@summary")
+        wait_idle(nas)
+        assert header(nas.read(f"{ACME}@summary").text)["support"] == support
+
+
+def test_two_trees_sharing_a_cache_keep_their_own_verdicts(home: Path, tmp_path: Path) -> None:
+    """The rules read the tree's name, so one blob at one path in two trees is checked in each, even
+    with the one cache every tree of a user shares (DiskCache())."""
+    script = tmp_path / "acme.py"
+    script.write_text("import sys\nsys.stdin.read()\nprint('Acmetool is our largest customer [L3-L4].')\n")
+    disk = DiskCache(tmp_path / "cache")
+    for tree, support in (("acmetool", "1/1"), ("home", "0/1")):
+        nas = Nas(GitTree(home, node="box", tree=tree), summarizer=build_settings(f"{sys.executable} {script}", ""),
+                  disk=disk)
+        with pytest.raises(SummaryPending):
+            nas.read(f"{ACME}@summary")
+        wait_idle(nas)
+        assert header(nas.read(f"{ACME}@summary").text)["support"] == support

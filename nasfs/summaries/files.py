@@ -26,10 +26,12 @@ def cited_label(cited: list[list[int]] | tuple[tuple[int, int], ...]) -> str:
 
 
 def summarize_file(backend: Backend, settings: SummarySettings, path: str, blob_id: str, commit: str,
-                   data: bytes, outline: Outline) -> dict[str, Any]:
+                   data: bytes, outline: Outline, tree: str = "") -> dict[str, Any]:
     """The record of ``data``'s summary (store.py) as the rules leave it:
     every sentence written, those kept with one span (lines and their sha256)
-    per cited range, those refused with why."""
+    per cited range, those refused with why. The checker reads the tree's
+    name with the path, as every pointer of the view shows them ("AnyIO" in
+    a tree named anyio)."""
     index = LineIndex(data)
 
     def lines(a: int, b: int) -> str:
@@ -41,7 +43,8 @@ def summarize_file(backend: Backend, settings: SummarySettings, path: str, blob_
     answer = backend.generate(prompt.system, prompt.user)
     seconds = time.monotonic() - started
     kept, refused = [], []
-    for verdict in (check_lines(s, index.count, lines, path) for s in split_answer(answer)):
+    named = f"{tree}/{path}" if tree else path
+    for verdict in (check_lines(s, index.count, lines, named) for s in split_answer(answer)):
         s = verdict.sentence
         if verdict.supported:
             spans = [{"start": a, "end": b, "sha256": hashlib.sha256(index.slice(a, b)).hexdigest()} for a, b in s.cited]

@@ -35,7 +35,7 @@ class Summaries:
     def __init__(self, settings: SummarySettings, nas: Reader, open_core: Callable[[], Reader]) -> None:
         self.settings = settings
         self.model = settings.model_name
-        self.store = Store(nas.disk, str(nas.tree.root), settings.identity)
+        self.store = Store(nas.disk, str(nas.tree.root), settings.identity, nas.tree.tree)
         self.stale: set[str] = set()  # paths served stale and not yet made again
         self.generator = Generator(settings, self.store, open_core, self.stale.discard)
         self.worker = Worker(settings.in_flight, settings.queue_size)

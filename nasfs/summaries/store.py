@@ -4,7 +4,10 @@ A record holds what the model wrote and what the checker (and the judge)
 decided, with each kept sentence's cited ranges and the sha256 of each, so a
 read builds its evidence without asking the model or re-reading anything.
 The identity (settings.py) is the whole summarizer (command line, or
-endpoint and model; context; judge), so two models never share a record.
+endpoint and model; context; judge), so two models never share a record;
+the tree's name is in every key too, since the rules read it with the path
+("AnyIO" in a tree named anyio), so trees of two names sharing the one
+cache (DiskCache()) never share a record or a verdict.
 The last record of each path is remembered too: after a change it is
 served as ``stale=true``, naming the commit it describes, until the new one
 is made. Records are written one at a time (never batched), so a
@@ -42,16 +45,17 @@ class Failure:
 
 
 class Store:
-    def __init__(self, disk: DiskCache | None, root: str, identity: str) -> None:
+    def __init__(self, disk: DiskCache | None, root: str, identity: str, tree: str = "") -> None:
         self.disk = disk if disk is not None else DiskCache()
         self.root = root
         self.identity = identity
+        self.tree = tree  # the tree's name, which the rules read (files.py)
 
     def _key(self, kind: str, ident: str) -> str:
-        return f"summ{FORMAT}:{kind}:{self.identity}:{ident}"
+        return f"summ{FORMAT}:{kind}:{self.identity}:{self.tree}:{ident}"
 
     def _last_key(self, kind: str, path: str) -> str:
-        return f"summ{FORMAT}:{kind}-last:{self.identity}:{self.root}:{path}"
+        return f"summ{FORMAT}:{kind}-last:{self.identity}:{self.root}:{self.tree}:{path}"
 
     def _load(self, key: str) -> Any:
         raw = self.disk.get(key)

@@ -50,7 +50,7 @@ from nasfs.summaries.judge import Judge, ask  # noqa: E402
 from nasfs.summaries.settings import SummarySettings  # noqa: E402
 
 SETS = Path(__file__).resolve().parent / "grounding" / "sets"
-PARTS = ("tuned", "check", "check-b", "held-out")
+PARTS = ("tuned", "check", "check-b", "held-out", "held-out-2")
 KINDS = ("number", "swap", "negation", "name", "clause", "miscite")
 TARGET_KEPT, TARGET_DROPPED, TARGET_KIND = 0.90, 0.90, 0.80
 
@@ -59,7 +59,8 @@ TARGET_KEPT, TARGET_DROPPED, TARGET_KIND = 0.90, 0.90, 0.80
 class Case:
     file: str
     part: str  # one of PARTS
-    path: str  # the file's path in its source: what a summarizer sees as its name
+    path: str  # the file's path in its source, under its project's name (the tree it would be served from)
+    tree: str  # that project's name
     label: str  # "true" or a kind of KINDS
     text: str  # the sentence with its citation, as a model writes it
     rules: bool = False  # kept by the rules
@@ -96,11 +97,20 @@ def load(files: set[str] | None, parts: tuple[str, ...] = PARTS) -> tuple[dict[s
             if current not in sources or label not in ("true", *KINDS) or not text:
                 sys.exit(f"grounding.py: {part}/labels.txt line {n} is not 'LABEL | SENTENCE' under a known '## FILE'")
             if files is None or current in files:
-                cases.append(Case(current, part, sources[current]["path"], label, text))
+                tree = _project(sources[current]["source"])
+                cases.append(Case(current, part, f"{tree}/{sources[current]['path']}", tree, label, text))
     unknown = (files or set()) - known
     if unknown:
         sys.exit(f"grounding.py: --files {', '.join(sorted(unknown))}: not in the set; valid: {', '.join(sorted(known))}")
     return data, cases
+
+
+def _project(source: str) -> str:
+    """The project a file comes from (``github.com/pallets/click@...``: click; ``PyPI certifi 2026.10``:
+    certifi): the name of the tree nasfs would serve it from."""
+    if source.startswith("github.com/"):
+        return source.split("@")[0].split("/")[2]
+    return source.split()[1] if len(source.split()) > 1 else ""
 
 
 def check(cases: list[Case], data: dict[str, bytes]) -> None:
@@ -204,7 +214,7 @@ def verify(cases: list[Case], data: dict[str, bytes]) -> tuple[int, int, int]:
         content = nas.content(case.file)
         a = nas.analysis(content)
         record = summarize_file(_Answer(case.text), settings, case.file, content.blob_id, content.commit,
-                                a.data, a.outline)
+                                a.data, a.outline, case.tree)
         checked += 1  # a sentence the rules kept but the record does not is counted as not verified
         ok = bool(record["kept"]) and not record["refused"]
         for k in record["kept"]:

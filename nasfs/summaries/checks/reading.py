@@ -25,6 +25,7 @@ _WORD_CHAR = re.compile(r"[\w.-]")
 _AT_LEAST = re.compile(r">=?|\u2265|(?<=\d)\+|\bor (?:newer|later|above|higher)\b")
 _BELOW = re.compile(r"<=?(?!<)|\u2264")
 MAX_JOINED = 40  # the longest part read as two joined words (includedir); a longer one is a blob, not a word
+_PY_TAG = re.compile(r"(?:py|cp|pypy)[23]\d{0,2}")
 AT_LEAST_WORDS = ("newer", "later", "above", "higher", "greater", "least", "minimum")
 BELOW_WORDS = ("older", "earlier", "below", "lower", "less", "most", "maximum")
 
@@ -120,6 +121,8 @@ class Reading:
         self.numbers.update(normal_number(p) for p in t.parts if "." in p and p[0].isdigit())  # pypy-3.11: 3.11
         for p in t.parts:
             self._add_words(spelled(p))
+        if _PY_TAG.fullmatch(t.lower):  # py313, cp311, pypy3: a Python
+            self._add_words(("python", "pypy") if t.lower.startswith("pypy") else ("python",))
 
     def _add_words(self, words: tuple[str, ...] | list[str]) -> None:
         self.words.update(words)

@@ -26,8 +26,9 @@ import re
 from .binding import reversed_pair, swapped
 from .reading import Reading, Statement, same_meaning, spelled
 from .sentences import split_clauses
-from .words import (ANTONYMS, COORDINATORS, JUDGEMENTS, NUMBER_WORDS, NEGATING_PREFIXES, NEGATIONS, STOP, Token, content, is_identifier, is_name,
-                    is_negation, is_restriction, key, numbers_of, stem, tokens)
+from .words import (ANTONYMS, COORDINATORS, JUDGEMENTS, NEGATING_PREFIXES, NEGATIONS, NUMBER_WORDS, STOP, Token,
+                    content, is_identifier, is_name, is_negation, is_restriction, key, numbers_of, stem,
+                    tokens)
 
 OVERLAP = 0.4
 PHRASE_OVERLAP = 0.0  # an added phrase needs one of its words there
@@ -243,17 +244,45 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
     top = [s for score, s in scored if score == best]
     negated = (any(_negating(t, reading) for t in toks) or bool(NEGATING_PHRASE.search(clause))
                or _flipped(toks, [s.tokens for s in top]))
-    if negated and not any(_negative(s, toks) and stems & _stems_of(s.tokens) for s in reading.statements):
+    if negated and not any(_negative(s, toks) and stems & _unprefixed(_stems_of(s.tokens)) for s in reading.statements):
         return f"{clause!r} negates what the cited text affirms"
-    if not negated and any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top):
+    said = stems | {n for t in toks for n in numbers_of(t)}
+    if not negated and (any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top)
+                        or any(_unequal(s, said) for s in reading.statements)):
         return f"{clause!r} affirms what the cited text negates"
-    if any(is_restriction(t) for t in toks) and not any(is_restriction(x) for s in top for x in s.tokens):
+    if any(is_restriction(t) for t in toks) and not any(_restricts(s) for s in reading.statements):
         return f"{clause!r} restricts (only, except) what the cited text does not"
     return None
 
 
 _SCOPE_END = re.compile(r"[,;.(){}#]")
 _NEGATIVE_FORM = re.compile(r"!=|\bnot in\b|<(?!=)\s*['\"]?\d|:\s*(?:\{\}|\[\]|null|~|none|\"\")\s*(?:#.*)?$", re.IGNORECASE)
+
+
+_CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|!=|;\s*\w+\s*[<>=!]"
+                        r"|^\s*[\d.]+\s*:\s+\S", re.IGNORECASE)
+
+
+def _restricts(statement: Statement) -> bool:
+    """A cited statement that restricts: only/except, or a condition (``if:``, ``when``, ``!=``, a
+    requirement's marker ``; python_version < "3.11"``, a tox factor ``3.13: twisted``, a path filter)."""
+    return any(is_restriction(x) for x in statement.tokens) or bool(_CONDITION.search(statement.text))
+
+
+def _unequal(statement: Statement, said: set[str]) -> bool:
+    """A ``!=`` whose two sides the clause names (``matrix.python-version != '3.14'`` against "only on
+    Python 3.14"): the cited text excludes what the clause affirms."""
+    m = "!=" in statement.text and re.search(r"([\w.'\"-]{1,80})\s*!=\s*([\w.'\"-]{1,80})", statement.text)
+    if not m:
+        return False
+    sides = [{stem(p) for t in tokens(side) for p in (t.lower, *t.parts)} | {n for t in tokens(side) for n in numbers_of(t)}
+             for side in m.groups()]
+    return all(side & said for side in sides)
+
+
+def _unprefixed(stems: set[str]) -> set[str]:
+    """The stems with the words their negating prefix makes (``unreleas`` also says ``releas``)."""
+    return stems | {s[len(p):] for s in stems for p in NEGATING_PREFIXES if s.startswith(p) and len(s) - len(p) >= 4}
 
 
 def _stems_of(toks: list[Token]) -> set[str]:

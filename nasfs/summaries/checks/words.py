@@ -22,6 +22,8 @@ _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+(?:\.\d+)*")
 _NUMBER = re.compile(r"v?(\d+(?:\.\d+)*)([a-zA-Z%]{0,3})\+?", re.IGNORECASE)
 _HEX = re.compile(r"[0-9a-f]{7,40}")
 _DIGITS_JOINED = re.compile(r"\d+(?:\.\d+)*(?:[-/:]\d+(?:\.\d+)*)+")
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[a-z]\d*)?")  # a letter before any trailing digits: [a-z]?\d* retried
+#   the last part's digits at every split, quadratic in a long token
 NUMBER_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
                 "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20", "thirty": "30",
                 "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000"}
@@ -40,7 +42,8 @@ readme page pages
 # Generic words of technical writing that name no product: not names, though the common list lacks them.
 TECH_WORDS = frozenset("""
 api apis app apps arg args async backend boolean cli config configs configuration dev dir dirs doc docs env envs
-http https json lib libs metadata os repo repos runtime stdin stdout stderr toml url urls utf workflow workflows
+http https json lib libs metadata os plugin plugins repo repos runtime stdin stdout stderr toml url urls utf workflow
+workflows
 yaml yml
 """.split())
 NEGATIONS = frozenset("""
@@ -220,6 +223,8 @@ def is_name(token: Token, first: bool) -> bool:
 def is_identifier(token: Token) -> bool:
     """Code-like: ``snake_case``, ``dotted.name``, ``camelCase``/``GitHub``, ``call()``."""
     text = token.text.strip(".")
+    if _VERSION.fullmatch(token.lower):
+        return False  # 3.0.0, v1.4.0, 3.14t: a version, not a name
     return token.lower not in ABBREVIATIONS and bool(
         re.search(r"\w[_.]\w", text) or re.search(r"[a-z][A-Z]", text) or text.endswith("()"))
 
