@@ -11,8 +11,9 @@ then clause by clause (sentences.py):
 5. polarity agrees: the clause says no word whose opposite (ANTONYMS) the cited text says instead;
    it negates (not, no, never, without, false, off, excludes, leaves out, instead of, an
    ``un-``/``in-`` form of a cited word...) only when some cited statement sharing a word with it
-   says no, and affirms only when the statements it matches best make no negation bearing on it;
-   a restriction (only, except) is refused unless those statements make one too;
+   says no, and affirms only when the statements it matches best make no negation bearing on it
+   and no cited ``!=`` sets apart what it names; a restriction (only, except) is refused unless
+   some cited statement restricts too (only, except, or a condition: if, when, a marker);
 Over the whole sentence too: before the clauses, a judgement (faster, recommended) must be in the
 cited text; after them, two words it pairs must not be paired the other way round there
 (binding.py: swapped), and a change, choice or range (``max -> maximum``, ``instead of``,
