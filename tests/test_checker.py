@@ -185,6 +185,8 @@ def test_sentences_survive_abbreviations_and_initials() -> None:
                                      "It reads .netrc and v1.4.0 adds sync.", "Then it ends."]
     [one] = split_answer("The tool, i.e. the CLI, was written by Eric S. Raymond [L1-L2].")
     assert one == Sentence("The tool, i.e. the CLI, was written by Eric S. Raymond.", ((1, 2),))
+    [glob] = split_answer("'a[?]txt' gives 'a', '[?]' and 'txt' [L107-L116].")  # no end at "?]' and"
+    assert glob.cited == ((107, 116),)
     [netrc] = split_answer("It reads .netrc first [L3].")
     assert netrc.text == "It reads .netrc first."
 

@@ -2,7 +2,8 @@
 
 A full stop ends a sentence only when it is not an abbreviation's (``e.g.``,
 ``i.e.``, ``etc.``), not an initial's (``Eric S. Raymond``), and the next
-word does not start in lower case or with a digit. A clause starts at ``;``,
+word does not start with a digit; no ``.``, ``?`` or ``!`` ends one before a
+word in lower case (``'[?]' and 'txt'``). A clause starts at ``;``,
 at a comma before a conjunction, at ``but``/``while``/``whereas``/``although``,
 and at ``and`` before what reads as a new verb or subject (``and runs``,
 ``and is``, ``and the``; not ``and pull requests``); a piece with fewer than MIN_CLAUSE_WORDS content
@@ -36,8 +37,9 @@ def split_sentences(text: str) -> list[str]:
         word = re.search(r"(\S+)$", text[:m.start()])
         last = word.group(1).lower().lstrip("(\"'") if word else ""
         after = text[m.end():m.end() + 1]
-        if text[m.start()] == "." and (last in ABBREVIATIONS or re.fullmatch(r"[A-Za-z]", last)
-                                       or (after and (after.islower() or after.isdigit()))):
+        if after and after.islower():
+            continue  # a sentence does not start in lower case: "'[?]' and 'txt'" goes on
+        if text[m.start()] == "." and (last in ABBREVIATIONS or re.fullmatch(r"[A-Za-z]", last) or after.isdigit()):
             continue
         out.append(text[start:m.end()].strip())
         start = m.end()
