@@ -187,6 +187,7 @@ def test_sentences_survive_abbreviations_and_initials() -> None:
     assert one == Sentence("The tool, i.e. the CLI, was written by Eric S. Raymond.", ((1, 2),))
     [glob] = split_answer("'a[?]txt' gives 'a', '[?]' and 'txt' [L107-L116].")  # no end at "?]' and"
     assert glob.cited == ((107, 116),)
+    assert [x.cited for x in split_answer("Is it on [L1]? no, it is off [L2].")] == [((1, 1),), ((2, 2),)]
     [netrc] = split_answer("It reads .netrc first [L3].")
     assert netrc.text == "It reads .netrc first."
 

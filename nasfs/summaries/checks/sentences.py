@@ -2,8 +2,8 @@
 
 A full stop ends a sentence only when it is not an abbreviation's (``e.g.``,
 ``i.e.``, ``etc.``), not an initial's (``Eric S. Raymond``), and the next
-word does not start with a digit; no ``.``, ``?`` or ``!`` ends one before a
-word in lower case (``'[?]' and 'txt'``). A clause starts at ``;``,
+word does not start with a digit; no full stop, and no ``?`` or ``!`` inside
+quotes or brackets (``'[?]' and 'txt'``), ends one before a word in lower case. A clause starts at ``;``,
 at a comma before a conjunction, at ``but``/``while``/``whereas``/``although``,
 and at ``and`` before what reads as a new verb or subject (``and runs``,
 ``and is``, ``and the``; not ``and pull requests``); a piece with fewer than MIN_CLAUSE_WORDS content
@@ -37,8 +37,8 @@ def split_sentences(text: str) -> list[str]:
         word = re.search(r"(\S+)$", text[:m.start()])
         last = word.group(1).lower().lstrip("(\"'") if word else ""
         after = text[m.end():m.end() + 1]
-        if after and after.islower():
-            continue  # a sentence does not start in lower case: "'[?]' and 'txt'" goes on
+        if after and after.islower() and (text[m.start()] == "." or m.group(0).rstrip()[-1] in "\"')]"):
+            continue  # no sentence starts in lower case after a full stop, or after "'[?]'" quoted or bracketed
         if text[m.start()] == "." and (last in ABBREVIATIONS or re.fullmatch(r"[A-Za-z]", last) or after.isdigit()):
             continue
         out.append(text[start:m.end()].strip())
