@@ -48,9 +48,8 @@ class Statement:
 class Reading:
     text: str
     path: str = ""  # the file's path: its names count as said (``pip`` for ``pip/_vendor/vendor.txt``)
-    above: list[str] = field(default_factory=list)  # the lines the cited ones sit under (checker.enclosing)
-    # or, one cited range at a time, the lines above it and its text: each range then sits under its own
-    # section (``[L2, L5]`` under ``[testenv:a]`` and ``[testenv:b]``), not all under the last one above
+    # one cited range at a time, the lines above it (checker.enclosing) and its text: each range sits under
+    # its own section (``[L2, L5]`` under ``[testenv:a]`` and ``[testenv:b]``), not all under the last one
     ranges: list[tuple[list[str], str]] = field(default_factory=list)
     named: set[int] = field(default_factory=set)  # the lines that are only above (they name; they state nothing)
     lines: list[Line] = field(default_factory=list)
@@ -67,7 +66,7 @@ class Reading:
     compounds: set[str] = field(default_factory=set)  # its hyphenated words (ubuntu-latest)
 
     def __post_init__(self) -> None:
-        pieces = self.ranges or [(self.above, self.text)]
+        pieces = self.ranges or [([], self.text)]
         raws: list[str] = []
         for above, text in pieces:
             self.named.update(range(len(raws), len(raws) + len(above)))

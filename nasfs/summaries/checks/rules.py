@@ -32,16 +32,15 @@ from .words import (ANTONYMS, COORDINATORS, JUDGEMENTS, NEGATING_PREFIXES, NEGAT
                     tokens)
 
 OVERLAP = 0.4
-PHRASE_OVERLAP = 0.0  # an added phrase needs one of its words there
 NEGATING_PHRASE = re.compile(r"\b(?:(?:leaves?|left|leaving) out|instead of|rather than)\b", re.IGNORECASE)
 _QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{2,80})\"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s.,;:!?]|$)")
 
 
-def unsupported_by(text: str, source: str, path: str = "", above: list[str] | None = None,
+def unsupported_by(text: str, source: str, path: str = "",
                    ranges: list[tuple[list[str], str]] | None = None) -> str | None:
-    """Why ``text`` is not supported by ``source`` (the cited lines of the file at ``path``, under the
-    lines ``above``: their section, key, class; or, given ``ranges``, each cited range under its own), or None."""
-    reading = Reading(source, path, above or [], ranges or [])
+    """Why ``text`` is not supported by ``source`` (the cited lines of the file at ``path``; given
+    ``ranges``, each cited range under the lines above it: its section, key, class), or None."""
+    reading = Reading(source, path, ranges or [])
     toks = tokens(text)
     if not any(content(t) for t in toks):
         return "it says nothing that can be checked (no content words)"
@@ -141,7 +140,7 @@ def _clause(clause: str, reading: Reading, sentence: list[Token]) -> str | None:
         said = [t for t in tokens(phrase)[1:] if (content(t) or numbers_of(t)) and not _path_only(t, reading)]
         found = sum(1 for t in said if any(n in reading.numbers for n in numbers_of(t)) or reading.has(t.lower)
                     or _present(t, reading))
-        if said and found / len(said) <= PHRASE_OVERLAP:
+        if said and not found:  # an added phrase needs one of its words there
             return f"only {found} of the {len(said)} words of {phrase!r} occur in the cited text"
     return (_numbers_bound(clause, toks, reading, sentence) or _names_bound(toks, reading, sentence)
             or _names_next(clause, toks, reading, sentence) or _polarity(clause, toks, reading))
