@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .words import (SHORT_FORMS, SYNONYMS, Token, content, is_common, is_identifier, is_name, key, normal_number,
-                    numbers_of, stem, tokens)
+from .words import (PYTHON_TAG, SHORT_FORMS, SYNONYMS, Token, content, is_common, is_identifier, is_name, key,
+                    normal_number, numbers_of, stem, tokens)
 
 _HEADER = re.compile(r"(?:\s*\[[^\]]+\]\s*(?:#.*)?|#{1,6}\s.*)$")
 _ITEM = re.compile(r"\s*(?:[-*+](?:\s|$)|\d+[.)]\s|[\"'{\[])")
@@ -25,7 +25,6 @@ _WORD_CHAR = re.compile(r"[\w.-]")
 _AT_LEAST = re.compile(r">=?|\u2265|(?<=\d)\+|\bor (?:newer|later|above|higher)\b")
 _BELOW = re.compile(r"<=?(?!<)|\u2264")
 MAX_JOINED = 40  # the longest part read as two joined words (includedir); a longer one is a blob, not a word
-_PY_TAG = re.compile(r"(?:py|cp|pypy)[23]\d{0,2}")
 AT_LEAST_WORDS = ("newer", "later", "above", "higher", "greater", "least", "minimum")
 BELOW_WORDS = ("older", "earlier", "below", "lower", "less", "most", "maximum")
 
@@ -120,7 +119,7 @@ class Reading:
         self.numbers.update(normal_number(p) for p in t.parts if "." in p and p[0].isdigit())  # pypy-3.11: 3.11
         for p in t.parts:
             self._add_words(spelled(p))
-        if _PY_TAG.fullmatch(t.lower):  # py313, cp311, pypy3: a Python
+        if PYTHON_TAG.fullmatch(t.lower):  # py313, cp311, pypy3: a Python
             self._add_words(("python", "pypy") if t.lower.startswith("pypy") else ("python",))
 
     def _add_words(self, words: tuple[str, ...] | list[str]) -> None:

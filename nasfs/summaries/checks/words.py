@@ -169,7 +169,7 @@ def is_common(word: str) -> bool:
     return any(len(f) >= 2 and f in common for f in forms if word.endswith(("s", "es", "ed", "ing", "ies", "er", "ly")))
 
 
-_PYTHON_TAG = re.compile(r"(?:py|cp|pypy)([23])(\d{0,2})")
+PYTHON_TAG = re.compile(r"(?:py|cp|pypy)([23])(\d{0,2})")  # py311, cp311, pypy3
 _WILDCARD = re.compile(r"(\d+(?:\.\d+)*)(?:\.[x*])+")
 _COUNTED = re.compile(r"(\d+(?:\.\d+)*)-[a-z]+")
 
@@ -180,7 +180,7 @@ def numbers_of(token: Token) -> list[str]:
     low = re.sub(r"(?<=\d),(?=\d{3}\b)", "", token.lower)  # 5,000,000
     if low in NUMBER_WORDS:
         return [NUMBER_WORDS[low]]
-    if m := _PYTHON_TAG.fullmatch(low):  # py311: 3.11, pypy3: 3
+    if m := PYTHON_TAG.fullmatch(low):  # py311: 3.11, pypy3: 3
         return [f"{m.group(1)}.{m.group(2)}" if m.group(2) else m.group(1)]
     if m := _WILDCARD.fullmatch(low):  # 2.x, 3.*
         return [normal_number(m.group(1))]
