@@ -237,14 +237,14 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
     if opposite := _opposite(toks, reading):
         return opposite
     stems = _stems_of([t for t in toks if content(t)])
-    scored = [(len(stems & _stems_of(s.tokens)), s) for s in reading.statements]
-    best = max((score for score, _ in scored), default=0)
+    theirs = [(s, _stems_of(s.tokens)) for s in reading.statements]
+    best = max((len(stems & their) for _, their in theirs), default=0)
     if best == 0:
         return None
-    top = [s for score, s in scored if score == best]
+    top = [s for s, their in theirs if len(stems & their) == best]
     negated = (any(_negating(t, reading) for t in toks) or bool(NEGATING_PHRASE.search(clause))
                or _flipped(toks, [s.tokens for s in top]))
-    if negated and not any(_negative(s, toks) and stems & _unprefixed(_stems_of(s.tokens)) for s in reading.statements):
+    if negated and not any(_negative(s, toks) and stems & _unprefixed(their) for s, their in theirs):
         return f"{clause!r} negates what the cited text affirms"
     said = stems | {n for t in toks for n in numbers_of(t)}
     if not negated and (any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top)
@@ -257,8 +257,6 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
 
 _SCOPE_END = re.compile(r"[,;.(){}#]")
 _NEGATIVE_FORM = re.compile(r"!=|\bnot in\b|<(?!=)\s*['\"]?\d|:\s*(?:\{\}|\[\]|null|~|none|\"\")\s*(?:#.*)?$", re.IGNORECASE)
-
-
 _CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|!=|;\s*\w+\s*[<>=!]"
                         r"|^\s*[\d.]+\s*:\s+\S", re.IGNORECASE)
 
