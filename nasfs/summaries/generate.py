@@ -105,7 +105,7 @@ class Generator:
         record = self._finish(
             "file", ident, c.path,
             lambda: summarize_file(self.backend(), self.settings, c.path, c.blob_id, c.commit, data, a.outline,
-                                   self.core().tree.tree),
+                                   self.store.tree),
             lambda k: cited_text(data, k))
         self._made(c.path)
         log.info("summary of %s: %d/%d sentences supported (%s), %.1f s", c.path, len(record["kept"]),
