@@ -9,9 +9,10 @@ How close two words are (the best over their places):
 - 1: one block (lines with no blank line between them), one paragraph of prose;
 - 0: otherwise.
 
-A sentence groups its words by the pieces that commas, semicolons, parentheses, a colon before a space and
-``and``/``while``/``whereas``/``but`` separate (``Windows uses macos-latest | and Mac windows-latest``;
-words inside one piece are left to rules.py's neighbour rules). Two words of two groups were swapped when exchanging them brings each group closer in the cited text: "the
+A sentence groups its words by the pieces that commas, semicolons, parentheses, a colon before a
+space and ``and``/``while``/``whereas``/``but`` separate (``Windows uses macos-latest | and Mac
+windows-latest``; words inside one piece are left to rules.py's neighbour rules). Two words of two
+groups were swapped when exchanging them brings each group closer in the cited text: "the
 typing environment uses Python 3.13 and type_completeness uses Python 3.10" where 3.10 sits under
 ``[testenv:typing]``.
 """
