@@ -68,11 +68,11 @@ def stats(mnt: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in (mnt / ".nas" / "stats").read_text().splitlines())
 
 
-def run_on_mount(mountpoint: Path, args: list[str], timeout: float, what: str) -> str:
-    """Run a child process that works on the mount and return its output; if
-    it is not done within ``timeout`` the mount hung: its connection is
-    aborted (first: a process stuck on it cannot even be killed) and the test
-    fails saying ``what`` hung."""
+def communicate_on_mount(mountpoint: Path, args: list[str], timeout: float, what: str) -> tuple[int, str, str]:
+    """Run a child process that works on the mount: its exit code, output and
+    errors. If it is not done within ``timeout`` the mount hung: its
+    connection is aborted (first: a process stuck on it cannot even be
+    killed) and the test fails saying ``what`` hung."""
     child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         out, err = child.communicate(timeout=timeout)
@@ -81,7 +81,13 @@ def run_on_mount(mountpoint: Path, args: list[str], timeout: float, what: str) -
         child.kill()
         child.communicate()
         raise AssertionError(f"the mount hung: {what} (connection aborted)") from None
-    assert child.returncode == 0, err
+    return child.returncode, out, err
+
+
+def run_on_mount(mountpoint: Path, args: list[str], timeout: float, what: str) -> str:
+    """Run a child process that works on the mount (communicate_on_mount) and return its output; it must succeed."""
+    code, out, err = communicate_on_mount(mountpoint, args, timeout, what)
+    assert code == 0, err
     return out
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from .access_world import ANA, BO, PASS_NAME, World, as_user, leaks, run_as, start_world
 from .conftest import header
+from .mounts import communicate_on_mount
 
 READERS = ("root", ANA, BO)
 FILES = ["README.md", "public/notes.md", "public/link", "public/chain", "public/to-team", "public/plan-hard.md",
@@ -335,23 +336,15 @@ def test_a_view_of_a_symlink_into_the_mount_itself_is_refused_without_wedging_it
     string (OUTSIDE) and the door refuses it before its core follows it with
     realpath, through the mount, holding the core slot the mount's own
     ``.at`` lookup then waits for (the daemon wedged, as root and as bo)."""
-    from .mounts import abort_connection
 
     (world.tree / "public" / "wedge").symlink_to(world.mnt / ".at" / "HEAD" / "README.md")
     (world.tree / "public" / "wedgedir").symlink_to(world.mnt / ".at" / "HEAD" / "public")
     try:
         for name in ("root", BO):
             for spec in ("public/wedge@outline", "public/wedgedir@outline", "public/wedge@L1"):
-                child = subprocess.Popen([*as_user(name), "cat", "--", str(world.mnt / spec)],
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                try:
-                    out, _ = child.communicate(timeout=20)
-                except subprocess.TimeoutExpired:
-                    abort_connection(world.mnt)
-                    child.kill()
-                    child.communicate()
-                    raise AssertionError(f"the mount hung: {name} cat {spec} (connection aborted)") from None
-                assert child.returncode != 0 and not out, (name, spec)
+                code, out, _ = communicate_on_mount(world.mnt, [*as_user(name), "cat", "--", str(world.mnt / spec)],
+                                                    20, f"{name} cat {spec}")
+                assert code != 0 and not out, (name, spec)
         assert world.cat(BO, "public/notes.md@outline").returncode == 0  # the mount still answers
     finally:
         (world.tree / "public" / "wedge").unlink()
@@ -408,7 +401,6 @@ def test_a_view_held_open_whose_file_became_a_link_into_the_mount_does_not_wedge
     makes ``f`` a symlink into the mount's ``.at/HEAD``: a later fstat asks
     the view's attributes, which stat'ed ``f`` on the request loop, through
     the mount itself: the loop waited on its own answer."""
-    from .mounts import abort_connection
 
     f = world.tree / "public" / "swap.md"
     f.write_text("# Swap\n\nA public file.\n")
@@ -419,16 +411,10 @@ def test_a_view_held_open_whose_file_became_a_link_into_the_mount_does_not_wedge
               "time.sleep(1.5)\n"  # past the view's attribute timeout
               "os.fstat(fd)\n"
               "print('ok')\n")
-    child = subprocess.Popen([sys.executable, "-c", script, str(world.mnt / "public" / "swap.md@outline"), str(f),
-                              str(world.mnt / ".at" / "HEAD" / "README.md")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        try:
-            out, err = child.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            abort_connection(world.mnt)
-            child.kill()
-            child.communicate()
-            raise AssertionError("the mount hung: fstat of a view whose file became a link into the mount") from None
+        communicate_on_mount(world.mnt, [sys.executable, "-c", script, str(world.mnt / "public" / "swap.md@outline"),
+                                         str(f), str(world.mnt / ".at" / "HEAD" / "README.md")],
+                             30, "fstat of a view whose file became a link into the mount")
         assert world.cat(BO, "public/notes.md@outline").returncode == 0  # the mount still answers
     finally:
         f.unlink()
