@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .idioms import glossed
 from .words import (PYTHON_TAG, SHORT_FORMS, SYNONYMS, Token, content, is_common, is_identifier, is_name, key,
                     normal_number, numbers_of, stem, tokens)
 
@@ -35,6 +36,7 @@ class Line:
     tokens: list[Token]
     indent: int
     kind: str  # blank, header, comment (indented #), item, key, prose
+    gloss: str = ""  # what idioms.py says the line means ("fail-fast: false": the other jobs go on)
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ class Reading:
         keyed = sum(1 for raw in raws if _KEY.match(raw) or _ITEM.match(raw) or raw.lstrip().startswith("["))
         prosy = sum(1 for raw in raws if raw.strip() and not (_KEY.match(raw) or _ITEM.match(raw) or raw.lstrip()[:1] in "#["))
         structured = keyed > prosy  # then "# ..." at the margin is a comment, not a Markdown heading
+        context = f"{self.path}\n{self.lowered}"
         for raw in raws:
             toks = tokens(raw)
             if not raw.strip():
@@ -88,8 +91,9 @@ class Reading:
                 kind = "key"
             else:
                 kind = "prose"
-            self.lines.append(Line(raw, toks, len(raw) - len(raw.lstrip()), kind))
-            for t in toks:
+            gloss = "; ".join(glossed(raw, context))
+            self.lines.append(Line(raw, toks, len(raw) - len(raw.lstrip()), kind, gloss))
+            for t in (*toks, *tokens(gloss)):
                 self._learn(t)
             for head, inner, tail in _braced(raw):
                 for item in inner.split(","):
@@ -146,6 +150,7 @@ class Reading:
             if prose:
                 for piece in _SENTENCE.split(" ".join(ln.raw.strip() for ln in prose)):
                     self.statements.append(Statement(piece, tokens(piece)))
+                self.statements.extend(Statement(ln.gloss, tokens(ln.gloss)) for ln in prose if ln.gloss)
                 prose.clear()
 
         for ln in self.said():  # the lines above name a section; they state nothing here
@@ -154,7 +159,8 @@ class Reading:
                 continue
             flush()
             if ln.kind != "blank":
-                self.statements.append(Statement(ln.raw, ln.tokens))
+                text = f"{ln.raw} ; {ln.gloss}" if ln.gloss else ln.raw  # "; ": a negation's scope ends there
+                self.statements.append(Statement(text, tokens(text)))
         flush()
 
     def _structure(self) -> None:

@@ -1,0 +1,131 @@
+"""What common lines of CI, packaging, test and Python files mean, in the words a summary uses.
+
+A model that reads ``fail-fast: false`` writes "one failing job leaves the others running"; one
+that reads ``sphinx-build -W`` writes "warnings are errors". Neither sentence shares enough words
+with its line for a word-by-word check, so each idiom here is a pattern on one cited line and the
+words it says: the reading (reading.py) takes them in as if the line held them, and a statement
+of that line carries them, so a gloss that says no (``--assert=plain``: no assertion rewriting)
+bears on polarity as the line does. A gloss names what the line does, never a fact beyond it:
+versions, counts and names still come from the line itself.
+
+The table is general knowledge of these formats, written from their documentation, not from any
+labelled sentence; docs/summaries.md says how it is measured.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Idiom:
+    line: re.Pattern[str]  # searched in one cited line
+    says: str  # the words it says, as a short phrase: a "no" in it is a negation with its scope
+    where: re.Pattern[str] | None = None  # searched in the file's path and all cited text: its context
+
+
+def _idiom(line: str, says: str, where: str | None = None, flags: int = re.IGNORECASE) -> Idiom:
+    return Idiom(re.compile(line, flags), says, re.compile(where, re.IGNORECASE) if where else None)
+
+
+_PY_FILES = r"tox\.ini|noxfile|pyproject\.toml|setup\.(?:cfg|py)|\.github/|\.ya?ml$|requirements|\.py$"
+IDIOMS: tuple[Idiom, ...] = (
+    # GitHub Actions and other CI
+    _idiom(r"\bfail-fast:\s*false\b", "failing jobs leave the other jobs running; every combination, entry continues"),
+    _idiom(r"\bfail-fast:\s*true\b", "a failing job cancels the other jobs, stops the rest"),
+    _idiom(r"^\s*needs:", "runs only after, once finished, waits for, depends on"),
+    _idiom(r"\bruns-on:", "runs on the runner, machine, operating system"),
+    _idiom(r"\bworkflow_dispatch\b", "started manually, by hand, on demand"),
+    _idiom(r"^\s*(?:-\s*)?(?:schedule|cron):", "scheduled, on a schedule, periodically"),
+    _idiom(r"\bfetch-depth:\s*['\"]?0\b", "full history, all commits and tags"),
+    _idiom(r"\bpersist-credentials:\s*false\b", "no credentials, token kept"),
+    _idiom(r"\bcontinue-on-error:\s*true\b", "failure allowed, tolerated, ignored"),
+    _idiom(r"\btimeout-minutes:", "timeout, time limit"),
+    _idiom(r"\bcancel-in-progress:\s*true\b", "a new run cancels the run in progress, the previous, superseded run"),
+    _idiom(r"\bid-token:\s*write\b", "oidc token, trusted publishing"),
+    _idiom(r"\bcontents:\s*read\b", "read-only access"),
+    _idiom(r"\bactions/checkout\b", "checks out, clones the repository, code"),
+    _idiom(r"\bactions/setup-python\b", "sets up, installs python"),
+    _idiom(r"\bactions/cache\b|\bcache:\s*['\"]?pip\b", "caches, cached between runs"),
+    _idiom(r"\bgh-action-pypi-publish\b|\btwine upload\b", "publishes, uploads, releases to pypi"),
+    _idiom(r"refs/tags\b|\btags:", "tag, tags, tagged release"),
+    _idiom(r"\bmatrix\b", "matrix combination, entry, variant"),
+    _idiom(r"^\s*on:", "triggered by, runs on"),
+    _idiom(r"\battest", "attestation, provenance"),
+    _idiom(r"\brequire_ci_to_pass:\s*(?:no|false)\b", "reports regardless of failing ci, no waiting for ci"),
+    _idiom(r"\binformational:\s*true\b", "informational, never fails, no failing status"),
+    _idiom(r"\bfail_on_warning:\s*true\b", "warnings are errors, fails on warnings"),
+    # tox, pytest, coverage, sphinx, pip
+    _idiom(r"\bsphinx-build\b.*\s-W\b|\s-W\s+error\b", "warnings are errors, treats warnings as errors, fails"),
+    _idiom(r"--keep-going\b", "keeps going, continues past errors"),
+    _idiom(r"\s-x\b|--exitfirst\b", "stops at the first failure"),
+    _idiom(r"\s-n\s*(?:auto|\d+)\b|--numprocesses\b", "parallel, workers, processes, xdist"),
+    _idiom(r"--cov\b|\bcoverage run\b", "coverage, measures"),
+    _idiom(r"--source\b", "measures the source, coverage of"),
+    _idiom(r"--append\b", "appends, adds to the data, combines"),
+    _idiom(r"\bcoverage combine\b", "combines, merges the data"),
+    _idiom(r"--fail-under\b", "fails below, minimum threshold"),
+    _idiom(r"--assert=plain\b", "plain asserts, no assertion rewriting"),
+    _idiom(r"(?<![\w-])-p\s*no:", "disables the plugin"),
+    _idiom(r"--strict-markers\b", "unknown markers are errors, strict"),
+    _idiom(r"\busedevelop\s*=\s*true\b|(?<![\w-])-e\s+\.|--editable\b", "editable, develop mode install"),
+    _idiom(r"\bskip_install\s*=\s*true\b|^\s*package\s*=\s*skip\b", "without installing the package, skips install"),
+    _idiom(r"\bpassenv\b", "passes environment variables through"),
+    _idiom(r"\bsetenv\b", "sets environment variables"),
+    _idiom(r"^\s*deps\s*=", "dependencies installed, requirements"),
+    _idiom(r"(?<![\w-])-r\s*\S+\.txt\b|--requirement\b", "installs the requirements file"),
+    _idiom(r"--upgrade\b|(?<![\w-])-U\b", "upgrades to the latest"),
+    _idiom(r"\bgit\+(?:https?|ssh)://", "installs straight from the git repository, source"),
+    _idiom(r"@(?:main|master)\b", "main branch"),
+    _idiom(r"\bvenv\b|\bvirtualenv\b", "virtual environment, virtualenv"),
+    _idiom(r"\bbin/activate\b", "activates the virtual environment"),
+    _idiom(r"\{posargs", "extra command-line arguments passed"),
+    _idiom(r"\{envsitepackagesdir\}", "installed package, site-packages"),
+    _idiom(r"\{toxinidir\}", "project root folder"),
+    _idiom(r"^\s*envlist\b|^\s*env_list\b", "environments run by default"),
+    # pre-commit and linters
+    _idiom(r"fmt\b", "formats, formatter, formatting"),
+    _idiom(r"\bid:\s*ruff(?:-check)?\s*$", "lints, linter, checks the code"),
+    _idiom(r"\bid:\s*ruff-format\b", "formats, formatter"),
+    _idiom(r"--fix\b", "applies fixes, fixes automatically"),
+    _idiom(r"--unsafe-fixes\b", "unsafe fixes included"),
+    _idiom(r"--exit-non-zero-on-fix\b", "exits non-zero, fails when it fixed, changed something"),
+    _idiom(r"\bautoupdate_schedule\b", "updates the hooks on a schedule, pre-commit.ci"),
+    _idiom(r"--ignore-words-list\b|\bignore-words\b|^\s*(?:args:\s*)?\[?\s*['\"]?-L\b", "ignores words", "codespell"),
+    _idiom(r"\bend-of-file-fixer\b", "ensures files end in a newline"),
+    _idiom(r"\btrailing-whitespace\b", "strips, removes trailing whitespace"),
+    _idiom(r"\bcheck-(?:yaml|toml|json)\b", "validates, checks the syntax, parses"),
+    _idiom(r"\bmypy\b", "type checks, types, typing"),
+    # Python code
+    _idiom(r"^\s*class\s+\w+\(\s*[\w.]+", "subclass, inherits, derives from", flags=0),
+    _idiom(r"^\s*assert\b", "fails with assertionerror, asserts, checks", flags=0),
+    _idiom(r"\bre\.(?:compile|match|search|sub|fullmatch|escape|split|findall)\b", "regex, regular expression"),
+    _idiom(r"\braise\b", "raises, fails with an error, exception", flags=0),
+    _idiom(r"\bb(?:\"\"|'')", "empty bytes, bytestring", flags=0),
+    _idiom(r"\bos\.sep\b", "the os path separator"),
+    _idiom(r"\bos\.altsep\b", "the alternate path separator"),
+    _idiom(r"@(?:functools\.)?(?:lru_)?cache\b|@cached_property\b", "cached, computed once, memoized"),
+    _idiom(r"\bis None\s*:", "lazily, the first time, on first use", flags=0),
+    _idiom(r"\bdef __init__\b", "constructor, created, initializes", flags=0),
+    _idiom(r"\bdef __(?:enter|exit)__\b", "context manager, with statement", flags=0),
+    _idiom(r"\byield\b", "generator, yields", flags=0),
+    _idiom(r"\basync def\b", "asynchronous coroutine", flags=0),
+    _idiom(r"\bwarnings\.warn\b|DeprecationWarning", "warns, warning, deprecated"),
+    _idiom(r"\bexcept\b[\w\s.,()]*:", "catches, handles the error", flags=0),
+    _idiom(r"\bctypes\b|\bCDLL\b", "c library, loads"),
+    # packaging metadata
+    _idiom(r"\brequires-python\b|\bpython_requires\b", "requires, supports python"),
+    _idiom(r"\bsdist\b|\.tar\.gz\b", "source distribution, sdist"),
+    _idiom(r"\bbdist_wheel\b|\.whl\b", "wheel"),
+    _idiom(r"\[project\.scripts\]|\bconsole_scripts\b", "command, entry point, executable"),
+    _idiom(r"\bauthor_email\b|^\s*email\s*=|\{\s*name\s*=.*email\s*=|@[\w-]+\.[a-z]{2,}\b", "contact address, email"),
+    _idiom(r"Development Status :: 5\b", "stable, production"),
+    _idiom(r"\bpackage-ecosystem\b", "updates dependencies, dependabot"),
+    _idiom(r"(?<![\w.])3\.1?\d\b", "python", _PY_FILES),
+)
+
+
+def glossed(line: str, context: str) -> list[str]:
+    """The phrases the idioms say of one cited ``line`` (``context``: the path and all cited text)."""
+    return [i.says for i in IDIOMS if i.line.search(line) and (i.where is None or i.where.search(context))]
