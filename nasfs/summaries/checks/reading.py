@@ -148,9 +148,8 @@ class Reading:
 
         def flush() -> None:
             if prose:
-                for piece in _SENTENCE.split(" ".join(ln.raw.strip() for ln in prose)):
+                for piece in _SENTENCE.split(" ".join(_glossed(ln) for ln in prose)):
                     self.statements.append(Statement(piece, tokens(piece)))
-                self.statements.extend(Statement(ln.gloss, tokens(ln.gloss)) for ln in prose if ln.gloss)
                 prose.clear()
 
         for ln in self.said():  # the lines above name a section; they state nothing here
@@ -159,7 +158,7 @@ class Reading:
                 continue
             flush()
             if ln.kind != "blank":
-                text = f"{ln.raw} ; {ln.gloss}" if ln.gloss else ln.raw  # "; ": a negation's scope ends there
+                text = _glossed(ln)
                 self.statements.append(Statement(text, tokens(text)))
         flush()
 
@@ -263,6 +262,12 @@ class Reading:
                         break  # the run of numbers next to the word (starting within four tokens) ends
                 found.update(near)
         return found
+
+
+def _glossed(ln: Line) -> str:
+    """A line as a statement: its text, then what idioms.py says of it (after "; ", where the scope of a
+    negation ends)."""
+    return f"{ln.raw.strip()} ; {ln.gloss}" if ln.gloss else ln.raw.strip()
 
 
 def _braced(raw: str) -> list[tuple[str, str, str]]:
