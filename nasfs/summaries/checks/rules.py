@@ -241,7 +241,7 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
     best = max((len(stems & their) for _, their in theirs), default=0)
     if best == 0:
         return None
-    top = [s for s, their in theirs if len(stems & their) == best]
+    top = [s for s, their in theirs if len(stems & their) >= min(best, max(2, best - 1))]
     negated = (any(_negating(t, reading) for t in toks) or bool(NEGATING_PHRASE.search(clause))
                or _flipped(toks, [s.tokens for s in top]))
     if negated and not any(_negative(s, toks) and stems & _unprefixed(their) for s, their in theirs):
