@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from nasfs.summaries.checker import Sentence, check_lines, split_answer
+from nasfs.summaries.checks.idioms import glossed
 from nasfs.summaries.checks.rules import unsupported_by
 from nasfs.summaries.checks.sentences import split_clauses, split_sentences
 
@@ -300,3 +301,46 @@ def test_the_path_names_but_says_nothing() -> None:
     assert reason is not None and "'Endo'" in reason  # inside "vendor", not a word of the path
     assert _cited(["version: 2"], "The Read the Docs config uses version 2 of the format [L1].",
                   ".readthedocs.yaml")[0] is None
+
+
+@pytest.mark.parametrize("sentence, source", [
+    ("One failing combination does not cancel the others.",
+     "strategy:\n  fail-fast: false\n  matrix:\n    os: [ubuntu-latest, windows-latest]"),
+    ("The test job only starts once the package job has finished.", "  test:\n    needs: [package]"),
+    ("The docs build turns warnings into errors but keeps going past them.",
+     "commands =\n    sphinx-build -W --keep-going -b html docs docs/_build/html"),
+    ("Two formatters are configured.", "  - repo: https://github.com/tox-dev/tox-toml-fmt\n"
+                                        "  - repo: https://github.com/tox-dev/pyproject-fmt"),
+    ("The norewrite environment runs pytest with plain asserts instead of assertion rewriting.",
+     "[testenv:norewrite]\ncommands =\n    pytest tests --assert=plain"),
+    ("INotify is a FileIO subclass.", "class INotify(FileIO):"),
+    ("A bad separator fails with an AssertionError.", "        assert seps, 'Invalid separators'"),
+])
+def test_idioms_say_what_common_lines_mean(sentence: str, source: str) -> None:
+    """A paraphrase of what a CI, tox, pre-commit or Python line means is kept (each was refused for
+    words the line does not hold before idioms.py)."""
+    assert any(glossed(row, source) for row in source.split("\n"))
+    assert verdict(sentence, source) is None
+
+
+@pytest.mark.parametrize("sentence, source, why", [
+    ("In the norewrite environment, assertion rewriting stays on.",
+     "[testenv:norewrite]\ncommands =\n    pytest tests --assert=plain --color=yes", "affirms"),
+    ("A failing job cancels the other jobs.", "strategy:\n  fail-fast: false", "affirms"),
+    # the section's header shares more words with the sentence than skip_install does; both are weighed
+    ("The coverage-report environment installs the package before reporting.",
+     "[testenv:coverage-report]\nbase_python_file = .python-version-default\ndepends = coverage-combine\n"
+     "parallel_show_output = true\nskip_install = true\ndeps = coverage\ncommands = coverage report", "affirms"),
+    ("The mocking is undone by hand after the end of the test.",
+     "Undoes the mocking automatically after the end of the test.", "says"),
+])
+def test_a_gloss_bears_on_polarity_as_its_line_does(sentence: str, source: str, why: str) -> None:
+    reason = verdict(sentence, source)
+    assert reason is not None and why in reason, reason
+
+
+def test_an_idiom_that_needs_its_context_stays_silent_without_it() -> None:
+    assert glossed("  - id: codespell\n    args: [-L, sur]".split("\n")[1], "codespell -L sur")
+    assert not glossed("    args: [-L, sur]", "ls -L sur")
+    assert "python" in " ".join(glossed("3.13: twisted", "structlog/tox.ini\n3.13: twisted"))
+    assert not glossed("3.13 seconds", "notes/timings.md\n3.13 seconds")

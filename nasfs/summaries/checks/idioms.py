@@ -94,7 +94,7 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"--unsafe-fixes\b", "unsafe fixes included"),
     _idiom(r"--exit-non-zero-on-fix\b", "exits non-zero, fails when it fixed, changed something"),
     _idiom(r"\bautoupdate_schedule\b", "updates the hooks on a schedule, pre-commit.ci"),
-    _idiom(r"--ignore-words-list\b|\bignore-words\b|^\s*(?:args:\s*)?\[?\s*['\"]?-L\b", "ignores words", "codespell"),
+    _idiom(r"--ignore-words-list\b|\bignore-words\b|^\s*+(?:args:\s*+)?\[?\s*+['\"]?-L\b", "ignores words", "codespell"),
     _idiom(r"\bend-of-file-fixer\b", "ensures files end in a newline"),
     _idiom(r"\btrailing-whitespace\b", "strips, removes trailing whitespace"),
     _idiom(r"\bcheck-(?:yaml|toml|json)\b", "validates, checks the syntax, parses"),

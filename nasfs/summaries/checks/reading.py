@@ -77,7 +77,7 @@ class Reading:
         prosy = sum(1 for raw in raws if raw.strip() and not (_KEY.match(raw) or _ITEM.match(raw) or raw.lstrip()[:1] in "#["))
         structured = keyed > prosy  # then "# ..." at the margin is a comment, not a Markdown heading
         context = f"{self.path}\n{self.lowered}"
-        for raw in raws:
+        for n, raw in enumerate(raws):
             toks = tokens(raw)
             if not raw.strip():
                 kind = "blank"
@@ -91,7 +91,7 @@ class Reading:
                 kind = "key"
             else:
                 kind = "prose"
-            gloss = "; ".join(glossed(raw, context))
+            gloss = "" if n in self.named else "; ".join(glossed(raw, context))  # a line above only names
             self.lines.append(Line(raw, toks, len(raw) - len(raw.lstrip()), kind, gloss))
             for t in (*toks, *tokens(gloss)):
                 self._learn(t)

@@ -32,6 +32,7 @@ from .words import (ANTONYMS, COORDINATORS, JUDGEMENTS, NEGATING_PREFIXES, NEGAT
                     tokens)
 
 OVERLAP = 0.4
+VALUE_NEGATIONS = ("false", "off", "disabled")  # a key's value that says no to the key
 NEGATING_PHRASE = re.compile(r"\b(?:(?:leaves?|left|leaving) out|instead of|rather than)\b", re.IGNORECASE)
 _QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{2,80})\"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s.,;:!?]|$)")
 
@@ -248,7 +249,7 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
         return f"{clause!r} negates what the cited text affirms"
     said = stems | {n for t in toks for n in numbers_of(t)}
     if not negated and (any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top)
-                        or any(_unequal(s, said) for s in reading.statements)):
+                        or any(_negates(s, stems, 2) or _unequal(s, said) for s in reading.statements)):
         return f"{clause!r} affirms what the cited text negates"
     if any(is_restriction(t) for t in toks) and not any(_restricts(s) for s in reading.statements):
         return f"{clause!r} restricts (only, except) what the cited text does not"
@@ -301,17 +302,20 @@ def _negative(statement: Statement, toks: list[Token]) -> bool:
             or _flipped(statement.tokens, [toks]))
 
 
-def _negates(statement: Statement, stems: set[str]) -> bool:
-    """A negation in a cited statement that bears on the clause: its scope shares a word with the
-    clause (all of its other parts, for a word such as ``no-default-groups``)."""
+def _negates(statement: Statement, stems: set[str], shared: int = 1) -> bool:
+    """A negation in a cited statement that bears on the clause: its scope shares ``shared`` words with
+    the clause (all of its other parts, for a word such as ``no-default-groups``). Two shared words
+    bear whatever else the statement says ("without installing the package" against "installs the
+    package" under a header that shares more). A value (``strip_inline_comments=False``) negates its
+    key, which may say no itself: only the best matched statement's value is trusted that far."""
     for t in statement.tokens:
-        if not is_negation(t):
+        if not is_negation(t) or (shared > 1 and t.lower in VALUE_NEGATIONS):
             continue
         if len(t.parts) > 1:  # no-default-groups, paths-ignore
             rest = {stem(p) for p in t.parts if p not in NEGATIONS}
-            if rest and rest <= stems:
+            if len(rest) >= shared and rest <= stems:
                 return True
-        elif _scope(statement.text, t) & stems:
+        elif len(_scope(statement.text, t) & stems) >= shared:
             return True
     return False
 
@@ -324,7 +328,7 @@ def _scope(text: str, t: Token) -> set[str]:
     if t.lower == "not" and re.search(r"\b(?:is|are|was|were|be|been)\s+(?:\w+\s+)?$", text[:t.start]):
         begin = max((m.end() for m in _SCOPE_END.finditer(text[:t.start])), default=0)  # "/etc/hosts is thus not used"
         scope += [x for x in tokens(text[begin:t.start]) if content(x)][-4:]
-    if t.lower in ("false", "off", "disabled"):
+    if t.lower in VALUE_NEGATIONS:
         begin = max((m.end() for m in re.finditer(r"[,{\[]", text[:t.start])), default=0)
         scope += [x for x in tokens(text[begin:t.start]) if content(x)]
     return {stem(p) for x in scope for p in (x.lower, *x.parts)} | {stem(p) for p in t.parts if p not in NEGATIONS}
