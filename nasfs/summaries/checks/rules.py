@@ -291,7 +291,13 @@ def _stems_of(toks: list[Token]) -> set[str]:
 
 def _negating(t: Token, reading: Reading) -> bool:
     """A negating word; not a name that merely holds one (``no_test_requirements``, said as it is there)."""
-    return is_negation(t) and not (len(t.parts) > 1 and t.lower in reading.words)
+    return is_negation(t) and not (_joined_name(t) and t.lower in reading.words)
+
+
+def _joined_name(t: Token) -> bool:
+    """A word joined of parts (``no-default-groups``, ``no_test_requirements``), not a contraction
+    (``don't`` is one negating word, though its letters make two parts)."""
+    return len(t.parts) > 1 and not t.lower.endswith("n't")
 
 
 def _negative(statement: Statement, toks: list[Token]) -> bool:
@@ -311,7 +317,7 @@ def _negates(statement: Statement, stems: set[str], shared: int = 1) -> bool:
     for t in statement.tokens:
         if not is_negation(t) or (shared > 1 and t.lower in VALUE_NEGATIONS):
             continue
-        if len(t.parts) > 1:  # no-default-groups, paths-ignore
+        if _joined_name(t):  # no-default-groups, paths-ignore
             rest = {stem(p) for p in t.parts if p not in NEGATIONS}
             if len(rest) >= shared and rest <= stems:
                 return True
