@@ -257,6 +257,7 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
 
 
 _SCOPE_END = re.compile(r"[,;.(){}#]")
+_NOT_IN_LIST = re.compile(r"\s+in\s*[(\[{]([^()\[\]{}]{0,200})[)\]}]")
 _NEGATIVE_FORM = re.compile(r"!=|\bnot in\b|<(?!=)\s*['\"]?\d|:\s*(?:\{\}|\[\]|null|~|none|\"\")\s*(?:#.*)?$", re.IGNORECASE)
 _CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|!=|;\s*\w+\s*[<>=!]"
                         r"|^\s*[\d.]+\s*:\s+\S", re.IGNORECASE)
@@ -329,8 +330,14 @@ def _negates(statement: Statement, stems: set[str], shared: int = 1) -> bool:
 def _scope(text: str, t: Token) -> set[str]:
     """What a negating word bears on: the words after it up to the next comma or stop (six at most),
     and for a value (``fail-fast: false``) its key."""
-    end = _SCOPE_END.search(text, t.start + len(t.text))
-    scope = [x for x in tokens(text[t.start + len(t.text):end.start() if end else len(text)]) if content(x)][:6]
+    after = t.start + len(t.text)
+    listed = _NOT_IN_LIST.match(text, after) if t.lower == "not" else None
+    if listed:  # ``k not in ("warn", "exception")``: what the list holds, and what is tested
+        scope = [x for x in tokens(listed.group(1)) if content(x)]
+        scope += [x for x in tokens(text[:t.start]) if content(x)][-2:]
+    else:
+        end = _SCOPE_END.search(text, after)
+        scope = [x for x in tokens(text[after:end.start() if end else len(text)]) if content(x)][:6]
     if t.lower == "not" and re.search(r"\b(?:is|are|was|were|be|been)\s+(?:\w+\s+)?$", text[:t.start]):
         begin = max((m.end() for m in _SCOPE_END.finditer(text[:t.start])), default=0)  # "/etc/hosts is thus not used"
         scope += [x for x in tokens(text[begin:t.start]) if content(x)][-4:]
