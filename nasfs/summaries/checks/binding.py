@@ -56,8 +56,8 @@ class Closeness:
                 block += 1
                 continue
             prose = reading.paragraph[i] is not None
-            if prose and (i == 0 or reading.paragraph[i - 1] is None):
-                pos_in_paragraph = 0
+            if prose and (i == 0 or reading.paragraph[i - 1] is None or _literal(reading, i)):
+                pos_in_paragraph = 0  # a new paragraph, or a new line of a YAML literal block (a command)
                 sentence += 1
             for k, t in enumerate(ln.tokens):
                 if prose:
@@ -134,6 +134,13 @@ class Closeness:
                 if i != j and (i in up[j] or j in up[i] or self._siblings(i, j)):
                     return 2
         return 1 if {p.block for p in pa} & {q.block for q in pb} else 0
+
+
+def _literal(reading: Reading, i: int) -> bool:
+    """Line ``i`` is in a YAML literal block (``run: |``): each of its lines stands alone, a command,
+    never one sentence with the next."""
+    parent = reading.parents[i]
+    return parent is not None and bool(re.search(r":\s*\|[-+]?\s*$", reading.lines[parent].raw))
 
 
 def _nearest(sorted_positions: list[int], pos: int) -> list[int]:
