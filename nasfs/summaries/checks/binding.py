@@ -227,6 +227,11 @@ def reversed_pair(sentence: str, reading: Reading) -> str | None:
             same = _joined(cited, a, b, join)
             if _joined(cited, b, a, join) and not same:
                 return f"{a.text!r} and {b.text!r} are the other way round in the cited text"
+        if (re.fullmatch(f"{_FILLER}to{_FILLER}", between, re.IGNORECASE)
+                and re.search(r"\bfrom\s+(?:\S+\s+){0,2}$", sentence[:a.start], re.IGNORECASE)
+                and _joined(cited, a, b, _JOINS["choice"]) and not _joined(cited, b, a, _JOINS["choice"])):
+            # "moves from A to B" where the lines choose A over B ("A instead of B"): the move was from B to A
+            return f"from {a.text!r} to {b.text!r} is the other way round in the cited text"
     return _reversed_key(words, reading)
 
 
