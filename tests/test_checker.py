@@ -380,3 +380,13 @@ def test_negations_lists_commands_and_moves_that_were_missed(sentence: str, sour
 ])
 def test_their_faithful_twins_are_kept(sentence: str, source: str) -> None:
     assert verdict(sentence, source) is None
+
+
+def test_derived_english_is_no_name_and_its_un_form_still_negates() -> None:
+    """``formatters``, ``subclass``, ``untranslated`` are English, not names; ``unchecked`` still says
+    no to a ``check`` inside an identifier of the line."""
+    assert verdict("Untranslated pieces are returned as they are.",
+                   "Pieces that are not translated are returned as they are.") is None
+    reason = verdict("The python_requires keyword is unchecked.",
+                     "[distutils.setup_keywords]\npython_requires = setuptools.dist:check_specifier")
+    assert reason is not None and "negates" in reason, reason

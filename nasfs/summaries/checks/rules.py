@@ -349,7 +349,7 @@ def _scope(text: str, t: Token) -> set[str]:
 
 def _flipped(toks: list[Token], others: list[list[Token]]) -> bool:
     """An ``un-``/``in-`` form of a word the others have plain (``unencrypted`` for ``encrypted``)."""
-    plain = {stem(x.lower) for s in others for x in s}
+    plain = {stem(p) for s in others for x in s for p in (x.lower, *x.parts)}
     for t in toks:
         low = t.lower
         for prefix in NEGATING_PREFIXES:

@@ -59,6 +59,9 @@ IRREGULAR = {"built": "build", "ran": "run", "made": "make", "written": "write",
              "held": "hold", "gave": "give", "given": "give", "took": "take", "taken": "take", "found": "find",
              "sent": "send", "left": "leave", "chosen": "choose", "done": "do", "got": "get", "shown": "show"}
 NEGATING_PREFIXES = ("un", "in", "im", "non", "dis")
+# Prefixes that make an English word of a common one (untranslated, subclass, reinstall, multiline).
+PREFIXES = ("un", "in", "non", "dis", "re", "pre", "sub", "multi", "auto", "over", "under", "inter", "super",
+            "semi", "co", "de", "mis", "bi")
 # Short forms that code and config use for a word (``pkgname``, ``libdir``, ``envlist``): the cited text says both.
 SHORT_FORMS = {"pkg": "package", "lib": "library", "libs": "libraries", "dir": "directory", "dirs": "directories",
                "env": "environment", "envs": "environments", "cfg": "configuration", "conf": "configuration",
@@ -162,12 +165,24 @@ def stem(word: str) -> str:
 
 
 def is_common(word: str) -> bool:
-    """``word`` (lowercase) is common English, or an inflection of a common word."""
+    """``word`` (lowercase) is common English: a common word, an inflection or agent noun of one
+    (``formatters``, ``formatting``), or one after a prefix (``untranslated``, ``subclass``)."""
+    return _inflected(word) or any(word.startswith(p) and len(word) - len(p) >= 4 and _inflected(word[len(p):])
+                                   for p in PREFIXES)
+
+
+def _inflected(word: str) -> bool:
     common = common_words()
     if word in common:
         return True
+    if not word.endswith(("s", "es", "ed", "ing", "ies", "er", "ers", "ly")):
+        return False
     forms = [word[:-1], word[:-2], word[:-3], word[:-3] + "e", word[:-2] + "e", word[:-3] + "y", word[:-2]]
-    return any(len(f) >= 2 and f in common for f in forms if word.endswith(("s", "es", "ed", "ing", "ies", "er", "ly")))
+    for cut in ("ers", "er", "ing", "ed"):  # formatters, formatting: format
+        base = word.removesuffix(cut)
+        if base != word and len(base) >= 3:
+            forms += [base, base + "e", *([base[:-1]] if base[-1] == base[-2] else [])]
+    return any(len(f) >= 2 and f in common for f in forms)
 
 
 PYTHON_TAG = re.compile(r"(?:py|cp|pypy)([23])(\d{0,2})")  # py311, cp311, pypy3
