@@ -390,3 +390,10 @@ def test_derived_english_is_no_name_and_its_un_form_still_negates() -> None:
     reason = verdict("The python_requires keyword is unchecked.",
                      "[distutils.setup_keywords]\npython_requires = setuptools.dist:check_specifier")
     assert reason is not None and "negates" in reason, reason
+
+
+def test_a_count_the_sentence_lists_itself() -> None:
+    source = "        return self.extend(self.match_dirs(self.translate_core(pattern)))"
+    assert verdict("translate runs in three steps: translate_core, then match_dirs, then extend.", source) is None
+    reason = verdict("translate runs in four steps: translate_core, then match_dirs, then extend.", source)
+    assert reason is not None and "the number four" in reason, reason

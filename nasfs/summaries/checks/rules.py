@@ -47,7 +47,7 @@ def unsupported_by(text: str, source: str, path: str = "",
         return "it says nothing that can be checked (no content words)"
     for t in toks:
         for n in numbers_of(t):
-            if n not in reading.numbers and not (n in reading.counts and _counting(t)):
+            if n not in reading.numbers and not (_counting(t) and (n in reading.counts or _counts_own_list(text, t, n))):
                 return f"the number {t.text} is not in the cited text"
     for m in _QUOTED.finditer(text):
         quoted = next(g for g in m.groups() if g is not None)
@@ -79,6 +79,20 @@ def _compound_of(t: Token, reading: Reading) -> bool:
 def _counting(t: Token) -> bool:
     """A number that counts things ("three", "8"), not a version or a measure."""
     return t.lower in NUMBER_WORDS or t.lower.isdigit()
+
+
+_LIST_AFTER = re.compile(r"[^:.;]{0,60}?:\s+([^:;]{1,400})")
+_LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+|or\s+|then\s+)?|\s+(?:and|or|then)\s+", re.IGNORECASE)
+
+
+def _counts_own_list(text: str, t: Token, n: str) -> bool:
+    """A count the sentence makes good itself: "three steps: A, then B, then C", each item then checked
+    as any name or word of the sentence is."""
+    m = _LIST_AFTER.match(text, t.start + len(t.text))
+    if not m:
+        return False
+    items = [x for x in _LIST_SEPARATOR.split(m.group(1).rstrip(" .")) if x.strip()]
+    return str(len(items)) == n
 
 
 def _first_word(text: str) -> int:

@@ -45,6 +45,8 @@ api apis app apps arg args async backend boolean cli config configs configuratio
 http https json lib libs metadata os plugin plugins repo repos runtime stdin stdout stderr toml url urls utf workflow
 workflows
 yaml yml
+regex regexes regexp bytestring bytestrings filename filenames hostname hostnames timestamp timestamps namespace
+namespaces whitespace changelog changelogs codebase username usernames stdlib
 """.split())
 NEGATIONS = frozenset("""
 not no never without cannot none nor neither nothing nobody false off disabled disable disables ignore ignores
