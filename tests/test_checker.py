@@ -283,6 +283,8 @@ def _cited(rows: list[str], sentence: str, path: str = "x.yaml") -> tuple[str | 
     # a staircase of indents above each of 120 ranges: every step was a line above
     ([row for s in range(120) for row in [" " * (400 - d) + f"k{s}x{d}:" for d in range(400, 0, -1)]
       + [" " * 400 + f"leaf{s}: 1"]], "leaf0 is 1 [" + ", ".join(f"L{401 * s + 401}" for s in range(120)) + "]."),
+    # idioms.py: an unbounded ".*" after "if:" or "except" rescanned a long line from every start
+    (["if: " * 25_000 + "github.repository ==", "except " * 15_000], "The if runs [L1-L2]."),
     # a long version-like word: [a-z]?\d* after the last part retried its digits at every split (17 s)
     (["linter foo_bar runs 1." + "1" * 20_000 + "ab"], "The linter foo_bar runs 1." + "1" * 20_000 + "ab [L1]."),
 ])
