@@ -285,6 +285,8 @@ def _cited(rows: list[str], sentence: str, path: str = "x.yaml") -> tuple[str | 
       + [" " * 400 + f"leaf{s}: 1"]], "leaf0 is 1 [" + ", ".join(f"L{401 * s + 401}" for s in range(120)) + "]."),
     # idioms.py: an unbounded ".*" after "if:" or "except" rescanned a long line from every start
     (["if: " * 25_000 + "github.repository ==", "except " * 15_000], "The if runs [L1-L2]."),
+    # two runs of spaces side by side (^\s*, then \s* after an optional part) split a long indent every way
+    (["filterwarnings =", " " * 20_000 + "x"], "The filter runs [L1-L2]."),
     # a long version-like word: [a-z]?\d* after the last part retried its digits at every split (17 s)
     (["linter foo_bar runs 1." + "1" * 20_000 + "ab"], "The linter foo_bar runs 1." + "1" * 20_000 + "ab [L1]."),
 ])
@@ -399,3 +401,43 @@ def test_a_count_the_sentence_lists_itself() -> None:
     assert verdict("translate runs in three steps: translate_core, then match_dirs, then extend.", source) is None
     reason = verdict("translate runs in four steps: translate_core, then match_dirs, then extend.", source)
     assert reason is not None and "the number four" in reason, reason
+
+
+@pytest.mark.parametrize("sentence, rows, path", [
+    ("Warnings are errors in the test run.", ["[pytest]", "filterwarnings =", "    error", "    ignore::UserWarning"],
+     "pytest.ini"),
+    ("Foo is imported only when type checking.", ["if TYPE_CHECKING:", "    from foo import Foo"], "src/a.py"),
+    ("The report step always runs, even when an earlier step failed.",
+     ["      - run: make report", "        if: always()"], ".github/workflows/ci.yml"),
+    ("Strict xfail makes an unexpected pass fail.", ["[pytest]", "xfail_strict = true"], "pytest.ini"),
+    ("Dependabot groups the pip updates together into one pull request.",
+     ["updates:", "  - package-ecosystem: pip", "    groups:", "      all:"], ".github/dependabot.yml"),
+])
+def test_the_added_idioms_say_what_their_lines_mean(sentence: str, rows: list[str], path: str) -> None:
+    assert _cited(rows, f"{sentence} [L1-L{len(rows)}]", path)[0] is None
+
+
+@pytest.mark.parametrize("sentence, rows, path", [
+    # the import of the flag is not the guarded import
+    ("Foo is imported only when type checking.", ["from typing import TYPE_CHECKING", "from foo import Foo"], "src/a.py"),
+    # a Python attribute named groups, an assignment named select: no dependabot, no ruff
+    ("The groups are merged into one pull request.", ["class Config:", "    groups: list[str]"], "src/config.py"),
+    ("The query enables rules.", ["select = db.query(x)"], "src/db.py"),
+    # beside "||" the job runs elsewhere too
+    ("The job runs only in the main repository, not in forks.",
+     ["    if: github.repository == 'a/b' || github.event_name == 'push'"], ".github/workflows/ci.yml"),
+])
+def test_an_added_idiom_says_nothing_of_a_line_it_only_resembles(sentence: str, rows: list[str], path: str) -> None:
+    assert _cited(rows, f"{sentence} [L1-L{len(rows)}]", path)[0] is not None
+
+
+def test_an_added_gloss_says_no_more_than_its_line() -> None:
+    pytest_ini = "pytest.ini\n[pytest]\nfilterwarnings =\n    ignore::deprecationwarning"
+    assert "errors" not in " ".join(glossed("filterwarnings =", pytest_ini))  # ignore::, default:: as well
+    assert "errors" not in " ".join(glossed("    error::DeprecationWarning", pytest_ini))  # one kind, not all
+    assert not glossed("if not TYPE_CHECKING:", "src/a.py\nif not type_checking:")
+    assert "subclasses" not in " ".join(glossed("        raise NotImplementedError('not on Windows')", "src/a.py\n"))
+    assert "combined" not in " ".join(glossed("parallel = true", ".coveragerc\n[run]\nparallel = true"))
+    assert glossed('select = ["E", "F"]', 'ruff.toml\nselect = ["e", "f"]')
+    assert not glossed("select = db.query(x)", "src/db.py\nselect = db.query(x)")
+    assert not glossed("    cooldown: 3", "deploy/autoscale.yml\n    cooldown: 3")
