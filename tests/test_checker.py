@@ -396,6 +396,14 @@ def test_derived_english_is_no_name_and_its_un_form_still_negates() -> None:
     assert reason is not None and "negates" in reason, reason
 
 
+def test_a_tool_named_like_a_derived_word_is_still_a_name() -> None:
+    """``autoflake``, ``overcommit``: a prefix and a common word, and a name all the same."""
+    reason = verdict("Autoflake removes unused imports.", "pyflakes removes unused imports")
+    assert reason is not None and "'Autoflake'" in reason, reason
+    reason = verdict("The hooks run through overcommit.", "The hooks run through pre-commit.")
+    assert reason is not None and "'overcommit'" in reason, reason
+
+
 def test_a_count_the_sentence_lists_itself() -> None:
     source = "        return self.extend(self.match_dirs(self.translate_core(pattern)))"
     assert verdict("translate runs in three steps: translate_core, then match_dirs, then extend.", source) is None

@@ -61,9 +61,10 @@ IRREGULAR = {"built": "build", "ran": "run", "made": "make", "written": "write",
              "held": "hold", "gave": "give", "given": "give", "took": "take", "taken": "take", "found": "find",
              "sent": "send", "left": "leave", "chosen": "choose", "done": "do", "got": "get", "shown": "show"}
 NEGATING_PREFIXES = ("un", "in", "im", "non", "dis")
-# Prefixes that make an English word of a common one (untranslated, subclass, reinstall, multiline).
-PREFIXES = ("un", "in", "non", "dis", "re", "pre", "sub", "multi", "auto", "over", "under", "inter", "super",
-            "semi", "co", "de", "mis", "bi")
+# Prefixes that make an English word of a common one (untranslated, subclass, reinstall, multiline). Not
+# auto-, over-, super-, inter-, co-, de-: tools are named so (autoflake, overcommit, superlinter), and a name
+# taken for English is a name nobody checks.
+PREFIXES = ("un", "in", "non", "dis", "re", "pre", "sub", "multi")
 # Short forms that code and config use for a word (``pkgname``, ``libdir``, ``envlist``): the cited text says both.
 SHORT_FORMS = {"pkg": "package", "lib": "library", "libs": "libraries", "dir": "directory", "dirs": "directories",
                "env": "environment", "envs": "environments", "cfg": "configuration", "conf": "configuration",
