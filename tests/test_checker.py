@@ -287,6 +287,8 @@ def _cited(rows: list[str], sentence: str, path: str = "x.yaml") -> tuple[str | 
     (["if: " * 25_000 + "github.repository ==", "except " * 15_000], "The if runs [L1-L2]."),
     # two runs of spaces side by side (^\s*, then \s* after an optional part) split a long indent every way
     (["filterwarnings =", " " * 20_000 + "x"], "The filter runs [L1-L2]."),
+    # reading.py's list after "k:": "\s*" then "[^=:#]+" split a long run of spaces every way (95 s at 200 KB)
+    (["k: " + " " * 60_000 + "x"], "The k is x [L1]."),
     # a long version-like word: [a-z]?\d* after the last part retried its digits at every split (17 s)
     (["linter foo_bar runs 1." + "1" * 20_000 + "ab"], "The linter foo_bar runs 1." + "1" * 20_000 + "ab [L1]."),
 ])

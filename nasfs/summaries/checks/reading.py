@@ -208,7 +208,8 @@ class Reading:
                 block += 1
             elif ln.kind in ("key", "item"):
                 runs[(parent[i], block)] = runs.get((parent[i], block), 0) + 1
-            for m in re.finditer(r"\[([^\[\]]+)\]|[=:]\s*([^=:#]+,[^=:#]+)$", ln.raw):
+            # the list starts at its first non-space: "\s*" then "[^=:#]+" split a run of spaces every way
+            for m in re.finditer(r"\[([^\[\]]+)\]|[=:]\s*([^=:#\s][^=:#]*,[^=:#]+)$", ln.raw):
                 listed = m.group(1) or m.group(2)
                 self.counts.add(str(len([x for x in listed.split(",") if x.strip()])))
         self.counts.update(str(n) for n in runs.values())
