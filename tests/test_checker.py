@@ -451,3 +451,12 @@ def test_an_added_gloss_says_no_more_than_its_line() -> None:
     assert glossed('select = ["E", "F"]', 'ruff.toml\nselect = ["e", "f"]')
     assert not glossed("select = db.query(x)", "src/db.py\nselect = db.query(x)")
     assert not glossed("    cooldown: 3", "deploy/autoscale.yml\n    cooldown: 3")
+
+
+@pytest.mark.parametrize("line", ["        if: always()", "        if: failure()"])
+def test_a_step_for_failed_steps_does_not_wait_for_success(line: str) -> None:
+    """A gloss's "failed" is the opposite of the sentence's "succeeded" (``succeed`` stems apart from
+    ``succeeded``, so the pair is listed as it is said)."""
+    reason = _cited(["      - run: make report", line], "The report step runs only when the earlier steps succeeded "
+                    "[L1-L2].", ".github/workflows/ci.yml")[0]
+    assert reason is not None and "'succeeded'" in reason, reason
