@@ -15,6 +15,7 @@ labelled sentence; docs/summaries.md says how it is measured.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -22,11 +23,16 @@ from dataclasses import dataclass
 class Idiom:
     line: re.Pattern[str]  # searched in one cited line
     says: str  # the words it says, as a short phrase: a "no" in it is a negation with its scope
-    where: re.Pattern[str] | None = None  # searched in the file's path and all cited text: its context
+    also: re.Pattern[str] | None = None  # searched in the same line too: two searches, never one ``a.*b``,
+    #   which retried from every ``a`` of a long line takes time quadratic in its length
+    where: re.Pattern[str] | None = None  # searched in all cited text (with the lines above it): its context
+    path: re.Pattern[str] | None = None  # searched in the file's path: the kind of file it needs
 
 
-def _idiom(line: str, says: str, where: str | None = None, flags: int = re.IGNORECASE) -> Idiom:
-    return Idiom(re.compile(line, flags), says, re.compile(where, re.IGNORECASE) if where else None)
+def _idiom(line: str, says: str, where: str | None = None, flags: int = re.IGNORECASE, also: str | None = None,
+           path: str | None = None) -> Idiom:
+    return Idiom(re.compile(line, flags), says, re.compile(also, flags) if also else None,
+                 re.compile(where, re.IGNORECASE) if where else None, re.compile(path, re.IGNORECASE) if path else None)
 
 
 _PY_FILES = r"tox\.ini|noxfile|pyproject\.toml|setup\.(?:cfg|py)|\.github/|\.ya?ml$|requirements|\.py$"
@@ -57,7 +63,8 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"\binformational:\s*true\b", "informational, never fails, no failing status"),
     _idiom(r"\bfail_on_warning:\s*true\b", "warnings are errors, fails on warnings"),
     # tox, pytest, coverage, sphinx, pip
-    _idiom(r"\bsphinx-build\b.*\s-W\b|\s-W\s+error\b", "warnings are errors, treats warnings as errors, fails"),
+    _idiom(r"\s-W\b", "warnings are errors, treats warnings as errors, fails", also=r"\bsphinx-build\b", flags=0),
+    _idiom(r"\s-W\s*error\b", "warnings are errors, treats warnings as errors, fails", flags=0),  # python -W error
     _idiom(r"--keep-going\b", "keeps going, continues past errors"),
     _idiom(r"\s-x\b|--exitfirst\b", "stops at the first failure"),
     _idiom(r"\s-n\s*(?:auto|\d+)\b|--numprocesses\b", "parallel, workers, processes, xdist"),
@@ -74,7 +81,9 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"\bpassenv\b", "passes environment variables through"),
     _idiom(r"\bsetenv\b", "sets environment variables"),
     _idiom(r"^\s*deps\s*=", "dependencies installed, requirements"),
-    _idiom(r"(?<![\w-])-r\s*\S+\.txt\b|--requirement\b", "installs the requirements file"),
+    # -r only after a space, quote, bracket or comma and its file name never across one: a run of "/-r/-r"
+    # is not a start at every "-r" with a scan to the run's end from each
+    _idiom(r"(?:^|(?<=[\s\"'\[,]))-r\s*+[^\s\"'\[\],]+\.txt\b|--requirement\b", "installs the requirements file"),
     _idiom(r"--upgrade\b|(?<![\w-])-U\b", "upgrades to the latest"),
     _idiom(r"\bgit\+(?:https?|ssh)://", "installs straight from the git repository, source"),
     _idiom(r"@(?:main|master)\b", "main branch"),
@@ -114,20 +123,33 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"\byield\b", "generator, yields", flags=0),
     _idiom(r"\basync def\b", "asynchronous coroutine", flags=0),
     _idiom(r"\bwarnings\.warn\b|DeprecationWarning", "warns, warning, deprecated"),
-    _idiom(r"\bexcept\b[\w\s.,()]*:", "catches, handles the error", flags=0),
+    _idiom(r"^\s*except\b", "catches, handles the error", flags=0),
     _idiom(r"\bctypes\b|\bCDLL\b", "c library, loads"),
     # packaging metadata
     _idiom(r"\brequires-python\b|\bpython_requires\b", "requires, supports python"),
     _idiom(r"\bsdist\b|\.tar\.gz\b", "source distribution, sdist"),
     _idiom(r"\bbdist_wheel\b|\.whl\b", "wheel"),
     _idiom(r"\[project\.scripts\]|\bconsole_scripts\b", "command, entry point, executable"),
-    _idiom(r"\bauthor_email\b|^\s*email\s*=|\{\s*name\s*=.*email\s*=|@[\w-]+\.[a-z]{2,}\b", "contact address, email"),
+    _idiom(r"\b(?:author|maintainer)_email\b|\bemail\s*=|@[\w-]+\.[a-z]{2,}\b", "contact address, email"),
     _idiom(r"Development Status :: 5\b", "stable, production"),
     _idiom(r"\bpackage-ecosystem\b", "updates dependencies, dependabot"),
     _idiom(r"(?<![\w.])3\.1?\d\b", "python", _PY_FILES),
 )
 
 
-def glossed(line: str, context: str) -> list[str]:
-    """The phrases the idioms say of one cited ``line`` (``context``: the path and all cited text)."""
-    return [i.says for i in IDIOMS if i.line.search(line) and (i.where is None or i.where.search(context))]
+def glosser(path: str, text: str) -> Callable[[str], list[str]]:
+    """What the idioms say of each cited line of the file at ``path`` (``text``: all the cited text, with the
+    lines above it). Each idiom's context is searched here once, not once a line: the cited text of a
+    minified file is megabytes, and a search of it for each of its lines took time quadratic in it."""
+    context = f"{path}\n{text}"
+    fit = tuple(i for i in IDIOMS if (i.path is None or i.path.search(path)) and (i.where is None or i.where.search(context)))
+
+    def glossed(line: str) -> list[str]:
+        return [i.says for i in fit if i.line.search(line) and (i.also is None or i.also.search(line))]
+
+    return glossed
+
+
+def glossed(line: str, path: str = "", text: str = "") -> list[str]:
+    """The phrases the idioms say of one ``line`` of the file at ``path`` among the cited ``text``."""
+    return glosser(path, text)(line)
