@@ -356,6 +356,40 @@ def test_a_gloss_bears_on_polarity_as_its_line_does(sentence: str, source: str, 
     assert reason is not None and why in reason, reason
 
 
+@pytest.mark.parametrize("rows, sentence, path", [
+    (["      - uses: actions/checkout@v4", "        with:", "          persist-credentials: false"],
+     "The checkout keeps the token in the git config [L1-L3].", ".github/workflows/ci.yml"),  # glossed "token kept"
+    (["Jinja2>=3.1", "requests>=2.31"], "The project requires Python 3.1 or newer [L1-L2].", "requirements.txt"),
+    (["deps =", "    markdown>=3.4"], "The environment needs Python 3.4 or newer [L1-L2].", "tox.ini"),
+    (["set -x", "make all"], "The script stops at the first failure [L1-L2].", "ci.sh"),
+    (["git log -n 5 --oneline"], "The script runs 5 parallel workers [L1].", "release.sh"),
+    (["python -u build.py"], "The build upgrades to the latest packages [L1].", "Makefile"),
+    (["        if timeout is None:", "            timeout = DEFAULT_TIMEOUT"],
+     "The timeout is computed lazily on first use [L1-L2].", "client.py"),
+    (["class Registry(metaclass=ABCMeta):"], "Registry is a subclass of ABCMeta [L1].", "registry.py"),
+    (["If the build breaks, please raise an issue on the tracker."], "A broken build fails with an exception [L1].",
+     "README.md"),
+    (['import "fmt"'], "The file uses a formatter [L1].", "main.go"),
+])
+def test_a_gloss_says_no_more_than_its_line(rows: list[str], sentence: str, path: str) -> None:
+    """Each was kept on a gloss that said more than its line: a Python for a package's version, pytest's -x
+    for bash's, an upgrade for python -u, a lazy attribute for a default, a base for a metaclass."""
+    assert _cited(rows, sentence, path)[0] is not None
+
+
+@pytest.mark.parametrize("rows, sentence, path", [
+    (["commands = pytest -x -n auto {posargs}"], "The tests stop at the first failure and run in parallel [L1].",
+     "tox.ini"),
+    (["        if self._conn is None:", "            self._conn = connect()"],
+     "The connection is made lazily on first use [L1-L2].", "client.py"),
+    (["[tox]", "env_list = 3.13, 3.12, lint"], "The default environments run Python 3.13 and 3.12 [L1-L2].", "tox.ini"),
+    (["  - repo: https://github.com/tox-dev/pyproject-fmt"], "A formatter is configured [L1].",
+     ".pre-commit-config.yaml"),
+])
+def test_a_narrowed_idiom_still_says_what_its_line_means(rows: list[str], sentence: str, path: str) -> None:
+    assert _cited(rows, sentence, path)[0] is None
+
+
 def test_an_idiom_that_needs_its_context_stays_silent_without_it() -> None:
     assert glossed("    args: [-L, sur]", ".pre-commit-config.yaml", "  - id: codespell\n    args: [-L, sur]")
     assert not glossed("    args: [-L, sur]", "x.sh", "ls -L sur")

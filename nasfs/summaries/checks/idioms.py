@@ -35,7 +35,10 @@ def _idiom(line: str, says: str, where: str | None = None, flags: int = re.IGNOR
                  re.compile(where, re.IGNORECASE) if where else None, re.compile(path, re.IGNORECASE) if path else None)
 
 
-_PY_FILES = r"tox\.ini|noxfile|pyproject\.toml|setup\.(?:cfg|py)|\.github/|\.ya?ml$|requirements|\.py$"
+# where a bare 3.x is a Python: a tox factor, a CI matrix entry (not a requirements file's or a compose file's)
+_PY_FILES = (r"tox\.ini$|noxfile\.py$|pyproject\.toml$|setup\.(?:cfg|py)$|\.github/|\.circleci/|"
+             r"(?:\.gitlab-ci|\.travis|appveyor|azure-pipelines|\.readthedocs)\.ya?ml$")
+_PYTEST = r"\bpytest\b|\bpy\.test\b|\bxdist\b"  # where -x and -n are pytest's (bash -x traces, head -n counts)
 IDIOMS: tuple[Idiom, ...] = (
     # GitHub Actions and other CI
     _idiom(r"\bfail-fast:\s*false\b", "failing jobs leave the other jobs running; every combination, entry continues"),
@@ -45,8 +48,8 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"\bworkflow_dispatch\b", "started manually, by hand, on demand"),
     _idiom(r"^\s*(?:-\s*)?(?:schedule|cron):", "scheduled, on a schedule, periodically"),
     _idiom(r"\bfetch-depth:\s*['\"]?0\b", "full history, all commits and tags"),
-    _idiom(r"\bpersist-credentials:\s*false\b", "no credentials, token kept"),
-    _idiom(r"\bcontinue-on-error:\s*true\b", "failure allowed, tolerated, ignored"),
+    _idiom(r"\bpersist-credentials:\s*false\b", "the token is not kept in the git config, credentials not persisted"),
+    _idiom(r"\bcontinue-on-error:\s*true\b", "a failure does not fail the job or the workflow run, allowed to fail"),
     _idiom(r"\btimeout-minutes:", "timeout, time limit"),
     _idiom(r"\bcancel-in-progress:\s*true\b", "a new run cancels the run in progress, the previous, superseded run"),
     _idiom(r"\bid-token:\s*write\b", "oidc token, trusted publishing"),
@@ -66,8 +69,8 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"\s-W\b", "warnings are errors, treats warnings as errors, fails", also=r"\bsphinx-build\b", flags=0),
     _idiom(r"\s-W\s*error\b", "warnings are errors, treats warnings as errors, fails", flags=0),  # python -W error
     _idiom(r"--keep-going\b", "keeps going, continues past errors"),
-    _idiom(r"\s-x\b|--exitfirst\b", "stops at the first failure"),
-    _idiom(r"\s-n\s*(?:auto|\d+)\b|--numprocesses\b", "parallel, workers, processes, xdist"),
+    _idiom(r"(?<![\w-])-x\b|--exitfirst\b", "stops at the first failure", _PYTEST, flags=0),
+    _idiom(r"(?<![\w-])-n\s*(?:auto|\d+)\b|--numprocesses\b", "parallel, workers, processes, xdist", _PYTEST, flags=0),
     _idiom(r"--cov\b|\bcoverage run\b", "coverage, measures"),
     _idiom(r"--source\b", "measures the source, coverage of"),
     _idiom(r"--append\b", "appends, adds to the data, combines"),
@@ -84,7 +87,7 @@ IDIOMS: tuple[Idiom, ...] = (
     # -r only after a space, quote, bracket or comma and its file name never across one: a run of "/-r/-r"
     # is not a start at every "-r" with a scan to the run's end from each
     _idiom(r"(?:^|(?<=[\s\"'\[,]))-r\s*+[^\s\"'\[\],]+\.txt\b|--requirement\b", "installs the requirements file"),
-    _idiom(r"--upgrade\b|(?<![\w-])-U\b", "upgrades to the latest"),
+    _idiom(r"--upgrade\b|(?<![\w-])-U\b", "upgrades to the latest", flags=0),  # python -u, set -u: not -U
     _idiom(r"\bgit\+(?:https?|ssh)://", "installs straight from the git repository, source"),
     _idiom(r"@(?:main|master)\b", "main branch"),
     _idiom(r"\bvenv\b|\bvirtualenv\b", "virtual environment, virtualenv"),
@@ -96,33 +99,36 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"^\s*(?:-\s*)?method:\s*pip\b", "installs the package with pip"),
     _idiom(r"^\s*envlist\b|^\s*env_list\b", "environments run by default"),
     # pre-commit and linters
-    _idiom(r"fmt\b", "formats, formatter, formatting"),
+    # pyproject-fmt, gofmt, cargo fmt; not Go's fmt package ("fmt", fmt.Println) nor a format string (fmt=)
+    _idiom(r"-fmt\b|(?<![\w\"'])(?:go|rust|sh)?fmt\b(?![.:(\"'=])", "formats, formatter, formatting"),
     _idiom(r"\bid:\s*ruff(?:-check)?\s*$", "lints, linter, checks the code"),
     _idiom(r"\bid:\s*ruff-format\b", "formats, formatter"),
     _idiom(r"--fix\b|^\s*fix\s*=\s*true\b", "applies fixes, fixes automatically"),
     _idiom(r"--unsafe-fixes\b", "unsafe fixes included"),
     _idiom(r"--exit-non-zero-on-fix\b", "exits non-zero, fails when it fixed, changed something"),
     _idiom(r"\bautoupdate_schedule\b", "updates the hooks on a schedule, pre-commit.ci"),
-    _idiom(r"--ignore-words-list\b|\bignore-words\b|^\s*+(?:args:\s*+)?\[?\s*+['\"]?-L\b", "ignores words", "codespell"),
+    _idiom(r"--ignore-words-list\b|\bignore-words\b|^\s*+(?:args:\s*+)?\[?\s*+['\"]?-L\b", "ignores words", "codespell",
+           flags=0),
     _idiom(r"\bend-of-file-fixer\b", "ensures files end in a newline"),
     _idiom(r"\btrailing-whitespace\b", "strips, removes trailing whitespace"),
     _idiom(r"\bcheck-(?:yaml|toml|json)\b", "validates, checks the syntax, parses"),
     _idiom(r"\bmypy\b", "type checks, types, typing"),
     # Python code
-    _idiom(r"^\s*class\s+\w+\(\s*[\w.]+", "subclass, inherits, derives from", flags=0),
+    _idiom(r"^\s*class\s+\w+\(\s*[\w.]++(?!\s*=)", "subclass, inherits, derives from", flags=0),  # not metaclass=
     _idiom(r"^\s*assert\b", "fails with assertionerror, asserts, checks", flags=0),
     _idiom(r"\bre\.(?:compile|match|search|sub|fullmatch|escape|split|findall)\b", "regex, regular expression"),
-    _idiom(r"\braise\b", "raises, fails with an error, exception", flags=0),
+    _idiom(r"^\s*raise\b", "raises, fails with an error, exception", flags=0),  # not "raise an issue"
     _idiom(r"\bb(?:\"\"|'')", "empty bytes, bytestring", flags=0),
     _idiom(r"\bos\.sep\b", "the os path separator"),
     _idiom(r"\bos\.altsep\b", "the alternate path separator"),
     _idiom(r"@(?:functools\.)?(?:lru_)?cache\b|@cached_property\b", "cached, computed once, memoized"),
-    _idiom(r"\bis None\s*:", "lazily, the first time, on first use", flags=0),
+    # a private attribute set on first use; "if timeout is None:" fills in a default, nothing lazy
+    _idiom(r"(?<![\w.])(?:(?:self|cls)\.)?_\w+\s+is None\s*:", "lazily, the first time, on first use", flags=0),
     _idiom(r"\bdef __init__\b", "constructor, created, initializes", flags=0),
     _idiom(r"\bdef __(?:enter|exit)__\b", "context manager, with statement", flags=0),
     _idiom(r"\byield\b", "generator, yields", flags=0),
     _idiom(r"\basync def\b", "asynchronous coroutine", flags=0),
-    _idiom(r"\bwarnings\.warn\b|DeprecationWarning", "warns, warning, deprecated"),
+    _idiom(r"\bwarnings\.warn\b", "warns, warning"),  # of any category: DeprecationWarning says its own words
     _idiom(r"^\s*except\b", "catches, handles the error", flags=0),
     _idiom(r"\bctypes\b|\bCDLL\b", "c library, loads"),
     # packaging metadata
@@ -130,10 +136,12 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"\bsdist\b|\.tar\.gz\b", "source distribution, sdist"),
     _idiom(r"\bbdist_wheel\b|\.whl\b", "wheel"),
     _idiom(r"\[project\.scripts\]|\bconsole_scripts\b", "command, entry point, executable"),
-    _idiom(r"\b(?:author|maintainer)_email\b|\bemail\s*=|@[\w-]+\.[a-z]{2,}\b", "contact address, email"),
+    _idiom(r"\b(?:author|maintainer)_email\b|\bemail\s*=|(?<=[\w.+-])(?<!\bgit)@[\w-]+\.[a-z]{2,}\b",
+           "contact address, email"),  # not a decorator (@pytest.fixture) nor git@github.com
     _idiom(r"Development Status :: 5\b", "stable, production"),
     _idiom(r"\bpackage-ecosystem\b", "updates dependencies, dependabot"),
-    _idiom(r"(?<![\w.])3\.1?\d\b", "python", _PY_FILES),
+    # not a compared or assigned version (Jinja2>=3.1, version = 3.12), nor an image's tag (redis:3.12)
+    _idiom(r"(?<![\w.:@/<>=~!-])(?<![<>=~!]\s)3\.1?\d\b", "python", path=_PY_FILES),
 )
 
 
