@@ -390,6 +390,25 @@ def test_a_narrowed_idiom_still_says_what_its_line_means(rows: list[str], senten
     assert _cited(rows, sentence, path)[0] is None
 
 
+@pytest.mark.parametrize("sentence, source, why", [
+    # a statement within one shared word of the best match is weighed too (two of three here)
+    ("The release job uploads signed wheels.", "release:\n  upload: release wheels to PyPI\n  job wheels: unsigned",
+     "affirms"),
+    # a value negates its key wherever it stands, when two of its words are the clause's
+    ("The docs job builds the HTML docs with the sphinx theme and publishes them.",
+     "[docs]\nbuild = HTML docs with the sphinx theme\npublish_docs = false", "affirms"),
+    # ... but a clause that says the key's opposite says what the value does
+    ("The loader keeps inline comments in values for backward compatibility.",
+     "For backward compatibility, the loader preserves what follows a value.\n"
+     "Its default is ``load(path, strip_inline_comments=False)``.", None),
+    ("The reader keeps inline comments in values.",
+     "The reader preserves the text of values as written:\nread(path, strip_inline_comments=False) is the default.", None),
+])
+def test_polarity_weighs_each_statement_near_the_clause(sentence: str, source: str, why: str | None) -> None:
+    reason = verdict(sentence, source)
+    assert (reason is None) if why is None else (reason is not None and why in reason), reason
+
+
 def test_an_idiom_that_needs_its_context_stays_silent_without_it() -> None:
     assert glossed("    args: [-L, sur]", ".pre-commit-config.yaml", "  - id: codespell\n    args: [-L, sur]")
     assert not glossed("    args: [-L, sur]", "x.sh", "ls -L sur")

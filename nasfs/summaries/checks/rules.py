@@ -307,17 +307,24 @@ def _negates(statement: Statement, stems: set[str], shared: int = 1) -> bool:
     the clause (all of its other parts, for a word such as ``no-default-groups``). Two shared words
     bear whatever else the statement says ("without installing the package" against "installs the
     package" under a header that shares more). A value (``strip_inline_comments=False``) negates its
-    key, which may say no itself: only the best matched statement's value is trusted that far."""
+    key, and a clause that says the key's opposite ("keeps inline comments") says what the value does."""
     for t in statement.tokens:
-        if not is_negation(t) or (shared > 1 and t.lower in VALUE_NEGATIONS):
+        if not is_negation(t):
             continue
         if len(t.parts) > 1:  # no-default-groups, paths-ignore
             rest = {stem(p) for p in t.parts if p not in NEGATIONS}
             if len(rest) >= shared and rest <= stems:
                 return True
-        elif len(_scope(statement.text, t) & stems) >= shared:
+            continue
+        scope = _scope(statement.text, t)
+        if len(scope & stems) >= shared and not (t.lower in VALUE_NEGATIONS and _opposed(scope, stems)):
             return True
     return False
+
+
+def _opposed(these: set[str], those: set[str]) -> bool:
+    """A stem of ``these`` is the opposite (ANTONYMS) of a stem of ``those``: strip and keep."""
+    return any((stem(a) in these and stem(b) in those) or (stem(b) in these and stem(a) in those) for a, b in ANTONYMS)
 
 
 def _scope(text: str, t: Token) -> set[str]:
