@@ -332,6 +332,9 @@ def test_the_path_names_but_says_nothing() -> None:
      "[testenv:norewrite]\ncommands =\n    pytest tests --assert=plain"),
     ("INotify is a FileIO subclass.", "class INotify(FileIO):"),
     ("A bad separator fails with an AssertionError.", "        assert seps, 'Invalid separators'"),
+    # workflow_dispatch says "manually": a push beside it says the workflow runs automatically too
+    ("The workflow runs automatically on every push to main.",
+     "on:\n  push:\n    branches: [main]\n  workflow_dispatch:"),
 ])
 def test_idioms_say_what_common_lines_mean(sentence: str, source: str) -> None:
     """A paraphrase of what a CI, tox, pre-commit or Python line means is kept (each was refused for

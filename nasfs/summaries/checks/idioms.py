@@ -46,6 +46,9 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"^\s*needs:", "runs only after, once finished, waits for, depends on"),
     _idiom(r"\bruns-on:", "runs on the runner, machine, operating system"),
     _idiom(r"\bworkflow_dispatch\b", "started manually, by hand, on demand"),
+    # an event starts it by itself: beside workflow_dispatch, "runs automatically on push" is no opposite of it
+    _idiom(r"^\s*(?:-\s*)?(?:push|pull_request(?:_target)?|release|merge_group):|^\s*on:\s*\[?\s*(?:push|pull_request)\b",
+           "runs automatically"),
     _idiom(r"^\s*(?:-\s*)?(?:schedule|cron):", "scheduled, on a schedule, periodically"),
     _idiom(r"\bfetch-depth:\s*['\"]?0\b", "full history, all commits and tags"),
     _idiom(r"\bpersist-credentials:\s*false\b", "the token is not kept in the git config, credentials not persisted"),
