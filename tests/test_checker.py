@@ -388,6 +388,9 @@ def test_a_gloss_says_no_more_than_its_line(rows: list[str], sentence: str, path
     (["[tox]", "env_list = 3.13, 3.12, lint"], "The default environments run Python 3.13 and 3.12 [L1-L2].", "tox.ini"),
     (["  - repo: https://github.com/tox-dev/pyproject-fmt"], "A formatter is configured [L1].",
      ".pre-commit-config.yaml"),
+    # a prose line's gloss ("no assertion rewriting") ends where it ends, not in the next line's words
+    (["Run the tests with pytest --assert=plain, which", "keeps the tracebacks short."],
+     "Tracebacks stay short [L1-L2].", "README.md"),
 ])
 def test_a_narrowed_idiom_still_says_what_its_line_means(rows: list[str], sentence: str, path: str) -> None:
     assert _cited(rows, sentence, path)[0] is None

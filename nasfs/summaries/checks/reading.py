@@ -268,9 +268,10 @@ class Reading:
 
 
 def _glossed(ln: Line) -> str:
-    """A line as a statement: its text, then what idioms.py says of it (after "; ", where the scope of a
-    negation ends)."""
-    return f"{ln.raw.strip()} ; {ln.gloss}" if ln.gloss else ln.raw.strip()
+    """A line as a statement: its text, then what idioms.py says of it between semicolons, where the scope
+    of a negation ends: a prose line's gloss stands amid its paragraph, and "no assertion rewriting" bore
+    on the next line's "keeps the tracebacks short"."""
+    return f"{ln.raw.strip()} ; {ln.gloss} ;" if ln.gloss else ln.raw.strip()
 
 
 def _braced(raw: str) -> list[tuple[str, str, str]]:
