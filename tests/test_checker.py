@@ -353,6 +353,8 @@ def test_idioms_say_what_common_lines_mean(sentence: str, source: str) -> None:
      "parallel_show_output = true\nskip_install = true\ndeps = coverage\ncommands = coverage report", "affirms"),
     ("The mocking is undone by hand after the end of the test.",
      "Undoes the mocking automatically after the end of the test.", "says"),
+    # only the gloss says no: a negated clause must share its words, not the key's ("error")
+    ("Errors are not reported by pytest.", "      continue-on-error: true\n      run: pytest", "negates"),
 ])
 def test_a_gloss_bears_on_polarity_as_its_line_does(sentence: str, source: str, why: str) -> None:
     reason = verdict(sentence, source)
@@ -389,6 +391,8 @@ def test_a_gloss_says_no_more_than_its_line(rows: list[str], sentence: str, path
     (["  - repo: https://github.com/tox-dev/pyproject-fmt"], "A formatter is configured [L1].",
      ".pre-commit-config.yaml"),
     # a prose line's gloss ("no assertion rewriting") ends where it ends, not in the next line's words
+    (["      continue-on-error: true", "      run: pytest"], "A failing test run does not fail the job [L1-L2].",
+     ".github/workflows/ci.yml"),
     (["Run the tests with pytest --assert=plain, which", "keeps the tracebacks short."],
      "Tracebacks stay short [L1-L2].", "README.md"),
 ])

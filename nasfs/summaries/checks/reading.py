@@ -45,6 +45,7 @@ class Line:
 class Statement:
     text: str
     tokens: list[Token]
+    gloss: str = ""  # what idioms.py says of its line (in text too): a "no" of it bears on its own words only
 
 
 @dataclass
@@ -162,7 +163,7 @@ class Reading:
             flush()
             if ln.kind != "blank":
                 text = _glossed(ln)
-                self.statements.append(Statement(text, tokens(text)))
+                self.statements.append(Statement(text, tokens(text), ln.gloss))
         flush()
 
     def _structure(self) -> None:

@@ -245,7 +245,7 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
     top = [s for s, their in theirs if len(stems & their) >= min(best, max(2, best - 1))]
     negated = (any(_negating(t, reading) for t in toks) or bool(NEGATING_PHRASE.search(clause))
                or _flipped(toks, [s.tokens for s in top]))
-    if negated and not any(_negative(s, toks) and stems & _unprefixed(their) for s, their in theirs):
+    if negated and not any(_negative(s, toks) and stems & _unprefixed(_said_no(s, toks, their)) for s, their in theirs):
         return f"{clause!r} negates what the cited text affirms"
     said = stems | {n for t in toks for n in numbers_of(t)}
     if not negated and (any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top)
@@ -300,6 +300,18 @@ def _negative(statement: Statement, toks: list[Token]) -> bool:
     return (any(is_negation(t) or is_restriction(t) for t in statement.tokens)
             or bool(_NEGATIVE_FORM.search(statement.text) or NEGATING_PHRASE.search(statement.text))
             or _flipped(statement.tokens, [toks]))
+
+
+def _said_no(statement: Statement, toks: list[Token], stems: set[str]) -> set[str]:
+    """The words of a statement a negated clause may share with it to be supported: all of them, but only
+    its gloss's when only the gloss says no (``continue-on-error: true``, "a failure does not fail the
+    job": not "errors are not reported")."""
+    if not statement.gloss:
+        return stems
+    line = statement.text.removesuffix(f" ; {statement.gloss} ;")  # reading._glossed
+    if _negative(Statement(line, tokens(line)), toks):
+        return stems
+    return _stems_of(tokens(statement.gloss))
 
 
 def _negates(statement: Statement, stems: set[str], shared: int = 1) -> bool:
