@@ -375,6 +375,12 @@ def test_a_gloss_bears_on_polarity_as_its_line_does(sentence: str, source: str, 
     (["If the build breaks, please raise an issue on the tracker."], "A broken build fails with an exception [L1].",
      "README.md"),
     (['import "fmt"'], "The file uses a formatter [L1].", "main.go"),
+    (["      id-token: write"], "The job uses trusted publishing [L1].", ".github/workflows/deploy.yml"),
+    (["import ctypes"], "The module loads a C library [L1].", "loader.py"),
+    (["gcloud functions deploy f --source ."], "It measures the coverage of the source [L1].", "deploy.sh"),
+    (["codecov:", "  require_ci_to_pass: no"], "Codecov waits for CI to pass [L1-L2].", "codecov.yml"),
+    (["  /pets:", "    get:", "      tags:", "        - pets"], "The pets path is for tagged releases [L1-L4].",
+     "openapi.yaml"),
 ])
 def test_a_gloss_says_no_more_than_its_line(rows: list[str], sentence: str, path: str) -> None:
     """Each was kept on a gloss that said more than its line: a Python for a package's version, pytest's -x

@@ -38,6 +38,7 @@ def _idiom(line: str, says: str, where: str | None = None, flags: int = re.IGNOR
 # where a bare 3.x is a Python: a tox factor, a CI matrix entry (not a requirements file's or a compose file's)
 _PY_FILES = (r"tox\.ini$|noxfile\.py$|pyproject\.toml$|setup\.(?:cfg|py)$|\.github/|\.circleci/|"
              r"(?:\.gitlab-ci|\.travis|appveyor|azure-pipelines|\.readthedocs)\.ya?ml$")
+_CI_FILES = r"\.github/|\.circleci/|(?:\.gitlab-ci|\.travis|appveyor|azure-pipelines)\.ya?ml$"
 _PYTEST = r"\bpytest\b|\bpy\.test\b|\bxdist\b"  # where -x and -n are pytest's (bash -x traces, head -n counts)
 IDIOMS: tuple[Idiom, ...] = (
     # GitHub Actions and other CI
@@ -55,17 +56,18 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"\bcontinue-on-error:\s*true\b", "a failure does not fail the job or the workflow run, allowed to fail"),
     _idiom(r"\btimeout-minutes:", "timeout, time limit"),
     _idiom(r"\bcancel-in-progress:\s*true\b", "a new run cancels the run in progress, the previous, superseded run"),
-    _idiom(r"\bid-token:\s*write\b", "oidc token, trusted publishing"),
+    _idiom(r"\bid-token:\s*write\b", "oidc id token"),  # for PyPI's trusted publishing, or a cloud's login
     _idiom(r"\bcontents:\s*read\b", "read-only access"),
     _idiom(r"\bactions/checkout\b", "checks out, clones the repository, code"),
     _idiom(r"\bactions/setup-python\b", "sets up, installs python"),
     _idiom(r"\bactions/cache\b|\bcache:\s*['\"]?pip\b", "caches, cached between runs"),
     _idiom(r"\bgh-action-pypi-publish\b|\btwine upload\b", "publishes, uploads, releases to pypi"),
-    _idiom(r"refs/tags\b|\btags:", "tag, tags, tagged release"),
+    _idiom(r"refs/tags\b", "tag, tags, tagged release"),
+    _idiom(r"^\s*tags:", "tag, tags, tagged release", path=_CI_FILES),  # not OpenAPI's, mkdocs' or docker's tags
     _idiom(r"\bmatrix\b", "matrix combination, entry, variant"),
     _idiom(r"^\s*on:", "triggered by, runs on"),
     _idiom(r"\battest", "attestation, provenance"),
-    _idiom(r"\brequire_ci_to_pass:\s*(?:no|false)\b", "reports regardless of failing ci"),
+    _idiom(r"\brequire_ci_to_pass:\s*(?:no|false)\b", "reports regardless of failing ci, never waits"),
     _idiom(r"\binformational:\s*true\b", "informational, never fails, no failing status"),
     _idiom(r"\bfail_on_warning:\s*true\b", "warnings are errors, fails on warnings"),
     # tox, pytest, coverage, sphinx, pip
@@ -75,7 +77,7 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"(?<![\w-])-x\b|--exitfirst\b", "stops at the first failure", _PYTEST, flags=0),
     _idiom(r"(?<![\w-])-n\s*(?:auto|\d+)\b|--numprocesses\b", "parallel, workers, processes, xdist", _PYTEST, flags=0),
     _idiom(r"--cov\b|\bcoverage run\b", "coverage, measures"),
-    _idiom(r"--source\b", "measures the source, coverage of"),
+    _idiom(r"--source\b", "measures the source, coverage of", "coverage"),  # not gcloud's nor twine's --source
     _idiom(r"--append\b", "appends, adds to the data, combines"),
     _idiom(r"\bcoverage combine\b", "combines, merges the data"),
     _idiom(r"--fail-under\b", "fails below, minimum threshold"),
@@ -129,11 +131,12 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"(?<![\w.])(?:(?:self|cls)\.)?_\w+\s+is None\s*:", "lazily, the first time, on first use", flags=0),
     _idiom(r"\bdef __init__\b", "constructor, created, initializes", flags=0),
     _idiom(r"\bdef __(?:enter|exit)__\b", "context manager, with statement", flags=0),
-    _idiom(r"\byield\b", "generator, yields", flags=0),
+    _idiom(r"^\s*(?:[\w.]+\s*=\s*)?yield\b", "generator, yields", flags=0),  # a statement, not prose's "yields"
     _idiom(r"\basync def\b", "asynchronous coroutine", flags=0),
     _idiom(r"\bwarnings\.warn\b", "warns, warning"),  # of any category: DeprecationWarning says its own words
     _idiom(r"^\s*except\b", "catches, handles the error", flags=0),
-    _idiom(r"\bctypes\b|\bCDLL\b", "c library, loads"),
+    _idiom(r"\bctypes\b", "c library, foreign functions"),
+    _idiom(r"\bCDLL\b|\bcdll\.|\bLoadLibrary\b", "loads a c library", flags=0),
     # packaging metadata
     _idiom(r"\brequires-python\b|\bpython_requires\b", "requires, supports python"),
     _idiom(r"\bsdist\b|\.tar\.gz\b", "source distribution, sdist"),
