@@ -5,8 +5,11 @@ that reads ``sphinx-build -W`` writes "warnings are errors". Neither sentence sh
 with its line for a word-by-word check, so each idiom here is a pattern on one cited line and the
 words it says: the reading (reading.py) takes them in as if the line held them, and a statement
 of that line carries them, so a gloss that says no (``--assert=plain``: no assertion rewriting)
-bears on polarity as the line does. A gloss names what the line does, never a fact beyond it:
-versions, counts and names still come from the line itself.
+bears on polarity as the line does. A gloss names what the line does, never a fact beyond it: it
+adds no number, and no name but the tool's the line belongs to (xdist for ``-n auto`` beside pytest,
+Python for a bare ``3.13`` in a tox file), which then counts as said. A pattern that would match
+a line of another tool or of prose (bash's ``-x``, a package's ``>=3.1``, "raise an issue") is
+narrowed by case, by a context the cited text must hold (``where``) or by the kind of file (``path``).
 
 The table is general knowledge of these formats, written from their documentation, not from any
 labelled sentence; docs/summaries.md says how it is measured.
