@@ -418,7 +418,8 @@ def test_a_narrowed_idiom_still_says_what_its_line_means(rows: list[str], senten
      "For backward compatibility, the loader preserves what follows a value.\n"
      "Its default is ``load(path, strip_inline_comments=False)``.", None),
     ("The reader keeps inline comments in values.",
-     "The reader preserves the text of values as written:\nread(path, strip_inline_comments=False) is the default.", None),
+     "The reader preserves the text of values as written:\n"
+     "read(path, strip_inline_comments=False) is the default.", None),
 ])
 def test_polarity_weighs_each_statement_near_the_clause(sentence: str, source: str, why: str | None) -> None:
     reason = verdict(sentence, source)

@@ -51,8 +51,8 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"\bruns-on:", "runs on the runner, machine, operating system"),
     _idiom(r"\bworkflow_dispatch\b", "started manually, by hand, on demand"),
     # an event starts it by itself: beside workflow_dispatch, "runs automatically on push" is no opposite of it
-    _idiom(r"^\s*(?:-\s*)?(?:push|pull_request(?:_target)?|release|merge_group):|^\s*on:\s*\[?\s*(?:push|pull_request)\b",
-           "runs automatically"),
+    _idiom(r"^\s*(?:-\s*)?(?:push|pull_request(?:_target)?|release|merge_group):"
+           r"|^\s*on:\s*\[?\s*(?:push|pull_request)\b", "runs automatically"),
     _idiom(r"^\s*(?:-\s*)?(?:schedule|cron):", "scheduled, on a schedule, periodically"),
     _idiom(r"\bfetch-depth:\s*['\"]?0\b", "full history, all commits and tags"),
     _idiom(r"\bpersist-credentials:\s*false\b", "the token is not kept in the git config, credentials not persisted"),
@@ -159,7 +159,8 @@ def glosser(path: str, text: str) -> Callable[[str], list[str]]:
     lines above it). Each idiom's context is searched here once, not once a line: the cited text of a
     minified file is megabytes, and a search of it for each of its lines took time quadratic in it."""
     context = f"{path}\n{text}"
-    fit = tuple(i for i in IDIOMS if (i.path is None or i.path.search(path)) and (i.where is None or i.where.search(context)))
+    fit = tuple(i for i in IDIOMS
+                if (i.path is None or i.path.search(path)) and (i.where is None or i.where.search(context)))
 
     def glossed(line: str) -> list[str]:
         return [i.says for i in fit if i.line.search(line) and (i.also is None or i.also.search(line))]
