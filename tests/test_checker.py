@@ -426,6 +426,14 @@ def test_polarity_weighs_each_statement_near_the_clause(sentence: str, source: s
     assert (reason is None) if why is None else (reason is not None and why in reason), reason
 
 
+def test_a_line_above_a_range_is_not_glossed() -> None:
+    """``class INotify(FileIO):`` above a cited method names the class; its gloss (a subclass) is not said."""
+    rows = ["class INotify(FileIO):", "    def read(self, timeout=None):", "        return self._read(timeout)"]
+    reason, _ = _cited(rows, "A read returns through a subclass [L3].", "inotify_simple.py")
+    assert reason is not None and "'subclass'" in reason
+    assert _cited(rows, "A read returns through a subclass [L1-L3].", "inotify_simple.py")[0] is None
+
+
 def test_an_idiom_that_needs_its_context_stays_silent_without_it() -> None:
     assert glossed("    args: [-L, sur]", ".pre-commit-config.yaml", "  - id: codespell\n    args: [-L, sur]")
     assert not glossed("    args: [-L, sur]", "x.sh", "ls -L sur")
