@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .idioms import glossed
+from .idioms import glosser
 from .words import (PYTHON_TAG, SHORT_FORMS, SYNONYMS, Token, content, is_common, is_identifier, is_name, key,
                     normal_number, numbers_of, stem, tokens)
 
@@ -25,6 +25,8 @@ _BRACE = re.compile(r"\{([^{}]{1,200})\}")  # tox's py{39,310}, a shell's {a,b}
 _WORD_CHAR = re.compile(r"[\w.-]")
 _AT_LEAST = re.compile(r">=?|\u2265|(?<=\d)\+|\bor (?:newer|later|above|higher)\b")
 _BELOW = re.compile(r"<=?(?!<)|\u2264")
+MAX_GLOSSED = 2000  # the longest line idioms.py reads: a setting, command or statement is shorter; a longer
+#   line (minified, data) read by its 90 patterns cost 2 s a megabyte, five times the rest of the reading
 MAX_JOINED = 40  # the longest part read as two joined words (includedir); a longer one is a blob, not a word
 AT_LEAST_WORDS = ("newer", "later", "above", "higher", "greater", "least", "minimum")
 BELOW_WORDS = ("older", "earlier", "below", "lower", "less", "most", "maximum")
@@ -43,6 +45,7 @@ class Line:
 class Statement:
     text: str
     tokens: list[Token]
+    gloss: str = ""  # what idioms.py says of its line (in text too): a "no" of it bears on its own words only
 
 
 @dataclass
@@ -76,7 +79,7 @@ class Reading:
         keyed = sum(1 for raw in raws if _KEY.match(raw) or _ITEM.match(raw) or raw.lstrip().startswith("["))
         prosy = sum(1 for raw in raws if raw.strip() and not (_KEY.match(raw) or _ITEM.match(raw) or raw.lstrip()[:1] in "#["))
         structured = keyed > prosy  # then "# ..." at the margin is a comment, not a Markdown heading
-        context = f"{self.path}\n{self.lowered}"
+        glossed = glosser(self.path, self.lowered)
         for n, raw in enumerate(raws):
             toks = tokens(raw)
             if not raw.strip():
@@ -91,7 +94,8 @@ class Reading:
                 kind = "key"
             else:
                 kind = "prose"
-            gloss = "" if n in self.named else "; ".join(glossed(raw, context))  # a line above only names
+            # a line above only names: it is not glossed, nor is a line too long to be one an idiom is about
+            gloss = "" if n in self.named or len(raw) > MAX_GLOSSED else "; ".join(glossed(raw))
             self.lines.append(Line(raw, toks, len(raw) - len(raw.lstrip()), kind, gloss))
             for t in (*toks, *tokens(gloss)):
                 self._learn(t)
@@ -159,7 +163,7 @@ class Reading:
             flush()
             if ln.kind != "blank":
                 text = _glossed(ln)
-                self.statements.append(Statement(text, tokens(text)))
+                self.statements.append(Statement(text, tokens(text), ln.gloss))
         flush()
 
     def _structure(self) -> None:
@@ -266,9 +270,10 @@ class Reading:
 
 
 def _glossed(ln: Line) -> str:
-    """A line as a statement: its text, then what idioms.py says of it (after "; ", where the scope of a
-    negation ends)."""
-    return f"{ln.raw.strip()} ; {ln.gloss}" if ln.gloss else ln.raw.strip()
+    """A line as a statement: its text, then what idioms.py says of it between semicolons, where the scope
+    of a negation ends: a prose line's gloss stands amid its paragraph, and "no assertion rewriting" bore
+    on the next line's "keeps the tracebacks short"."""
+    return f"{ln.raw.strip()} ; {ln.gloss} ;" if ln.gloss else ln.raw.strip()
 
 
 def _braced(raw: str) -> list[tuple[str, str, str]]:

@@ -259,7 +259,7 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
     top = [s for s, their in theirs if len(stems & their) >= min(best, max(2, best - 1))]
     negated = (any(_negating(t, reading) for t in toks) or bool(NEGATING_PHRASE.search(clause))
                or _flipped(toks, [s.tokens for s in top]))
-    if negated and not any(_negative(s, toks) and stems & _unprefixed(their) for s, their in theirs):
+    if negated and not any(_negative(s, toks) and stems & _unprefixed(_said_no(s, toks, their)) for s, their in theirs):
         return f"{clause!r} negates what the cited text affirms"
     said = stems | {n for t in toks for n in numbers_of(t)}
     if not negated and (any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top)
@@ -323,22 +323,41 @@ def _negative(statement: Statement, toks: list[Token]) -> bool:
             or _flipped(statement.tokens, [toks]))
 
 
+def _said_no(statement: Statement, toks: list[Token], stems: set[str]) -> set[str]:
+    """The words of a statement a negated clause may share with it to be supported: all of them, but only
+    its gloss's when only the gloss says no (``continue-on-error: true``, "a failure does not fail the
+    job": not "errors are not reported")."""
+    if not statement.gloss:
+        return stems
+    line = statement.text.removesuffix(f" ; {statement.gloss} ;")  # reading._glossed
+    if _negative(Statement(line, tokens(line)), toks):
+        return stems
+    return _stems_of(tokens(statement.gloss))
+
+
 def _negates(statement: Statement, stems: set[str], shared: int = 1) -> bool:
     """A negation in a cited statement that bears on the clause: its scope shares ``shared`` words with
     the clause (all of its other parts, for a word such as ``no-default-groups``). Two shared words
     bear whatever else the statement says ("without installing the package" against "installs the
     package" under a header that shares more). A value (``strip_inline_comments=False``) negates its
-    key, which may say no itself: only the best matched statement's value is trusted that far."""
+    key, and a clause that says the key's opposite ("keeps inline comments") says what the value does."""
     for t in statement.tokens:
-        if not is_negation(t) or (shared > 1 and t.lower in VALUE_NEGATIONS):
+        if not is_negation(t):
             continue
         if _joined_name(t):  # no-default-groups, paths-ignore
             rest = {stem(p) for p in t.parts if p not in NEGATIONS}
             if len(rest) >= shared and rest <= stems:
                 return True
-        elif len(_scope(statement.text, t) & stems) >= shared:
+            continue
+        scope = _scope(statement.text, t)
+        if len(scope & stems) >= shared and not (t.lower in VALUE_NEGATIONS and _opposed(scope, stems)):
             return True
     return False
+
+
+def _opposed(these: set[str], those: set[str]) -> bool:
+    """A stem of ``these`` is the opposite (ANTONYMS) of a stem of ``those``: strip and keep."""
+    return any((stem(a) in these and stem(b) in those) or (stem(b) in these and stem(a) in those) for a, b in ANTONYMS)
 
 
 def _scope(text: str, t: Token) -> set[str]:

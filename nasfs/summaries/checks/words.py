@@ -61,10 +61,10 @@ IRREGULAR = {"built": "build", "ran": "run", "made": "make", "written": "write",
              "held": "hold", "gave": "give", "given": "give", "took": "take", "taken": "take", "found": "find",
              "sent": "send", "left": "leave", "chosen": "choose", "done": "do", "got": "get", "shown": "show"}
 NEGATING_PREFIXES = ("un", "in", "im", "non", "dis")
-# Prefixes that make an English word of a common one (untranslated, subclass, reinstall, multiline). Not
+# Prefixes that make an English word of a common one (untranslated, reinstall, multiline). Not
 # auto-, over-, super-, inter-, co-, de-: tools are named so (autoflake, overcommit, superlinter), and a name
 # taken for English is a name nobody checks.
-PREFIXES = ("un", "in", "non", "dis", "re", "pre", "sub", "multi")
+PREFIXES = ("un", "in", "non", "dis", "re", "pre", "multi")  # not sub-: "a subclass of X" names a relation to check
 # Short forms that code and config use for a word (``pkgname``, ``libdir``, ``envlist``): the cited text says both.
 SHORT_FORMS = {"pkg": "package", "lib": "library", "libs": "libraries", "dir": "directory", "dirs": "directories",
                "env": "environment", "envs": "environments", "cfg": "configuration", "conf": "configuration",
@@ -169,7 +169,7 @@ def stem(word: str) -> str:
 
 def is_common(word: str) -> bool:
     """``word`` (lowercase) is common English: a common word, an inflection or agent noun of one
-    (``formatters``, ``formatting``), or one after a prefix (``untranslated``, ``subclass``)."""
+    (``formatters``, ``formatting``), or one after a prefix (``untranslated``, ``multiline``)."""
     return _inflected(word) or any(word.startswith(p) and len(word) - len(p) >= 4 and _inflected(word[len(p):])
                                    for p in PREFIXES)
 
