@@ -307,6 +307,8 @@ def test_an_adversarial_file_or_answer_is_checked_in_time(rows: list[str], sente
     "except " * 28_000,  # except\b[\w\s.,()]*: (25 s)
     "-r/" * 66_000,  # -r\s*\S+\.txt: a start at every "-r" of one run of non-spaces (24 s)
     " " * 200_000, "-" * 200_000, "a" * 200_000, "{" * 200_000, "@a." * 66_000, "3." * 100_000,
+    "if:" + "\t" * 30_000,  # if:\s*\$?\{?\{?\s*always\(\) split the run every way (9 s)
+    "except" + " " * 30_000,  # except\s+(?:\(?\s*)?ImportError (8 s)
 ])
 def test_each_idiom_reads_a_long_line_in_linear_time(line: str) -> None:
     started = time.monotonic()

@@ -77,8 +77,10 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"\brequire_ci_to_pass:\s*(?:no|false)\b", "reports regardless of failing ci, never waits"),
     _idiom(r"\binformational:\s*true\b", "informational, never fails, no failing status"),
     _idiom(r"\bfail_on_warning:\s*true\b", "warnings are errors, fails on warnings"),
-    _idiom(r"\bif:\s*\$?\{?\{?\s*always\(\)", "always runs, even when earlier steps or jobs failed"),
-    _idiom(r"\bif:\s*\$?\{?\{?\s*failure\(\)", "runs only when a step failed"),
+    # possessive: "\s*" twice around an optional "${{" split a run of spaces after "if:" every way (7 s for
+    # 120 lines of 2,000 characters)
+    _idiom(r"\bif:\s*+(?:\$?\{\{\s*+)?always\(\)", "always runs, even when earlier steps or jobs failed"),
+    _idiom(r"\bif:\s*+(?:\$?\{\{\s*+)?failure\(\)", "runs only when a step failed"),
     # anchored: one start per line; not beside "||" or under "!(": then it runs elsewhere too
     _idiom(r"^\s*(?:-\s*)?if:(?![^\n]*(?:\|\||!\s*\())[^\n]{0,200}?\bgithub\.repository\s*==",
            "runs only in that repository, not in forks"),
@@ -208,7 +210,9 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"\bsys\.version_info\b", "python version check"),
     _idiom(r"^\s*raise\s+NotImplementedError\s*(?:\(\s*\))?\s*$|@(?:abc\.)?abstractmethod\b",
            "abstract, subclasses must implement", flags=0),
-    _idiom(r"\bexcept\s+(?:\(?\s*)?(?:ImportError|ModuleNotFoundError)\b", "optional import, falls back when missing", flags=0),
+    # a statement, as "except" above ("\s+" then "\(?\s*" split a run of spaces every way, from every "except")
+    _idiom(r"^\s*except\s*+\(?\s*+(?:ImportError|ModuleNotFoundError)\b", "optional import, falls back when missing",
+           flags=0),
     _idiom(r"\blogging\.getLogger\b", "logger, logs"),
     _idiom(r"\bsorted\(|\.sort\(", "sorted, sorts, order", flags=0),
     _idiom(r"\breversed\(|\[::-1\]", "reversed, reverse order", flags=0),
