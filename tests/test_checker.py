@@ -548,6 +548,9 @@ def test_an_added_gloss_says_no_more_than_its_line() -> None:
     assert glossed('select = ["E", "F"]', "ruff.toml", 'select = ["e", "f"]')
     assert not glossed("select = db.query(x)", "src/db.py", "select = db.query(x)")
     assert not glossed("    cooldown: 3", "deploy/autoscale.yml", "    cooldown: 3")
+    # a GitHub event starts a workflow; GitLab's release: keyword makes a release, it starts nothing
+    assert "automatically" in " ".join(glossed("  push:", ".github/workflows/ci.yml", "on:\n  push:"))
+    assert not glossed("  release:", ".gitlab-ci.yml", "release_job:\n  release:")
 
 
 @pytest.mark.parametrize("line", ["        if: always()", "        if: failure()"])

@@ -55,8 +55,9 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"\bruns-on:", "runs on the runner, machine, operating system"),
     _idiom(r"\bworkflow_dispatch\b", "started manually, by hand, on demand"),
     # an event starts it by itself: beside workflow_dispatch, "runs automatically on push" is no opposite of it
+    # GitHub's events only: GitLab's release: makes a release, and push: or release: is a key of many a YAML file
     _idiom(r"^\s*(?:-\s*)?(?:push|pull_request(?:_target)?|release|merge_group):"
-           r"|^\s*on:\s*\[?\s*(?:push|pull_request)\b", "runs automatically"),
+           r"|^\s*on:\s*\[?\s*(?:push|pull_request)\b", "runs automatically", path=r"\.github/workflows/"),
     _idiom(r"^\s*(?:-\s*)?(?:schedule|cron):", "scheduled, on a schedule, periodically"),
     _idiom(r"\bfetch-depth:\s*['\"]?0\b", "full history, all commits and tags"),
     _idiom(r"\bpersist-credentials:\s*false\b", "the token is not kept in the git config, credentials not persisted"),
