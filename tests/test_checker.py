@@ -340,9 +340,6 @@ def test_the_path_names_but_says_nothing() -> None:
      "[testenv:norewrite]\ncommands =\n    pytest tests --assert=plain"),
     ("INotify is a FileIO subclass.", "class INotify(FileIO):"),
     ("A bad separator fails with an AssertionError.", "        assert seps, 'Invalid separators'"),
-    # workflow_dispatch says "manually": a push beside it says the workflow runs automatically too
-    ("The workflow runs automatically on every push to main.",
-     "on:\n  push:\n    branches: [main]\n  workflow_dispatch:"),
 ])
 def test_idioms_say_what_common_lines_mean(sentence: str, source: str) -> None:
     """A paraphrase of what a CI, tox, pre-commit or Python line means is kept (each was refused for
@@ -409,6 +406,9 @@ def test_a_gloss_says_no_more_than_its_line(rows: list[str], sentence: str, path
      ".github/workflows/ci.yml"),
     (["Run the tests with pytest --assert=plain, which", "keeps the tracebacks short."],
      "Tracebacks stay short [L1-L2].", "README.md"),
+    # workflow_dispatch says "manually": a push beside it says the workflow runs automatically too (in a workflow)
+    (["on:", "  push:", "    branches: [main]", "  workflow_dispatch:"],
+     "The workflow runs automatically on every push to main [L1-L4].", ".github/workflows/ci.yml"),
 ])
 def test_a_narrowed_idiom_still_says_what_its_line_means(rows: list[str], sentence: str, path: str) -> None:
     assert _cited(rows, sentence, path)[0] is None
@@ -522,6 +522,16 @@ def test_a_count_the_sentence_lists_itself() -> None:
 ])
 def test_the_added_idioms_say_what_their_lines_mean(sentence: str, rows: list[str], path: str) -> None:
     assert _cited(rows, f"{sentence} [L1-L{len(rows)}]", path)[0] is None
+
+
+@pytest.mark.parametrize("line, path, text, says", [
+    # three of the sentences above are kept on the lines' own words as well: these fail without their idioms
+    ("    error", "pytest.ini", "[pytest]\nfilterwarnings =\n    error", "warnings are errors"),
+    ("if TYPE_CHECKING:", "src/a.py", "if type_checking:\n    from foo import foo", "imported only when type checking"),
+    ("    groups:", ".github/dependabot.yml", "  - package-ecosystem: pip\n    groups:", "into one pull request"),
+])
+def test_the_added_idioms_gloss_their_lines(line: str, path: str, text: str, says: str) -> None:
+    assert says in " ".join(glossed(line, path, text))
 
 
 @pytest.mark.parametrize("sentence, rows, path", [
