@@ -1,6 +1,6 @@
 """Does @summary's checker keep faithful sentences and drop false ones? Issue 25's labelled sets.
 
-    .venv/bin/python scripts/bench/grounding.py [--part tuned|check|check-b|held-out|all] [--files A,B] [--show]
+    .venv/bin/python scripts/bench/grounding.py [--part PART|all] [--files A,B] [--show]
         [--verify] [--judge URL|CMD [--judge-model NAME] [--judge-timeout S]]
 
 The sets are scripts/bench/grounding/sets/<part>/: files nasfs did not write
@@ -8,9 +8,10 @@ The sets are scripts/bench/grounding/sets/<part>/: files nasfs did not write
 here) and labels.txt, cited sentences labelled true or false by kind (number,
 swap, negation, name, clause, miscite), written before any checker ran on them.
 The parts: ``tuned`` (the rules were tuned on it), ``check`` and ``check-b``
-(written by people who never saw the checker, then tuned on) and ``held-out``
-(written the same way; run once, at the end). docs/summaries.md
-says what each part has been through.
+(written by people who never saw the checker, then tuned on), ``held-out`` and
+``held-out-2`` (written the same way, each run once, then tuned on) and
+``held-out-3`` and ``held-out-4`` (written the same way; run once, at the end).
+docs/summaries.md says what each part has been through.
 
 Each sentence is read as a model's answer is (split_answer) and checked
 against its file's lines and path (check_lines), as summaries are. Printed per
@@ -50,7 +51,7 @@ from nasfs.summaries.judge import Judge, ask  # noqa: E402
 from nasfs.summaries.settings import SummarySettings  # noqa: E402
 
 SETS = Path(__file__).resolve().parent / "grounding" / "sets"
-PARTS = ("tuned", "check", "check-b", "held-out", "held-out-2")
+PARTS = ("tuned", "check", "check-b", "held-out", "held-out-2", "held-out-3", "held-out-4")
 KINDS = ("number", "swap", "negation", "name", "clause", "miscite")
 TARGET_KEPT, TARGET_DROPPED, TARGET_KIND = 0.90, 0.90, 0.80
 
