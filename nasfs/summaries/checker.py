@@ -21,13 +21,15 @@ from .checks.rules import unsupported_by
 from .checks.sentences import split_sentences
 from .checks.words import content, tokens
 
-VERSION = 9  # raised with any change to what the rules keep, so records they made are made again
+VERSION = 10  # raised with any change to what the rules keep, so records they made are made again
 
 MAX_CITED_LINES = 40
 MAX_CITED_TOTAL = 3 * MAX_CITED_LINES  # all of a sentence's ranges together: the rules' reading grows with it
 
 _RANGE = r"L?(\d+)(?:\s*(?:-|–|to)\s*L?(\d+))?"
-CITATION = re.compile(rf"[\[(]\s*(?:lines?\s*)?{_RANGE}((?:\s*[,;]\s*{_RANGE})*)\s*[\])]", re.IGNORECASE)
+# [L3-L5], [3-5], [lines 3-5], (L3-L5), (lines 3-5); not a bare "(30000)", a call's argument or a count
+CITATION = re.compile(rf"\[\s*(?:lines?\s*)?{_RANGE}((?:\s*[,;]\s*{_RANGE})*)\s*\]"
+                      rf"|\(\s*(?:lines?\s*(?=L?\d)|(?=L\d)){_RANGE}((?:\s*[,;]\s*{_RANGE})*)\s*\)", re.IGNORECASE)
 CHILD = re.compile(r"\[\s*#?(\d+)((?:\s*[,;]\s*#?\d+)*)\s*\]")
 _ONE = re.compile(_RANGE, re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")

@@ -49,7 +49,8 @@ _CI_FILES = r"\.github/|\.circleci/|(?:\.gitlab-ci|\.travis|appveyor|azure-pipel
 _PYTEST = r"\bpytest\b|\bpy\.test\b|\bxdist\b"  # where -x and -n are pytest's (bash -x traces, head -n counts)
 IDIOMS: tuple[Idiom, ...] = (
     # GitHub Actions and other CI
-    _idiom(r"\bfail-fast:\s*false\b", "failing jobs leave the other jobs running; every combination, entry continues"),
+    _idiom(r"\bfail-fast:\s*false\b", "a failure does not stop or cancel the rest; the others keep running, every "
+           "combination, entry continues"),
     _idiom(r"\bfail-fast:\s*true\b", "a failing job cancels the other jobs, stops the rest"),
     _idiom(r"^\s*needs:", "runs only after, once finished, waits for, depends on"),
     _idiom(r"\bruns-on:", "runs on the runner, machine, operating system"),
@@ -207,7 +208,7 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"^\s*(?:el)?if\s+(?:typing\.)?TYPE_CHECKING\s*:",
            "only for type checkers, imported only when type checking", flags=0),
     _idiom(r"__name__\s*==\s*['\"]__main__['\"]", "run as a script, main"),
-    _idiom(r"^\s*__all__\s*=", "exports, public names", flags=0),
+    _idiom(r"^\s*__all__\s*=", "exports only the listed public names", flags=0),
     _idiom(r"\bsys\.version_info\b", "python version check"),
     _idiom(r"^\s*raise\s+NotImplementedError\s*(?:\(\s*\))?\s*$|@(?:abc\.)?abstractmethod\b",
            "abstract, subclasses must implement", flags=0),
@@ -234,7 +235,16 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"Development Status :: 5\b", "stable, production"),
     _idiom(r"\bpackage-ecosystem\b", "updates dependencies, dependabot"),
     # not a compared or assigned version (Jinja2>=3.1, version = 3.12), nor an image's tag (redis:3.12)
-    _idiom(r"(?<![\w.:@/<>=~!-])(?<![<>=~!]\s)3\.1?\d\b", "python", path=_PY_FILES),
+    _idiom(r"(?<![\w.:@/<>=~!-])(?<![<>=~!]\s)3\.1?\d\b", "python, cpython", path=_PY_FILES),
+    # environment markers and variables of Python itself
+    _idiom(r"['\"]win32['\"]|\bos\.name\s*[!=]=\s*['\"]nt['\"]", "windows"),
+    _idiom(r"['\"]darwin['\"]", "macos, mac"),
+    _idiom(r"\bPYTHONDONTWRITEBYTECODE\b", "python writes no bytecode, no .pyc files", flags=0),
+    _idiom(r"\bPYTHONUNBUFFERED\b", "unbuffered output", flags=0),
+    # documentation
+    _idiom(r"\brtd\b|\breadthedocs\b", "read the docs"),
+    _idiom(r"\brst\b|\.rst\b", "restructuredtext"),
+    _idiom(r"^\s*(?:-\s*)?files:", "only files matching", path=r"pre-commit"),  # pre-commit's filter
 )
 
 

@@ -127,8 +127,10 @@ class Reading:
         self.numbers.update(normal_number(p) for p in t.parts if "." in p and p[0].isdigit())  # pypy-3.11: 3.11
         for p in t.parts:
             self._add_words(spelled(p))
-        if PYTHON_TAG.fullmatch(t.lower):  # py313, cp311, pypy3: a Python
-            self._add_words(("python", "pypy") if t.lower.startswith("pypy") else ("python",))
+        for piece in {t.lower, *re.split(r"[-_:]", t.lower)}:  # py313, cp311, pypy3, py39-pytestlatest: a Python
+            if m := PYTHON_TAG.fullmatch(piece):
+                self._add_words(("python", "pypy") if piece.startswith("pypy") else ("python",))
+                self.numbers.add(f"{m.group(1)}.{m.group(2)}" if m.group(2) else m.group(1))
 
     def _add_words(self, words: tuple[str, ...] | list[str]) -> None:
         self.words.update(words)

@@ -107,6 +107,8 @@ def _named(t: Token, reading: Reading) -> bool:
     for names only, never for a clause's content words (_clause)."""
     low = t.lower.strip(".")
     joined = re.sub(r"\W", "", low)
+    if len(low) >= 5 and reading.path.lower().endswith(low) and reading.path.lower()[-len(low) - 1:][:1] in "/.":
+        return True  # the file itself: ".pre-commit-config.yaml" for .../.pre-commit-config.yaml
     if len(low) >= 3 and any(w.startswith(x) or w.endswith(x) for w in reading.path_words for x in (low, joined) if x):
         return True
     return _present(t, reading)
@@ -273,7 +275,7 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
 _SCOPE_END = re.compile(r"[,;.(){}#]")
 _NOT_IN_LIST = re.compile(r"\s+in\s*[(\[{]([^()\[\]{}]{0,200})[)\]}]")
 _NEGATIVE_FORM = re.compile(r"!=|\bnot in\b|<(?!=)\s*['\"]?\d|:\s*(?:\{\}|\[\]|null|~|none|\"\")\s*(?:#.*)?$", re.IGNORECASE)
-_CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|!=|;\s*\w+\s*[<>=!]"
+_CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|!=|==|;\s*\w+\s*[<>=!]"
                         r"|^\s*[\d.]+\s*:\s+\S", re.IGNORECASE)
 
 
@@ -342,8 +344,10 @@ def _negates(statement: Statement, stems: set[str], shared: int = 1) -> bool:
     package" under a header that shares more). A value (``strip_inline_comments=False``) negates its
     key, and a clause that says the key's opposite ("keeps inline comments") says what the value does."""
     for t in statement.tokens:
-        if not is_negation(t):
-            continue
+        if not is_negation(t) or statement.text[t.start - 1:t.start] in ("'", '"'):
+            continue  # a quoted value is a name ("ignore-without-code"), not the statement's negation
+        if t.lower in VALUE_NEGATIONS and statement.gloss:
+            continue  # the gloss says what the value means ("fail-fast: false": the other jobs go on)
         if _joined_name(t):  # no-default-groups, paths-ignore
             rest = {stem(p) for p in t.parts if p not in NEGATIONS}
             if len(rest) >= shared and rest <= stems:
@@ -381,12 +385,15 @@ def _scope(text: str, t: Token) -> set[str]:
 
 
 def _flipped(toks: list[Token], others: list[list[Token]]) -> bool:
-    """An ``un-``/``in-`` form of a word the others have plain (``unencrypted`` for ``encrypted``)."""
+    """An ``un-``/``in-`` form of a word the others have plain (``unencrypted`` for ``encrypted``), and
+    that ``toks`` do not say plain too: "signing, ... unsigning" names two operations, negates neither."""
     plain = {stem(p) for s in others for x in s for p in (x.lower, *x.parts)}
+    own = {stem(p) for x in toks for p in (x.lower, *x.parts)}
     for t in toks:
         low = t.lower
         for prefix in NEGATING_PREFIXES:
             rest = low[len(prefix):]
-            if low.startswith(prefix) and len(rest) >= 4 and stem(rest) in plain and stem(low) not in plain:
+            if (low.startswith(prefix) and len(rest) >= 4 and stem(rest) in plain and stem(low) not in plain
+                    and stem(rest) not in own):
                 return True
     return False

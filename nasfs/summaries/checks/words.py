@@ -83,6 +83,7 @@ dependency requirement depend require
 folder directory dir
 documentation docs doc
 colour color
+behaviour behavior
 licence license
 start begin launch
 stop end halt
@@ -115,7 +116,7 @@ greater/less ascending/descending import/export input/output explicit/implicit s
 keep/drop keep/discard keeps/strips preserve/strip preserves/strips created/deleted create/delete
 client/server request/response send/receive sent/received sends/receives outgoing/incoming inbound/outbound
 lazily/eagerly lazy/eager linear/quadratic linear/exponential stable/experimental include/exclude
-manual/automatic manually/automatically hand/automatically default/optional succeeded/failed succeeds/fails
+only/except manual/automatic manually/automatically hand/automatically succeeded/failed succeeds/fails
 """.split())
 COORDINATORS = frozenset("and or nor as well plus".split())
 
