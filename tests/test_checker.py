@@ -612,3 +612,16 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
 def test_their_false_twins_are_refused(sentence: str, rows: list[str], path: str, why: str) -> None:
     reason = _cited(rows, sentence, path)[0]
     assert reason is not None and why in reason, reason
+
+
+@pytest.mark.parametrize("sentence, rows, path", [
+    # a gloss of another part of the line (3.12: "python") does not say what coverage: false means
+    ("Coverage is collected on Python 3.12 [L1-L3].", ["  matrix:", "    include:", "      - {python: '3.12', coverage: false}"],
+     ".github/workflows/ci.yml"),
+    ("Branch coverage is measured [L1-L2].", ["[tool.coverage.run]", "branch = false  # 3.12"], "pyproject.toml"),
+    # a quoted 'false' is still a value that says no (only a quoted compound is a name)
+    ("The cache is used [L1].", ['  cache: "false"'], ".github/workflows/ci.yml"),
+])
+def test_a_false_value_is_read_unless_its_own_gloss_says_no(sentence: str, rows: list[str], path: str) -> None:
+    reason = _cited(rows, sentence, path)[0]
+    assert reason is not None and "affirms" in reason, reason

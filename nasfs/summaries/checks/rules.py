@@ -344,10 +344,10 @@ def _negates(statement: Statement, stems: set[str], shared: int = 1) -> bool:
     package" under a header that shares more). A value (``strip_inline_comments=False``) negates its
     key, and a clause that says the key's opposite ("keeps inline comments") says what the value does."""
     for t in statement.tokens:
-        if not is_negation(t) or statement.text[t.start - 1:t.start] in ("'", '"'):
-            continue  # a quoted value is a name ("ignore-without-code"), not the statement's negation
-        if t.lower in VALUE_NEGATIONS and statement.gloss:
-            continue  # the gloss says what the value means ("fail-fast: false": the other jobs go on)
+        if not is_negation(t) or (_joined_name(t) and statement.text[t.start - 1:t.start] in ("'", '"')):
+            continue  # a quoted compound is a name ("ignore-without-code"); a quoted 'false' still says no
+        if t.lower in VALUE_NEGATIONS and any(is_negation(g) for g in tokens(statement.gloss)):
+            continue  # a gloss that says no itself says what the value means ("fail-fast: false": does not stop)
         if _joined_name(t):  # no-default-groups, paths-ignore
             rest = {stem(p) for p in t.parts if p not in NEGATIONS}
             if len(rest) >= shared and rest <= stems:
