@@ -625,3 +625,15 @@ def test_their_false_twins_are_refused(sentence: str, rows: list[str], path: str
 def test_a_false_value_is_read_unless_its_own_gloss_says_no(sentence: str, rows: list[str], path: str) -> None:
     reason = _cited(rows, sentence, path)[0]
     assert reason is not None and "affirms" in reason, reason
+
+
+@pytest.mark.parametrize("rows, sentence, path, kept", [
+    (['DEBUG = os.environ.get("MODE") == "debug"'], "DEBUG is set only in debug mode [L1].", "settings.py", True),
+    # neither a title's underline nor a pin is a condition
+    (["Changes", "=======", "", "Fixed a crash on Windows."], "Only Windows crashes were fixed [L1-L4].", "CHANGES.rst", False),
+    (["requests==2.31.0", "httpx>=0.27"], "Only requests is used [L1-L2].", "requirements.txt", False),
+])
+def test_a_comparison_is_a_condition_an_underline_or_pin_is_not(rows: list[str], sentence: str, path: str,
+                                                                 kept: bool) -> None:
+    reason = _cited(rows, sentence, path)[0]
+    assert (reason is None) if kept else (reason is not None and "restricts" in reason), reason

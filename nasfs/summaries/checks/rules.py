@@ -275,7 +275,7 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
 _SCOPE_END = re.compile(r"[,;.(){}#]")
 _NOT_IN_LIST = re.compile(r"\s+in\s*[(\[{]([^()\[\]{}]{0,200})[)\]}]")
 _NEGATIVE_FORM = re.compile(r"!=|\bnot in\b|<(?!=)\s*['\"]?\d|:\s*(?:\{\}|\[\]|null|~|none|\"\")\s*(?:#.*)?$", re.IGNORECASE)
-_CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|!=|==|;\s*\w+\s*[<>=!]"
+_CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|!=|(?<![\w.=<>!~*-])==(?!=)|;\s*\w+\s*[<>=!]"
                         r"|^\s*[\d.]+\s*:\s+\S", re.IGNORECASE)
 
 
