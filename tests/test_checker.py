@@ -637,3 +637,10 @@ def test_a_comparison_is_a_condition_an_underline_or_pin_is_not(rows: list[str],
                                                                  kept: bool) -> None:
     reason = _cited(rows, sentence, path)[0]
     assert (reason is None) if kept else (reason is not None and "restricts" in reason), reason
+
+
+def test_pypy_3_10_is_no_cpython() -> None:
+    """A bare 3.10 in CI is CPython's; "pypy 3.10" is PyPy's (the "cpython" gloss let it through)."""
+    assert _cited(["python: ['3.10']"], "It tests CPython 3.10 [L1].", ".github/workflows/ci.yml")[0] is None
+    reason = _cited(["python: ['pypy 3.10']"], "It tests CPython 3.10 [L1].", ".github/workflows/ci.yml")[0]
+    assert reason is not None and "CPython" in reason, reason

@@ -235,7 +235,7 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"Development Status :: 5\b", "stable, production"),
     _idiom(r"\bpackage-ecosystem\b", "updates dependencies, dependabot"),
     # not a compared or assigned version (Jinja2>=3.1, version = 3.12), nor an image's tag (redis:3.12)
-    _idiom(r"(?<![\w.:@/<>=~!-])(?<![<>=~!]\s)3\.1?\d\b", "python, cpython", path=_PY_FILES),
+    _idiom(r"(?<![\w.:@/<>=~!-])(?<![<>=~!]\s)(?<!pypy\s)3\.1?\d\b", "python, cpython", path=_PY_FILES),  # not pypy 3.10
     # environment markers and variables of Python itself
     _idiom(r"['\"]win32['\"]|\bos\.name\s*[!=]=\s*['\"]nt['\"]", "windows"),
     _idiom(r"['\"]darwin['\"]", "macos, mac"),
