@@ -9,9 +9,10 @@ here) and labels.txt, cited sentences labelled true or false by kind (number,
 swap, negation, name, clause, miscite), written before any checker ran on them.
 The parts: ``tuned`` (the rules were tuned on it), ``check`` and ``check-b``
 (written by people who never saw the checker, then tuned on), ``held-out`` and
-``held-out-2`` (written the same way, each run once, then tuned on) and
-``held-out-3`` and ``held-out-4`` (written the same way; run once, at the end).
-docs/summaries.md says what each part has been through.
+``held-out-2``, ``held-out-3`` and ``held-out-4`` (written the same way, each
+run once, then tuned on) and ``held-out-5`` and ``held-out-6`` (written the same
+way; run once, at the end). docs/summaries.md says what each part has been
+through.
 
 Each sentence is read as a model's answer is (split_answer) and checked
 against its file's lines and path (check_lines), as summaries are. Printed per
@@ -51,7 +52,8 @@ from nasfs.summaries.judge import Judge, ask  # noqa: E402
 from nasfs.summaries.settings import SummarySettings  # noqa: E402
 
 SETS = Path(__file__).resolve().parent / "grounding" / "sets"
-PARTS = ("tuned", "check", "check-b", "held-out", "held-out-2", "held-out-3", "held-out-4")
+PARTS = ("tuned", "check", "check-b", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5",
+         "held-out-6")
 KINDS = ("number", "swap", "negation", "name", "clause", "miscite")
 TARGET_KEPT, TARGET_DROPPED, TARGET_KIND = 0.90, 0.90, 0.80
 
