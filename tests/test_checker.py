@@ -82,6 +82,20 @@ def verdict(sentence: str, source: str) -> str | None:
      "affirms"),
     ("The build_ext command comes from distutils.command.build_ext.",
      "[distutils.commands]\nbuild_ext = setuptools.command.build_ext:build_ext", "distutils.command.build_ext"),
+    # a contraction is one negating word: its scope bears on the clause
+    ("Version 2.1.4 switched striptags to regular expressions.",
+     "Version 2.1.4\n-------------\n\n-   Don't use regular expressions for ``striptags``, avoiding a performance\n"
+     "    issue.", "affirms"),
+    # "not in (...)": the list is what is negated
+    ("LEVEL_TO_NAME keeps the warn and exception names.",
+     "LEVEL_TO_NAME = {\n    v: k\n    for k, v in NAME_TO_LEVEL.items()\n"
+     "    if k not in (\"warn\", \"exception\", \"notset\")\n}", "affirms"),
+    # two commands of a literal block are two sentences: their words are not one sentence's
+    ("xn--fa-hia.de is mapped to 5.6.7.8 and fass.de to 1.2.3.4.",
+     "      run: |\n        echo \"1.2.3.4 xn--fa-hia.de\" | sudo tee -a /etc/hosts\n"
+     "        echo \"5.6.7.8 fass.de\" | sudo tee -a /etc/hosts", "swapped"),
+    ("The project moves the packaging metadata from pyproject.toml to setup.cfg.",
+     "-   Use modern packaging metadata with ``pyproject.toml`` instead of ``setup.cfg``.", "other way round"),
 ])
 def test_false_shapes_are_refused(sentence: str, source: str, why: str) -> None:
     reason = verdict(sentence, source)
@@ -142,6 +156,16 @@ def test_false_shapes_are_refused(sentence: str, source: str, why: str) -> None:
     ("Wheels are built for Python 3.11.", "build = cp311-*"),  # cp311: a Python ("py" spells python already)
     ("The IniConfig() constructor keeps inline comments.",
      "The ``IniConfig()`` constructor preserves inline comments in values."),
+    # the faithful twins of four refused shapes above
+    ("The package doesn't support Python 2.", "The package doesn't support Python 2."),
+    ("LEVEL_TO_NAME leaves out the warn and exception names.",
+     "LEVEL_TO_NAME = {\n    v: k\n    for k, v in NAME_TO_LEVEL.items()\n"
+     "    if k not in (\"warn\", \"exception\", \"notset\")\n}"),
+    ("fass.de is mapped to 5.6.7.8 and xn--fa-hia.de to 1.2.3.4.",
+     "      run: |\n        echo \"1.2.3.4 xn--fa-hia.de\" | sudo tee -a /etc/hosts\n"
+     "        echo \"5.6.7.8 fass.de\" | sudo tee -a /etc/hosts"),
+    ("The project moves the packaging metadata from setup.cfg to pyproject.toml.",
+     "-   Use modern packaging metadata with ``pyproject.toml`` instead of ``setup.cfg``."),
 ])
 def test_faithful_shapes_are_kept(sentence: str, source: str) -> None:
     assert verdict(sentence, source) is None
@@ -447,42 +471,6 @@ def test_an_idiom_that_needs_its_context_stays_silent_without_it() -> None:
     assert not glossed("    args: [-L, sur]", "x.sh", "ls -L sur")
     assert "python" in " ".join(glossed("3.13: twisted", "structlog/tox.ini", "3.13: twisted"))
     assert not glossed("3.13 seconds", "notes/timings.md", "3.13 seconds")
-
-
-@pytest.mark.parametrize("sentence, source, why", [
-    # a contraction is one negating word: its scope bears on the clause
-    ("Version 2.1.4 switched striptags to regular expressions.",
-     "Version 2.1.4\n-------------\n\n-   Don't use regular expressions for ``striptags``, avoiding a performance\n"
-     "    issue.", "affirms"),
-    # "not in (...)": the list is what is negated
-    ("LEVEL_TO_NAME keeps the warn and exception names.",
-     "LEVEL_TO_NAME = {\n    v: k\n    for k, v in NAME_TO_LEVEL.items()\n"
-     "    if k not in (\"warn\", \"exception\", \"notset\")\n}", "affirms"),
-    # two commands of a literal block are two sentences: their words are not one sentence's
-    ("xn--fa-hia.de is mapped to 5.6.7.8 and fass.de to 1.2.3.4.",
-     "      run: |\n        echo \"1.2.3.4 xn--fa-hia.de\" | sudo tee -a /etc/hosts\n"
-     "        echo \"5.6.7.8 fass.de\" | sudo tee -a /etc/hosts", "swapped"),
-    ("The project moves the packaging metadata from pyproject.toml to setup.cfg.",
-     "-   Use modern packaging metadata with ``pyproject.toml`` instead of ``setup.cfg``.", "other way round"),
-])
-def test_negations_lists_commands_and_moves_that_were_missed(sentence: str, source: str, why: str) -> None:
-    reason = verdict(sentence, source)
-    assert reason is not None and why in reason, reason
-
-
-@pytest.mark.parametrize("sentence, source", [
-    ("The package doesn't support Python 2.", "The package doesn't support Python 2."),
-    ("LEVEL_TO_NAME leaves out the warn and exception names.",
-     "LEVEL_TO_NAME = {\n    v: k\n    for k, v in NAME_TO_LEVEL.items()\n"
-     "    if k not in (\"warn\", \"exception\", \"notset\")\n}"),
-    ("fass.de is mapped to 5.6.7.8 and xn--fa-hia.de to 1.2.3.4.",
-     "      run: |\n        echo \"1.2.3.4 xn--fa-hia.de\" | sudo tee -a /etc/hosts\n"
-     "        echo \"5.6.7.8 fass.de\" | sudo tee -a /etc/hosts"),
-    ("The project moves the packaging metadata from setup.cfg to pyproject.toml.",
-     "-   Use modern packaging metadata with ``pyproject.toml`` instead of ``setup.cfg``."),
-])
-def test_their_faithful_twins_are_kept(sentence: str, source: str) -> None:
-    assert verdict(sentence, source) is None
 
 
 def test_derived_english_is_no_name_and_its_un_form_still_negates() -> None:
