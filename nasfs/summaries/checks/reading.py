@@ -26,7 +26,7 @@ _WORD_CHAR = re.compile(r"[\w.-]")
 _AT_LEAST = re.compile(r">=?|\u2265|(?<=\d)\+|\bor (?:newer|later|above|higher)\b")
 _BELOW = re.compile(r"<=?(?!<)|\u2264")
 MAX_GLOSSED = 2000  # the longest line idioms.py reads: a setting, command or statement is shorter; a longer
-#   line (minified, data) read by its 90 patterns cost 2 s a megabyte, five times the rest of the reading
+#   line (minified, data) read by all its patterns cost 2 s a megabyte, five times the rest of the reading
 MAX_JOINED = 40  # the longest part read as two joined words (includedir); a longer one is a blob, not a word
 AT_LEAST_WORDS = ("newer", "later", "above", "higher", "greater", "least", "minimum")
 BELOW_WORDS = ("older", "earlier", "below", "lower", "less", "most", "maximum")
