@@ -561,11 +561,16 @@ def test_a_step_for_failed_steps_does_not_wait_for_success(line: str) -> None:
 
 
 def test_a_bare_number_in_parentheses_is_no_citation() -> None:
-    """``decimal(30000)`` is a call's argument; ``(L3-L4)`` and ``(lines 3-4)`` still cite."""
+    """``decimal(30000)`` is a call's argument and ``argv[1]`` an index; ``(L3-L4)``, ``(lines 3-4)``,
+    ``yearly[L3]`` and ``yearly [3]`` still cite."""
     [s] = split_answer("decimal(30000) gives 30.0 kB [L75-L79].")
     assert s.cited == ((75, 79),) and "decimal(30000)" in s.text
     assert split_answer("It renews (L3-L4).")[0].cited == ((3, 4),)
     assert split_answer("It renews (lines 3-4).")[0].cited == ((3, 4),)
+    [s] = split_answer("The first argument, sys.argv[1], names the file [L3].")  # an index, not a citation
+    assert s.cited == ((3, 3),) and "sys.argv[1]" in s.text
+    assert split_answer("It renews yearly[L3].")[0].cited == ((3, 3),)
+    assert split_answer("It renews yearly [3].")[0].cited == ((3, 3),)
 
 
 @pytest.mark.parametrize("sentence, rows, path", [
