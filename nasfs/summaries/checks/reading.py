@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 
 from .idioms import glosser
-from .words import (PYTHON_TAG, SHORT_FORMS, SYNONYMS, Token, content, is_common, is_identifier, is_name, key,
-                    normal_number, numbers_of, stem, tokens)
+from .words import (SHORT_FORMS, SYNONYMS, Token, content, is_common, is_identifier, is_name, key,
+                    normal_number, numbers_of, stem, tag_version, tokens)
 
 _HEADER = re.compile(r"(?:\s*\[[^\]]+\]\s*(?:#.*)?|#{1,6}\s.*)$")
 _ITEM = re.compile(r"\s*(?:[-*+](?:\s|$)|\d+[.)]\s|[\"'{\[])")
@@ -128,9 +128,9 @@ class Reading:
         for p in t.parts:
             self._add_words(spelled(p))
         for piece in {t.lower, *re.split(r"[-_:]", t.lower)}:  # py313, cp311, pypy3, py39-pytestlatest: a Python
-            if m := PYTHON_TAG.fullmatch(piece):
+            if version := tag_version(piece):
                 self._add_words(("python", "pypy") if piece.startswith("pypy") else ("python",))
-                self.numbers.add(f"{m.group(1)}.{m.group(2)}" if m.group(2) else m.group(1))
+                self.numbers.add(version)
 
     def _add_words(self, words: tuple[str, ...] | list[str]) -> None:
         self.words.update(words)

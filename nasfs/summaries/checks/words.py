@@ -194,14 +194,20 @@ _WILDCARD = re.compile(r"(\d+(?:\.\d+)*)(?:\.[x*])+")
 _COUNTED = re.compile(r"(\d+(?:\.\d+)*)-[a-z]+")
 
 
+def tag_version(word: str) -> str | None:
+    """The Python version a tag says (``py311``: 3.11, ``cp39``: 3.9, ``pypy3``: 3), or None."""
+    m = PYTHON_TAG.fullmatch(word)
+    return (f"{m.group(1)}.{m.group(2)}" if m.group(2) else m.group(1)) if m else None
+
+
 def numbers_of(token: Token) -> list[str]:
     """The numbers a token says: ``3.10+`` -> 3.10, ``90s`` -> 90, ``2013-2026`` -> both, ``three`` -> 3,
     ``2-Clause`` -> 2, and a Python tag (``py39``, ``cp311``) its version."""
     low = re.sub(r"(?<=\d),(?=\d{3}\b)", "", token.lower)  # 5,000,000
     if low in NUMBER_WORDS:
         return [NUMBER_WORDS[low]]
-    if m := PYTHON_TAG.fullmatch(low):  # py311: 3.11, pypy3: 3
-        return [f"{m.group(1)}.{m.group(2)}" if m.group(2) else m.group(1)]
+    if version := tag_version(low):  # py311: 3.11, pypy3: 3
+        return [version]
     if m := _WILDCARD.fullmatch(low):  # 2.x, 3.*
         return [normal_number(m.group(1))]
     if m := _COUNTED.fullmatch(low):
