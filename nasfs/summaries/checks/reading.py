@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .idioms import glosser
-from .words import (SHORT_FORMS, SYNONYMS, Token, content, is_common, is_identifier, is_name, key,
+from .words import (SHORT_FORMS, SYNONYMS, Token, content, is_common, is_identifier, is_name, is_negation, key,
                     normal_number, numbers_of, stem, tag_version, tokens)
 
 _HEADER = re.compile(r"(?:\s*\[[^\]]+\]\s*(?:#.*)?|#{1,6}\s.*)$")
@@ -46,6 +47,18 @@ class Statement:
     text: str
     tokens: list[Token]
     gloss: str = ""  # what idioms.py says of its line (in text too): a "no" of it bears on its own words only
+
+    @cached_property
+    def line(self) -> Statement:
+        """The statement as its line says it, without the gloss (_glossed wrote it after the line)."""
+        if not self.gloss:
+            return self
+        text = self.text.removesuffix(f" ; {self.gloss} ;")
+        return Statement(text, tokens(text))
+
+    @cached_property
+    def gloss_says_no(self) -> bool:
+        return any(is_negation(t) for t in tokens(self.gloss))
 
 
 @dataclass

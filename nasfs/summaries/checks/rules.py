@@ -329,10 +329,7 @@ def _said_no(statement: Statement, toks: list[Token], stems: set[str]) -> set[st
     """The words of a statement a negated clause may share with it to be supported: all of them, but only
     its gloss's when only the gloss says no (``continue-on-error: true``, "a failure does not fail the
     job": not "errors are not reported")."""
-    if not statement.gloss:
-        return stems
-    line = statement.text.removesuffix(f" ; {statement.gloss} ;")  # reading._glossed
-    if _negative(Statement(line, tokens(line)), toks):
+    if not statement.gloss or _negative(statement.line, toks):
         return stems
     return _stems_of(tokens(statement.gloss))
 
@@ -346,7 +343,7 @@ def _negates(statement: Statement, stems: set[str], shared: int = 1) -> bool:
     for t in statement.tokens:
         if not is_negation(t) or (_joined_name(t) and statement.text[t.start - 1:t.start] in ("'", '"')):
             continue  # a quoted compound is a name ("ignore-without-code"); a quoted 'false' still says no
-        if t.lower in VALUE_NEGATIONS and any(is_negation(g) for g in tokens(statement.gloss)):
+        if t.lower in VALUE_NEGATIONS and statement.gloss_says_no:
             continue  # a gloss that says no itself says what the value means ("fail-fast: false": does not stop)
         if _joined_name(t):  # no-default-groups, paths-ignore
             rest = {stem(p) for p in t.parts if p not in NEGATIONS}
