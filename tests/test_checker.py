@@ -13,12 +13,17 @@ from pathlib import Path
 import pytest
 
 from nasfs.summaries.checker import Sentence, check_lines, split_answer
-from nasfs.summaries.checks.idioms import glossed
+from nasfs.summaries.checks.idioms import glosser
 from nasfs.summaries.checks.rules import unsupported_by
 from nasfs.summaries.checks.sentences import split_clauses, split_sentences
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "scripts" / "bench" / "grounding.py"
+
+
+def glossed(line: str, path: str = "", text: str = "") -> list[str]:
+    """What the idioms say of one ``line`` of the file at ``path`` among the cited ``text``."""
+    return glosser(path, text)(line)
 
 
 def verdict(sentence: str, source: str) -> str | None:

@@ -260,8 +260,3 @@ def glosser(path: str, text: str) -> Callable[[str], list[str]]:
         return [i.says for i in fit if i.line.search(line) and (i.also is None or i.also.search(line))]
 
     return glossed
-
-
-def glossed(line: str, path: str = "", text: str = "") -> list[str]:
-    """The phrases the idioms say of one ``line`` of the file at ``path`` among the cited ``text``."""
-    return glosser(path, text)(line)
