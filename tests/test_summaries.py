@@ -238,6 +238,20 @@ def test_the_cli_answers_at_once_and_a_background_fill_makes_it(home: Path, tmp_
     assert verify.returncode == 0, verify.stderr
 
 
+def test_the_cli_fill_makes_the_summary_of_a_tree_named_apart_from_its_folder(home: Path, tmp_path: Path) -> None:
+    """The store key holds the tree's name: the detached fill a one-shot read starts must serve the same
+    name (--tree), or it makes a record under the folder's name that the read never finds."""
+    argv = [sys.executable, "-m", "nasfs", "read", "--repo", str(home), "--node", "box", "--tree", "acme-notes",
+            "--summarizer", command(tmp_path), f"{ACME}@summary"]
+    first = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 2 and "background nasfs index --summaries pid" in first.stderr
+    deadline = time.monotonic() + 45
+    while (later := subprocess.run(argv, capture_output=True, text=True, timeout=60)).returncode != 0:
+        assert time.monotonic() < deadline, later.stderr
+        time.sleep(0.3)
+    assert "nas://box/acme-notes/notes/customer-acme.md@" in later.stdout
+
+
 def test_index_summaries_fills_the_cache_with_a_progress_bar(home: Path, tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "nasfs", "index", str(home), "--jobs", "1", "--summaries",
                            "--summarizer", command(tmp_path)], capture_output=True, text=True, timeout=240)

@@ -21,11 +21,12 @@ SPAWN_AGAIN_SECONDS = 600
 
 def spawn_fill(settings: SummarySettings, store: Store, ident: str, path: str) -> str:
     """Start the fill of ``path`` (whose content is ``ident``) unless one started lately; what to tell the reader."""
-    marker = f"summ-spawned:{settings.identity}:{store.root}:{ident}"
+    marker = f"summ-spawned:{settings.identity}:{store.root}:{store.tree}:{ident}"
     raw = store.disk.get(marker)
     if raw is not None and time.time() - float(raw) < SPAWN_AGAIN_SECONDS:
         return "a background nasfs index --summaries is making it"
     argv = [sys.executable, "-P", "-m", "nasfs", "index", "--repo", store.root, "--quiet",
+            *([f"--tree={store.tree}"] if store.tree else []),  # the store key holds it ("=": a name may start with "-")
             *settings.argv(mode=False), "--summaries-only", path or "."]
     try:
         child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
