@@ -578,6 +578,26 @@ def test_a_bare_number_in_parentheses_is_no_citation() -> None:
     assert split_answer("It renews yearly [3].")[0].cited == ((3, 3),)
 
 
+@pytest.mark.parametrize("answer, cited", [
+    ("It renews yearly [3][5].", ((3, 3), (5, 5))),  # a run of citations: each is cited, not the first alone
+    ("It renews yearly [L3] [L5-L6].", ((3, 3), (5, 6))),
+    ("It renews yearly[3-5].", ((3, 5),)),  # glued to a word, a range cites (an index has no dash)
+    ("The value a[0][1] is set [L2].", ((2, 2),)),  # indices glued to a word and to each other cite nothing
+])
+def test_every_citation_of_a_run_is_read(answer: str, cited: tuple[tuple[int, int], ...]) -> None:
+    assert split_answer(answer)[0].cited == cited
+
+
+@pytest.mark.parametrize("answer, cited", [
+    ("Both packages build wheels [1][3].", ((1, 1), (3, 3))),
+    ("The tests use argv[1] as the path [2].", ((2, 2),)),  # an index in a folder's sentence is no child
+    ("Tests live here [#2, 4] [5].", ((2, 2), (4, 4), (5, 5))),
+])
+def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer: str,
+                                                                           cited: tuple[tuple[int, int], ...]) -> None:
+    assert split_answer(answer, folder=True)[0].cited == cited
+
+
 @pytest.mark.parametrize("sentence, rows, path", [
     # a Python tag inside a tox factor says its version and Python
     ("The default environments run the latest pytest on Python 3.9 and 3.10 [L1-L2].",

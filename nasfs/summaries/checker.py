@@ -21,18 +21,22 @@ from .checks.rules import unsupported_by
 from .checks.sentences import split_sentences
 from .checks.words import content, tokens
 
-VERSION = 11  # raised with any change to what the rules keep, so records they made are made again
+VERSION = 12  # raised with any change to what the rules keep, so records they made are made again
 
 MAX_CITED_LINES = 40
 MAX_CITED_TOTAL = 3 * MAX_CITED_LINES  # all of a sentence's ranges together: the rules' reading grows with it
 
 _RANGE = r"L?(\d+)(?:\s*(?:-|–|to)\s*L?(\d+))?"
-# [L3-L5], [3-5], [lines 3-5], (L3-L5), (lines 3-5); not a bare "(30000)", a call's argument or a count, nor
-# a bare "[0]" glued to a word, an index (``argv[1]``): glued to a word, a citation needs its L (``yearly[L3]``)
-CITATION = re.compile(rf"(?:(?<![\w\])])\[\s*(?:lines?\s*)?|\[\s*(?:lines?\s*(?=L?\d)|(?=L\d))){_RANGE}"
-                      rf"((?:\s*[,;]\s*{_RANGE})*)\s*\]"
+_RANGES = rf"{_RANGE}((?:\s*[,;]\s*{_RANGE})*)\s*\]"
+# [L3-L5], [3-5], [lines 3-5], (L3-L5), (lines 3-5), and a run of them ([L3][L5]); not a bare "(30000)", a
+# call's argument or a count, nor a bare "[0]" glued to a word, an index (``argv[1]``): glued to a word, a
+# citation needs its L or a range (``yearly[L3]``, ``yearly[3-5]``; a slice is ``[3:5]``)
+CITATION = re.compile(rf"(?:(?<![\w\])])\[\s*(?:lines?\s*)?|\[\s*(?:lines?\s*(?=L?\d)|(?=L\d)|(?=\d+\s*(?:-|–|to)\s*L?\d))){_RANGES}"
+                      rf"(?:\s*\[\s*(?:lines?\s*)?{_RANGES})*"
                       rf"|\(\s*(?:lines?\s*(?=L?\d)|(?=L\d)){_RANGE}((?:\s*[,;]\s*{_RANGE})*)\s*\)", re.IGNORECASE)
-CHILD = re.compile(r"\[\s*#?(\d+)((?:\s*[,;]\s*#?\d+)*)\s*\]")
+# a folder's [2], [#2], [2, 5] and [2][5]; not glued to a word (``argv[1]``)
+_CHILDREN = r"\[\s*#?\d+(?:\s*[,;]\s*#?\d+)*\s*\]"
+CHILD = re.compile(rf"(?<![\w\])]){_CHILDREN}(?:\s*{_CHILDREN})*")
 _ONE = re.compile(_RANGE, re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
