@@ -345,6 +345,13 @@ def test_each_idiom_reads_a_long_line_in_linear_time(line: str) -> None:
     assert time.monotonic() - started < 2
 
 
+def test_a_long_answer_splits_in_linear_time() -> None:
+    """Each full stop's last word was searched for from the answer's start (150 KB of answer: 37 s)."""
+    started = time.monotonic()
+    assert len(split_answer("The tool runs [L1]. " * 10_000)) == 10_000
+    assert time.monotonic() - started < 3
+
+
 def test_the_path_names_but_says_nothing() -> None:
     rows = ["requests==2.34.2", "urllib3==2.0.7"]
     path = "src/pip/_vendor/vendor.txt"
@@ -613,6 +620,7 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
     ("Python is set not to write bytecode [L1].", ["setenv = PYTHONDONTWRITEBYTECODE=1"], "tox.ini"),
     ("uvloop is not installed on Windows [L1].", ["  \"uvloop>=0.15.1; sys_platform != 'win32'\","], "pyproject.toml"),
     ("The repos of .pre-commit-config.yaml are listed [L1].", ["repos:"], "proj/.pre-commit-config.yaml"),
+    ("The tox.ini file lists one environment, py311 [L1-L2].", ["[tox]", "envlist = py311"], "tox.ini"),  # at the root
 ])
 def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -> None:
     """Faithful shapes the first fresh runs of held-out-3 and held-out-4 dropped (each fails on the rules

@@ -107,8 +107,9 @@ def _named(t: Token, reading: Reading) -> bool:
     for names only, never for a clause's content words (_clause)."""
     low = t.lower.strip(".")
     joined = re.sub(r"\W", "", low)
-    if len(low) >= 5 and reading.path.lower().endswith(low) and reading.path.lower()[-len(low) - 1:][:1] in "/.":
-        return True  # the file itself: ".pre-commit-config.yaml" for .../.pre-commit-config.yaml
+    path = reading.path.lower()
+    if len(low) >= 5 and path.endswith(low) and (len(path) == len(low) or path[-len(low) - 1] in "/."):
+        return True  # the file itself: ".pre-commit-config.yaml" for .../.pre-commit-config.yaml, "tox.ini" at the root
     if len(low) >= 3 and any(w.startswith(x) or w.endswith(x) for w in reading.path_words for x in (low, joined) if x):
         return True
     return _present(t, reading)

@@ -28,13 +28,15 @@ _CLAUSE = re.compile(
     r"|are|were|have|do|did|need)\b)))",
     re.IGNORECASE)
 MIN_CLAUSE_WORDS = 2
+_LAST_WORD = re.compile(r"(\S+)$")
 
 
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text`` (one line of a model's answer)."""
-    out, start = [], 0
+    out, start, since = [], 0, 0
     for m in _END.finditer(text):
-        word = re.search(r"(\S+)$", text[:m.start()])
+        word = _LAST_WORD.search(text, since, m.start())  # since the last end's space: linear in the text
+        since = m.end()
         last = word.group(1).lower().lstrip("(\"'") if word else ""
         after = text[m.end():m.end() + 1]
         if after and after.islower() and (text[m.start()] == "." or m.group(0).rstrip()[-1] in "\"')]"):
