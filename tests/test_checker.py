@@ -621,6 +621,23 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
     ("uvloop is not installed on Windows [L1].", ["  \"uvloop>=0.15.1; sys_platform != 'win32'\","], "pyproject.toml"),
     ("The repos of .pre-commit-config.yaml are listed [L1].", ["repos:"], "proj/.pre-commit-config.yaml"),
     ("The tox.ini file lists one environment, py311 [L1-L2].", ["[tox]", "envlist = py311"], "tox.ini"),  # at the root
+    # held-out-7's first run: a generic acronym, a path's acronym, a gloss, a British spelling, "unset", a plural
+    ("The gh CLI creates a draft release [L1].", ["        run: gh release create --draft dist/*"],
+     "flask/.github/workflows/publish.yaml"),
+    ("The CI workflow runs on pushes to main [L1-L3].", ["on:", "  push:", "    branches: [main]"],
+     "isort/.github/workflows/continuous-integration.yml"),
+    ("At the top level the workflow grants no permissions at all [L1].", ["permissions: {}"],
+     "flask/.github/workflows/publish.yaml"),
+    ("SOURCE_DATE_EPOCH is set from the timestamp of the last commit [L1].",
+     ['      - run: echo "SOURCE_DATE_EPOCH=$(git log -1 --pretty=%ct)" >> $GITHUB_ENV'], "flask/.github/workflows/p.yaml"),
+    ("The _Colors class holds ANSI escape codes [L1-L2].", ["class _Colors:", '    red = "\\033[91m"'], "pipx/colors.py"),
+    ("The JUnit XML uses the xunit1 family [L1].", ["junit_family = xunit1"], "multidict/pytest.ini"),
+    ("The behaviour is customised with a config file [L1].", ["The behavior is customized with a config file."],
+     "docs/usage.md"),
+    ("When the option is not set, async tests get a function-scoped loop [L1].",
+     ["When this configuration option is unset, async tests get a loop of function scope."], "docs/configuration.rst"),
+    ("The docs are built in nitpicky mode, failing on warnings [L1].",
+     ["    sphinx-build --nitpicky --fail-on-warning --builder html docs docs/_build/html"], "isort/tox.ini"),
 ])
 def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -> None:
     """Faithful shapes the first fresh runs of held-out-3 and held-out-4 dropped (each fails on the rules
@@ -634,6 +651,16 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
     ("One failing job cancels the others [L1-L2].", ["strategy:", "  fail-fast: false"], ".github/workflows/ci.yml",
      "affirms"),
     ("Python writes bytecode [L1].", ["setenv = PYTHONDONTWRITEBYTECODE=1"], "tox.ini", "affirms"),
+    # a tool whose name is an English word, where the cited lines name another tool
+    ("The zipapp is tested by installing ruff with it [L1-L2].",
+     ["      - name: Test zipapp by installing black", "          python ./pipx.pyz install black"],
+     "pipx/.github/workflows/tests.yml", "'ruff'"),
+    ("The draft release is created with the hub command-line tool [L1].",
+     ["        run: gh release create --draft dist/*"], "flask/.github/workflows/publish.yaml", "'hub'"),
+    ("The plugin helps test code that uses the curio library [L1].",
+     ["It facilitates testing of code that uses the asyncio library."], "pytest-asyncio/README.rst", "'curio'"),
+    ("The lint environment runs isort with the black profile [L1].",
+     ["    isort --profile hug --check --diff isort/ tests/"], "isort/tox.ini", "'black'"),
 ])
 def test_their_false_twins_are_refused(sentence: str, rows: list[str], path: str, why: str) -> None:
     reason = _cited(rows, sentence, path)[0]

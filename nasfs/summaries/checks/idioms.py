@@ -65,6 +65,7 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"\bcontinue-on-error:\s*true\b", "a failure does not fail the job or the workflow run, allowed to fail"),
     _idiom(r"\btimeout-minutes:", "timeout, time limit"),
     _idiom(r"\bcancel-in-progress:\s*true\b", "a new run cancels the run in progress, the previous, superseded run"),
+    _idiom(r"^\s*permissions:\s*\{\s*\}", "no permissions at all, none granted", path=_CI_FILES),
     _idiom(r"\bid-token:\s*write\b", "oidc id token"),  # for PyPI's trusted publishing, or a cloud's login
     _idiom(r"\bcontents:\s*read\b", "read-only access"),
     _idiom(r"\bactions/checkout\b", "checks out, clones the repository, code"),
@@ -102,6 +103,7 @@ IDIOMS: tuple[Idiom, ...] = (
     # tox, pytest, coverage, sphinx, pip
     _idiom(r"\s-W\b", "warnings are errors, treats warnings as errors, fails", also=r"\bsphinx-build\b", flags=0),
     _idiom(r"\s-W\s*error\b", "warnings are errors, treats warnings as errors, fails", flags=0),  # python -W error
+    _idiom(r"\bjunit_family\b", "the junit xml report format"),
     _idiom(r"--keep-going\b", "keeps going, continues past errors"),
     _idiom(r"(?<![\w-])-x\b|--exitfirst\b", "stops at the first failure", _PYTEST, flags=0),
     _idiom(r"(?<![\w-])-n\s*(?:auto|\d+)\b|--numprocesses\b", "parallel, workers, processes, xdist", _PYTEST, flags=0),
@@ -188,6 +190,9 @@ IDIOMS: tuple[Idiom, ...] = (
     # Python code
     _idiom(r"^\s*class\s+\w+\(\s*[\w.]++(?!\s*=)", "subclass, inherits, derives from", flags=0),  # not metaclass=
     _idiom(r"^\s*assert\b", "fails with assertionerror, asserts, checks", flags=0),
+    _idiom(r"\\(?:033|x1b|e|u001b)\[", "ansi escape code, sequence"),  # written in a string: \033[91m
+    _idiom(r"\bgit log -1\b", "the last, latest commit"),
+    _idiom(r"\bgit log\b", "commit timestamp, time, date", also=r"%[ca]t\b"),
     _idiom(r"\bre\.(?:compile|match|search|sub|fullmatch|escape|split|findall)\b", "regex, regular expression"),
     _idiom(r"^\s*raise\b", "raises, fails with an error, exception", flags=0),  # not "raise an issue"
     _idiom(r"\bb(?:\"\"|'')", "empty bytes, bytestring", flags=0),

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .idioms import glosser
-from .words import (SHORT_FORMS, SYNONYMS, Token, content, is_common, is_identifier, is_name, is_negation, key,
-                    normal_number, numbers_of, stem, tag_version, tokens)
+from .words import (SHORT_FORMS, SYNONYMS, Token, american, content, is_common, is_identifier, is_name, is_negation,
+                    key, normal_number, numbers_of, stem, tag_version, tokens)
 
 _HEADER = re.compile(r"(?:\s*\[[^\]]+\]\s*(?:#.*)?|#{1,6}\s.*)$")
 _ITEM = re.compile(r"\s*(?:[-*+](?:\s|$)|\d+[.)]\s|[\"'{\[])")
@@ -152,15 +152,15 @@ class Reading:
     def has(self, word: str) -> bool:
         """A word (lowercase) of a sentence occurs here, as a word, a stem (``renews`` finds ``renewal``)
         or a word of one meaning with it (``dependencies`` finds ``requirements``)."""
-        return any(self._has(w) for w in same_meaning(word))
+        return any(self._has(w) for w in same_meaning(word)) or ((us := american(word)) != word and self._has(us))
 
     def says(self, word: str) -> bool:
         """The word itself, or its stem, is here (no other word of its meaning)."""
         return word in self.words or stem(word) in self.stems
 
     def _has(self, word: str) -> bool:
-        s = stem(word)
-        return word in self.words or s in self.stems or (len(s) >= 5 and any(x.startswith(s[:5]) for x in self.stems))
+        s = stem(word)  # and the stem's stem: "warnings" stems to warning, and "warning" (a cited word) to warn
+        return word in self.words or s in self.stems or stem(s) in self.stems or (len(s) >= 5 and any(x.startswith(s[:5]) for x in self.stems))
 
     def _statements(self) -> None:
         prose: list[Line] = []

@@ -27,13 +27,14 @@ import re
 from .binding import reversed_pair, swapped
 from .reading import Reading, Statement, same_meaning, spelled
 from .sentences import split_clauses
-from .words import (ANTONYMS, COORDINATORS, JUDGEMENTS, NEGATING_PREFIXES, NEGATIONS, NUMBER_WORDS, STOP, Token,
-                    content, is_identifier, is_name, is_negation, is_restriction, key, numbers_of, stem,
-                    tokens)
+from .words import (ANTONYMS, COORDINATORS, JUDGEMENTS, NEGATING_PREFIXES, NEGATIONS, NUMBER_WORDS, STOP, TOOL_WORDS,
+                    TOOLS, Token, content, is_identifier, is_name, is_negation, is_restriction, key, numbers_of,
+                    stem, tokens)
 
 OVERLAP = 0.4
 VALUE_NEGATIONS = ("false", "off", "disabled")  # a key's value that says no to the key
 NEGATING_PHRASE = re.compile(r"\b(?:(?:leaves?|left|leaving) out|instead of|rather than)\b", re.IGNORECASE)
+SHORT_NEGATED = frozenset({"unset"})  # a negating prefix before a word of three letters (most are not: "under")
 _QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{2,80})\"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s.,;:!?]|$)")
 
 
@@ -58,6 +59,10 @@ def unsupported_by(text: str, source: str, path: str = "",
         if (is_name(t, t.start == first) or _compound_of(t, reading)) and not _named(t, reading):
             kind = "identifier" if is_identifier(t) else "name"
             return f"the {kind} {t.text!r} is not in the cited text"
+    for t in toks:
+        named = _present(t, reading) or t.lower in reading.path_words  # whole: not "hub" at the end of "github"
+        if t.lower in TOOL_WORDS and not named and any(w in reading.words for w in TOOLS - {t.lower}):
+            return f"the name {t.text!r} is not in the cited text, which names another tool"
     for t in toks:
         if t.lower in JUDGEMENTS and not reading.has(t.lower):
             return f"it judges ({t.text!r}) where the cited text does not"
@@ -112,7 +117,14 @@ def _named(t: Token, reading: Reading) -> bool:
         return True  # the file itself: ".pre-commit-config.yaml" for .../.pre-commit-config.yaml, "tox.ini" at the root
     if len(low) >= 3 and any(w.startswith(x) or w.endswith(x) for w in reading.path_words for x in (low, joined) if x):
         return True
+    if t.text.isupper() and 2 <= len(low) <= 5 and low.isalpha() and _initials(low).search(path):
+        return True  # "CI" for continuous-integration.yml
     return _present(t, reading)
+
+
+def _initials(acronym: str) -> re.Pattern[str]:
+    """Words of a path, one after another, whose first letters spell ``acronym``."""
+    return re.compile(r"(?<![a-z0-9])" + r"[a-z0-9]*[_.-]".join(acronym) + r"[a-z0-9]*(?![a-z0-9])")
 
 
 def _path_only(t: Token, reading: Reading) -> bool:
@@ -299,7 +311,8 @@ def _unequal(statement: Statement, said: set[str]) -> bool:
 
 def _unprefixed(stems: set[str]) -> set[str]:
     """The stems with the words their negating prefix makes (``unreleas`` also says ``releas``)."""
-    return stems | {s[len(p):] for s in stems for p in NEGATING_PREFIXES if s.startswith(p) and len(s) - len(p) >= 4}
+    return stems | {s[len(p):] for s in stems for p in NEGATING_PREFIXES
+                    if s.startswith(p) and (len(s) - len(p) >= 4 or s in SHORT_NEGATED)}
 
 
 def _stems_of(toks: list[Token]) -> set[str]:
@@ -391,7 +404,7 @@ def _flipped(toks: list[Token], others: list[list[Token]]) -> bool:
         low = t.lower
         for prefix in NEGATING_PREFIXES:
             rest = low[len(prefix):]
-            if (low.startswith(prefix) and len(rest) >= 4 and stem(rest) in plain and stem(low) not in plain
-                    and stem(rest) not in own):
+            if (low.startswith(prefix) and (len(rest) >= 4 or low in SHORT_NEGATED) and stem(rest) in plain
+                    and stem(low) not in plain and stem(rest) not in own):
                 return True
     return False

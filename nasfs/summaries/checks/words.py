@@ -48,6 +48,19 @@ yaml yml
 regex regexes regexp bytestring bytestrings filename filenames hostname hostnames timestamp timestamps namespace
 namespaces whitespace changelog changelogs codebase username usernames stdlib
 """.split())
+# Acronyms of TECH_WORDS that name no product either: "the CLI", "an API" need not be in the cited text (a
+# format's acronym, JSON or TOML, does: another format's name is a wrong name).
+GENERIC_ACRONYMS = frozenset("api apis cli os ui uis gui url urls".split())
+# Tools of Python and CI whose names are English words: the common list takes them for English, so a wrong
+# one ("ruff" where the lines install black) passes as a word. Each is checked as a name where the cited text
+# names another tool of TOOLS; alone, "black" or "poetry" may be the word.
+TOOL_WORDS = frozenset("black ruff curio trio hub nose poetry hatch twine flit sphinx celery tornado bandit".split())
+TOOLS = TOOL_WORDS | frozenset("""
+isort flake8 pylint mypy pyright pytype yapf autopep8 pyflakes pycodestyle pydocstyle codespell prettier pytest
+unittest doctest tox nox pip pipx uv conda mamba setuptools hatchling pdm asyncio anyio gevent twisted uvloop gh
+git django jinja werkzeug mkdocs coveralls codecov docker podman npm yarn cargo cmake meson ninja scons bazel
+pre-commit virtualenv venv pyenv asynctest
+""".split())
 NEGATIONS = frozenset("""
 not no never without cannot none nor neither nothing nobody false off disabled disable disables ignore ignores
 ignored exclude excludes excluded excluding omit omits omitted skip skips skipped lack lacks lacking
@@ -179,6 +192,8 @@ def _inflected(word: str) -> bool:
     common = common_words()
     if word in common:
         return True
+    if (us := american(word)) != word and _inflected(us):  # initialised, colour: initialized, color
+        return True
     if not word.endswith(("s", "es", "ed", "ing", "ies", "er", "ers", "ly")):
         return False
     forms = [word[:-1], word[:-2], word[:-3], word[:-3] + "e", word[:-2] + "e", word[:-3] + "y", word[:-2]]
@@ -187,6 +202,15 @@ def _inflected(word: str) -> bool:
         if base != word and len(base) >= 3:
             forms += [base, base + "e", *([base[:-1]] if base[-1] == base[-2] else [])]
     return any(len(f) >= 2 and f in common for f in forms)
+
+
+_AMERICAN = {"is": "iz", "ys": "yz", "isation": "ization", "our": "or"}
+_BRITISH = re.compile(r"(?<=[a-z]{3})(?:isation|[iy]s(?=e|ed|es|ing|er|ers)|our(?=(?:s|ed|ing|ful|ised?|ising)?$))")
+
+
+def american(word: str) -> str:
+    """A British spelling's American form (``colour``: color), which the cited text may use."""
+    return _BRITISH.sub(lambda m: _AMERICAN[m.group(0)], word)
 
 
 PYTHON_TAG = re.compile(r"(?:py|cp|pypy)([23])(\d{0,2})")  # py311, cp311, pypy3
@@ -238,7 +262,9 @@ def is_name(token: Token, first: bool) -> bool:
         return False
     if re.search(r"[_./]", text.strip(".")) or (re.search(r"\d", text) and re.search(r"[A-Za-z]", text)):
         return True
-    if is_identifier(token) or (len(text) >= 2 and text.isupper() and text.isalpha()):
+    if is_identifier(token):
+        return True
+    if len(text) >= 2 and text.isupper() and text.isalpha() and token.lower not in GENERIC_ACRONYMS:
         return True
     if text[:1].isupper() and not first and not text.isupper():
         return True
