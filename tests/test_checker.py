@@ -634,6 +634,10 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
     ("The JUnit XML uses the xunit1 family [L1].", ["junit_family = xunit1"], "multidict/pytest.ini"),
     ("The behaviour is customised with a config file [L1].", ["The behavior is customized with a config file."],
      "docs/usage.md"),
+    ("The create-release job only starts once build has finished [L1-L2].",  # the faithful twins of the waits
+     ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml"),
+    ("The coverage-combine environment runs before coverage-report [L1-L2].",
+     ["[testenv:coverage-report]", "depends = coverage-combine"], "structlog/tox.ini"),
     ("When the option is not set, async tests get a function-scoped loop [L1].",
      ["When this configuration option is unset, async tests get a loop of function scope."], "docs/configuration.rst"),
     ("The docs are built in nitpicky mode, failing on warnings [L1].",
@@ -661,6 +665,13 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
      ["It facilitates testing of code that uses the asyncio library."], "pytest-asyncio/README.rst", "'curio'"),
     ("The lint environment runs isort with the black profile [L1].",
      ["    isort --profile hug --check --diff isort/ tests/"], "isort/tox.ini", "'black'"),
+    # a job that waits, said with a verb of waiting or with "before", the other way round
+    ("The build job only starts once create-release has finished [L1-L2].",
+     ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml", "other way round"),
+    ("The test job waits for coveralls-finish [L1-L2].",
+     ["  coveralls-finish:", "    needs: test"], "black/.github/workflows/test.yml", "other way round"),
+    ("The coverage-report environment runs before coverage-combine [L1-L2].",
+     ["[testenv:coverage-report]", "depends = coverage-combine"], "structlog/tox.ini", "other way round"),
 ])
 def test_their_false_twins_are_refused(sentence: str, rows: list[str], path: str, why: str) -> None:
     reason = _cited(rows, sentence, path)[0]

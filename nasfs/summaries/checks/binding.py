@@ -232,21 +232,40 @@ def reversed_pair(sentence: str, reading: Reading) -> str | None:
                 and _joined(cited, a, b, _JOINS["choice"]) and not _joined(cited, b, a, _JOINS["choice"])):
             # "moves from A to B" where the lines choose A over B ("A instead of B"): the move was from B to A
             return f"from {a.text!r} to {b.text!r} is the other way round in the cited text"
-    return _reversed_key(words, reading)
+    return _reversed_key(tokens(sentence), words, reading)
 
 
-def _reversed_key(words: list[Token], reading: Reading) -> str | None:
+# A key that makes the section it sits under wait for its values (a CI job's needs:, a tox env's depends =),
+# and the words a sentence says that with: "A waits for B", "A only starts once B", "B runs before A".
+_WAIT_KEYS = frozenset({"needs", "depends"})
+_WAITS = frozenset(stem(w) for w in "needs requires waits depends after once".split())
+_FIRST = frozenset({"before"})
+
+
+def _reversed_key(toks: list[Token], words: list[Token], reading: Reading) -> str | None:
     """``A needs B`` where the cited text has ``needs: [A]`` under B: a key read as a verb, its subject
-    the line the key sits under and its object the key's value."""
+    the line the key sits under and its object the key's value; the same for a verb of waiting said
+    of a key that waits (``A waits for B``, ``A only starts once B``), and, the other way, ``before``."""
     lines = reading.lines
-    for k, verb in enumerate(words[1:-1], 1):
+    starts = [w.start for w in words]
+    for verb in toks:  # any word ("once" is no content word); what it joins, the content words around it
+        k = bisect_left(starts, verb.start)
+        if not 0 < k < len(words):
+            continue
         for i, ln in enumerate(lines):
-            if ln.kind not in ("key", "item") or not ln.tokens or stem(ln.tokens[0].lower) != stem(verb.lower):
+            if ln.kind not in ("key", "item") or not ln.tokens:
+                continue
+            key = stem(ln.tokens[0].lower)
+            waits = ln.tokens[0].lower in _WAIT_KEYS and stem(verb.lower) in _WAITS
+            first = ln.tokens[0].lower in _WAIT_KEYS and verb.lower in _FIRST
+            if key != stem(verb.lower) and not waits and not first:
                 continue
             values = {x.lower for x in ln.tokens[1:]}
             above = {x.lower for j in reading.ancestors[i] for x in lines[j].tokens}
             before = {x.lower for x in words[max(0, k - 3):k]}
-            after = {x.lower for x in words[k + 1:k + 4]}
+            after = {x.lower for x in words[k + (words[k] == verb):][:3]}
+            if first:  # "B runs before A" says what "A needs B" says
+                before, after = after, before
             if before & values and after & above and not (before & above and after & values):
                 return (f"{sorted(before & values)[0]!r} {verb.text} {sorted(after & above)[0]!r} is the other way "
                         "round in the cited text")
