@@ -590,6 +590,7 @@ def test_a_bare_number_in_parentheses_is_no_citation() -> None:
     ("It renews yearly [L3] [L5-L6].", ((3, 3), (5, 6))),
     ("It renews yearly[3-5].", ((3, 5),)),  # glued to a word, a range cites (an index has no dash)
     ("The value a[0][1] is set [L2].", ((2, 2),)),  # indices glued to a word and to each other cite nothing
+    ("Tags match `v[0-9]+`, `[a-z][1-9]` and x[1-3]* [L2].", ((2, 2),)),  # a regex's class glued to a word is none
 ])
 def test_every_citation_of_a_run_is_read(answer: str, cited: tuple[tuple[int, int], ...]) -> None:
     assert split_answer(answer)[0].cited == cited
