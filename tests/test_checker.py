@@ -662,6 +662,9 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
      ["It facilitates testing of code that uses the asyncio library."], "pytest-asyncio/README.rst", "'curio'"),
     ("The lint environment runs isort with the black profile [L1].",
      ["    isort --profile hug --check --diff isort/ tests/"], "isort/tox.ini", "'black'"),
+    # a generic acronym is no name, but one interface is not another
+    ("The tool offers an API for managing environments [L1].", ["The tool offers a CLI for managing environments."],
+     "README.md", "'API'"),
 ])
 def test_their_false_twins_are_refused(sentence: str, rows: list[str], path: str, why: str) -> None:
     reason = _cited(rows, sentence, path)[0]

@@ -27,8 +27,8 @@ import re
 from .binding import reversed_pair, swapped
 from .reading import Reading, Statement, same_meaning, spelled
 from .sentences import split_clauses
-from .words import (ANTONYMS, COORDINATORS, JUDGEMENTS, NEGATING_PREFIXES, NEGATIONS, NUMBER_WORDS, STOP, TOOL_WORDS,
-                    TOOLS, Token, content, is_identifier, is_name, is_negation, is_restriction, key, numbers_of,
+from .words import (ANTONYMS, COORDINATORS, INTERFACES, JUDGEMENTS, NEGATING_PREFIXES, NEGATIONS, NUMBER_WORDS, STOP,
+                    TOOL_WORDS, TOOLS, Token, content, is_identifier, is_name, is_negation, is_restriction, key, numbers_of,
                     stem, tokens)
 
 OVERLAP = 0.4
@@ -63,6 +63,10 @@ def unsupported_by(text: str, source: str, path: str = "",
         named = _present(t, reading) or t.lower in reading.path_words  # whole: not "hub" at the end of "github"
         if t.lower in TOOL_WORDS and not named and any(w in reading.words for w in TOOLS - {t.lower}):
             return f"the name {t.text!r} is not in the cited text, which names another tool"
+    said = {INTERFACES[w] for w in reading.words if w in INTERFACES}
+    for t in toks:
+        if t.lower in INTERFACES and INTERFACES[t.lower] not in said and said:
+            return f"the name {t.text!r} is not in the cited text, which names another interface"
     for t in toks:
         if t.lower in JUDGEMENTS and not reading.has(t.lower):
             return f"it judges ({t.text!r}) where the cited text does not"
