@@ -622,6 +622,9 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
     ("uvloop is not installed on Windows [L1].", ["  \"uvloop>=0.15.1; sys_platform != 'win32'\","], "pyproject.toml"),
     ("The repos of .pre-commit-config.yaml are listed [L1].", ["repos:"], "proj/.pre-commit-config.yaml"),
     ("The tox.ini file lists one environment, py311 [L1-L2].", ["[tox]", "envlist = py311"], "tox.ini"),  # at the root
+    # a tool's name used as the English word, where the cited lines name a tool
+    ("Images are pushed to the docker hub [L1].", ["        run: docker push user/image:latest"], ".github/workflows/d.yml"),
+    ("A trio of jobs runs pytest [L1].", ["# three jobs, each runs pytest"], ".github/workflows/tests.yml"),
     # held-out-7's first run: a generic acronym, a path's acronym, a gloss, a British spelling, "unset", a plural
     ("The gh CLI creates a draft release [L1].", ["        run: gh release create --draft dist/*"],
      "flask/.github/workflows/publish.yaml"),

@@ -59,9 +59,10 @@ def unsupported_by(text: str, source: str, path: str = "",
         if (is_name(t, t.start == first) or _compound_of(t, reading)) and not _named(t, reading):
             kind = "identifier" if is_identifier(t) else "name"
             return f"the {kind} {t.text!r} is not in the cited text"
-    for t in toks:
+    for i, t in enumerate(toks):
         named = _present(t, reading) or t.lower in reading.path_words  # whole: not "hub" at the end of "github"
-        if t.lower in TOOL_WORDS and not named and any(w in reading.words for w in TOOLS - {t.lower}):
+        if (t.lower in TOOL_WORDS and not named and not _english_use(toks, i)
+                and any(w in reading.words for w in TOOLS - {t.lower})):
             return f"the name {t.text!r} is not in the cited text, which names another tool"
     said = {INTERFACES[w] for w in reading.words if w in INTERFACES}
     for t in toks:
@@ -107,6 +108,14 @@ def _counts_own_list(text: str, t: Token, n: str) -> bool:
 def _first_word(text: str) -> int:
     m = re.search(r"[A-Za-z0-9`\"']", text)
     return m.start() if m else 0
+
+
+def _english_use(toks: list[Token], i: int) -> bool:
+    """A tool's name used as the English word: after "a"/"an" ("a trio of jobs", "a hub"), before "of", or
+    after another tool's name ("the docker hub")."""
+    before = toks[i - 1].lower if i else ""
+    after = toks[i + 1].lower if i + 1 < len(toks) else ""
+    return before in ("a", "an") or after == "of" or (before in TOOLS and before not in TOOL_WORDS)
 
 
 def _named(t: Token, reading: Reading) -> bool:
