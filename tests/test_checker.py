@@ -665,6 +665,7 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
      ["It facilitates testing of code that uses the asyncio library."], "pytest-asyncio/README.rst", "'curio'"),
     ("The lint environment runs isort with the black profile [L1].",
      ["    isort --profile hug --check --diff isort/ tests/"], "isort/tox.ini", "'black'"),
+    ("The CI file lists settings [L1].", ["[settings]"], "src/config.ini", "'CI'"),  # an extension is no initial
     # a generic acronym is no name, but one interface is not another
     ("The tool offers an API for managing environments [L1].", ["The tool offers a CLI for managing environments."],
      "README.md", "'API'"),
