@@ -638,6 +638,8 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
     ("The JUnit XML uses the xunit1 family [L1].", ["junit_family = xunit1"], "multidict/pytest.ini"),
     ("The behaviour is customised with a config file [L1].", ["The behavior is customized with a config file."],
      "docs/usage.md"),
+    ("It prints the date of the latest commit [L1].", ["      - run: git log -1 --format=%cd"], ".github/workflows/ci.yml"),
+    ("It prints the commit timestamp [L1].", ["      - run: git log --format=%ct"], ".github/workflows/ci.yml"),
     ("When the option is not set, async tests get a function-scoped loop [L1].",
      ["When this configuration option is unset, async tests get a loop of function scope."], "docs/configuration.rst"),
     ("The docs are built in nitpicky mode, failing on warnings [L1].",
