@@ -630,6 +630,8 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
      "flask/.github/workflows/publish.yaml"),
     ("The CI workflow runs on pushes to main [L1-L3].", ["on:", "  push:", "    branches: [main]"],
      "isort/.github/workflows/continuous-integration.yml"),
+    ("The CI workflow runs on pushes to main [L1-L3].", ["on:", "  push:", "    branches: [main]"],
+     "isort/.github/workflows/ci.yml"),  # an acronym that is a word of the path, whole
     ("At the top level the workflow grants no permissions at all [L1].", ["permissions: {}"],
      "flask/.github/workflows/publish.yaml"),
     ("SOURCE_DATE_EPOCH is set from the timestamp of the last commit [L1].",

@@ -130,8 +130,9 @@ def _named(t: Token, reading: Reading) -> bool:
         return True  # the file itself: ".pre-commit-config.yaml" for .../.pre-commit-config.yaml, "tox.ini" at the root
     if len(low) >= 3 and any(w.startswith(x) or w.endswith(x) for w in reading.path_words for x in (low, joined) if x):
         return True
-    if t.text.isupper() and 2 <= len(low) <= 5 and low.isalpha() and _initials(low).search(_EXTENSION.sub("", path)):
-        return True  # "CI" for continuous-integration.yml; not for config.ini (an extension is no word of it)
+    if t.text.isupper() and 2 <= len(low) <= 5 and low.isalpha() and (low in reading.path_words or
+                                                                        _initials(low).search(_EXTENSION.sub("", path))):
+        return True  # "CI" for ci.yml or continuous-integration.yml; not for config.ini (an extension is no word)
     return _present(t, reading)
 
 
