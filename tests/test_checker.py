@@ -590,6 +590,7 @@ def test_a_bare_number_in_parentheses_is_no_citation() -> None:
     ("It renews yearly [L3] [L5-L6].", ((3, 3), (5, 6))),
     ("It renews yearly[3-5].", ((3, 5),)),  # glued to a word, a range cites (an index has no dash)
     ("The value a[0][1] is set [L2].", ((2, 2),)),  # indices glued to a word and to each other cite nothing
+    ("Tags match `v[0-9]+`, `[a-z][1-9]` and x[1-3]* [L2].", ((2, 2),)),  # a regex's class glued to a word is none
 ])
 def test_every_citation_of_a_run_is_read(answer: str, cited: tuple[tuple[int, int], ...]) -> None:
     assert split_answer(answer)[0].cited == cited
@@ -621,11 +622,16 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
     ("uvloop is not installed on Windows [L1].", ["  \"uvloop>=0.15.1; sys_platform != 'win32'\","], "pyproject.toml"),
     ("The repos of .pre-commit-config.yaml are listed [L1].", ["repos:"], "proj/.pre-commit-config.yaml"),
     ("The tox.ini file lists one environment, py311 [L1-L2].", ["[tox]", "envlist = py311"], "tox.ini"),  # at the root
+    # a tool's name used as the English word, where the cited lines name a tool
+    ("Images are pushed to the docker hub [L1].", ["        run: docker push user/image:latest"], ".github/workflows/d.yml"),
+    ("A trio of jobs runs pytest [L1].", ["# three jobs, each runs pytest"], ".github/workflows/tests.yml"),
     # held-out-7's first run: a generic acronym, a path's acronym, a gloss, a British spelling, "unset", a plural
     ("The gh CLI creates a draft release [L1].", ["        run: gh release create --draft dist/*"],
      "flask/.github/workflows/publish.yaml"),
     ("The CI workflow runs on pushes to main [L1-L3].", ["on:", "  push:", "    branches: [main]"],
      "isort/.github/workflows/continuous-integration.yml"),
+    ("The CI workflow runs on pushes to main [L1-L3].", ["on:", "  push:", "    branches: [main]"],
+     "isort/.github/workflows/ci.yml"),  # an acronym that is a word of the path, whole
     ("At the top level the workflow grants no permissions at all [L1].", ["permissions: {}"],
      "flask/.github/workflows/publish.yaml"),
     ("SOURCE_DATE_EPOCH is set from the timestamp of the last commit [L1].",
@@ -638,6 +644,8 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
      ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml"),
     ("The coverage-combine environment runs before coverage-report [L1-L2].",
      ["[testenv:coverage-report]", "depends = coverage-combine"], "structlog/tox.ini"),
+    ("It prints the date of the latest commit [L1].", ["      - run: git log -1 --format=%cd"], ".github/workflows/ci.yml"),
+    ("It prints the commit timestamp [L1].", ["      - run: git log --format=%ct"], ".github/workflows/ci.yml"),
     ("When the option is not set, async tests get a function-scoped loop [L1].",
      ["When this configuration option is unset, async tests get a loop of function scope."], "docs/configuration.rst"),
     ("The docs are built in nitpicky mode, failing on warnings [L1].",
@@ -672,6 +680,10 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
      ["  coveralls-finish:", "    needs: test"], "black/.github/workflows/test.yml", "other way round"),
     ("The coverage-report environment runs before coverage-combine [L1-L2].",
      ["[testenv:coverage-report]", "depends = coverage-combine"], "structlog/tox.ini", "other way round"),
+    ("The CI file lists settings [L1].", ["[settings]"], "src/config.ini", "'CI'"),  # an extension is no initial
+    # a generic acronym is no name, but one interface is not another
+    ("The tool offers an API for managing environments [L1].", ["The tool offers a CLI for managing environments."],
+     "README.md", "'API'"),
 ])
 def test_their_false_twins_are_refused(sentence: str, rows: list[str], path: str, why: str) -> None:
     reason = _cited(rows, sentence, path)[0]

@@ -21,7 +21,7 @@ from .checks.rules import unsupported_by
 from .checks.sentences import split_sentences
 from .checks.words import content, tokens
 
-VERSION = 14  # raised with any change to what the rules keep, so records they made are made again
+VERSION = 15  # raised with any change to what the rules keep, so records they made are made again
 
 MAX_CITED_LINES = 40
 MAX_CITED_TOTAL = 3 * MAX_CITED_LINES  # all of a sentence's ranges together: the rules' reading grows with it
@@ -30,8 +30,10 @@ _RANGE = r"L?(\d+)(?:\s*(?:-|–|to)\s*L?(\d+))?"
 _RANGES = rf"{_RANGE}((?:\s*[,;]\s*{_RANGE})*)\s*\]"
 # [L3-L5], [3-5], [lines 3-5], (L3-L5), (lines 3-5), and a run of them ([L3][L5]); not a bare "(30000)", a
 # call's argument or a count, nor a bare "[0]" glued to a word, an index (``argv[1]``): glued to a word, a
-# citation needs its L or a range (``yearly[L3]``, ``yearly[3-5]``; a slice is ``[3:5]``)
-CITATION = re.compile(rf"(?:(?<![\w\])])\[\s*(?:lines?\s*)?|\[\s*(?:lines?\s*(?=L?\d)|(?=L\d)|(?=\d+\s*(?:-|–|to)\s*L?\d))){_RANGES}"
+# citation needs its L or a range (``yearly[L3]``, ``yearly[3-5]``; a slice is ``[3:5]``), and a range that
+# is no regex's class: not from 0, not after a "]" or "\\", not before a quantifier or a backtick (``v[0-9]+``)
+_GLUED_RANGE = r"(?<![\]\\])\[\s*(?=[1-9]\d*\s*(?:-|–|to)\s*L?\d+\s*\](?![+*?{`]))"
+CITATION = re.compile(rf"(?:(?<![\w\])])\[\s*(?:lines?\s*)?|\[\s*(?:lines?\s*(?=L?\d)|(?=L\d))|{_GLUED_RANGE}){_RANGES}"
                       rf"(?:\s*\[\s*(?:lines?\s*)?{_RANGES})*"
                       rf"|\(\s*(?:lines?\s*(?=L?\d)|(?=L\d)){_RANGE}((?:\s*[,;]\s*{_RANGE})*)\s*\)", re.IGNORECASE)
 # a folder's [2], [#2], [2, 5] and [2][5]; not glued to a word (``argv[1]``)

@@ -27,8 +27,8 @@ import re
 from .binding import reversed_pair, swapped
 from .reading import Reading, Statement, same_meaning, spelled
 from .sentences import split_clauses
-from .words import (ANTONYMS, COORDINATORS, JUDGEMENTS, NEGATING_PREFIXES, NEGATIONS, NUMBER_WORDS, STOP, TOOL_WORDS,
-                    TOOLS, Token, content, is_identifier, is_name, is_negation, is_restriction, key, numbers_of,
+from .words import (ANTONYMS, COORDINATORS, INTERFACES, JUDGEMENTS, NEGATING_PREFIXES, NEGATIONS, NUMBER_WORDS, STOP,
+                    TOOL_WORDS, TOOLS, Token, content, is_identifier, is_name, is_negation, is_restriction, key, numbers_of,
                     stem, tokens)
 
 OVERLAP = 0.4
@@ -59,10 +59,15 @@ def unsupported_by(text: str, source: str, path: str = "",
         if (is_name(t, t.start == first) or _compound_of(t, reading)) and not _named(t, reading):
             kind = "identifier" if is_identifier(t) else "name"
             return f"the {kind} {t.text!r} is not in the cited text"
-    for t in toks:
+    for i, t in enumerate(toks):
         named = _present(t, reading) or t.lower in reading.path_words  # whole: not "hub" at the end of "github"
-        if t.lower in TOOL_WORDS and not named and any(w in reading.words for w in TOOLS - {t.lower}):
+        if (t.lower in TOOL_WORDS and not named and not _english_use(toks, i)
+                and any(w in reading.words for w in TOOLS - {t.lower})):
             return f"the name {t.text!r} is not in the cited text, which names another tool"
+    said = {INTERFACES[w] for w in reading.words if w in INTERFACES}
+    for t in toks:
+        if t.lower in INTERFACES and INTERFACES[t.lower] not in said and said:
+            return f"the name {t.text!r} is not in the cited text, which names another interface"
     for t in toks:
         if t.lower in JUDGEMENTS and not reading.has(t.lower):
             return f"it judges ({t.text!r}) where the cited text does not"
@@ -105,6 +110,14 @@ def _first_word(text: str) -> int:
     return m.start() if m else 0
 
 
+def _english_use(toks: list[Token], i: int) -> bool:
+    """A tool's name used as the English word: after "a"/"an" ("a trio of jobs", "a hub"), before "of", or
+    after another tool's name ("the docker hub")."""
+    before = toks[i - 1].lower if i else ""
+    after = toks[i + 1].lower if i + 1 < len(toks) else ""
+    return before in ("a", "an") or after == "of" or (before in TOOLS and before not in TOOL_WORDS)
+
+
 def _named(t: Token, reading: Reading) -> bool:
     """A name occurs in the cited text, or is a word of the file's path, whole or at either end of one
     (the model is shown the path): "pip" for pip/_vendor/vendor.txt, "Read the Docs" for
@@ -117,9 +130,13 @@ def _named(t: Token, reading: Reading) -> bool:
         return True  # the file itself: ".pre-commit-config.yaml" for .../.pre-commit-config.yaml, "tox.ini" at the root
     if len(low) >= 3 and any(w.startswith(x) or w.endswith(x) for w in reading.path_words for x in (low, joined) if x):
         return True
-    if t.text.isupper() and 2 <= len(low) <= 5 and low.isalpha() and _initials(low).search(path):
-        return True  # "CI" for continuous-integration.yml
+    if t.text.isupper() and 2 <= len(low) <= 5 and low.isalpha() and (low in reading.path_words or
+                                                                        _initials(low).search(_EXTENSION.sub("", path))):
+        return True  # "CI" for ci.yml or continuous-integration.yml; not for config.ini (an extension is no word)
     return _present(t, reading)
+
+
+_EXTENSION = re.compile(r"\.[a-z0-9]+$")
 
 
 def _initials(acronym: str) -> re.Pattern[str]:

@@ -51,6 +51,9 @@ namespaces whitespace changelog changelogs codebase username usernames stdlib
 # Acronyms of TECH_WORDS that name no product either: "the CLI", "an API" need not be in the cited text (a
 # format's acronym, JSON or TOML, does: another format's name is a wrong name).
 GENERIC_ACRONYMS = frozenset("api apis cli os ui uis gui url urls".split())
+# ...yet one interface is not another: "an API" where the cited lines say CLI is a wrong name
+INTERFACES = {"api": "api", "apis": "api", "cli": "cli", "clis": "cli", "gui": "ui", "guis": "ui", "ui": "ui",
+              "uis": "ui"}
 # Tools of Python and CI whose names are English words: the common list takes them for English, so a wrong
 # one ("ruff" where the lines install black) passes as a word. Each is checked as a name where the cited text
 # names another tool of TOOLS; alone, "black" or "poetry" may be the word.
