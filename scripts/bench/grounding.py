@@ -53,7 +53,7 @@ from nasfs.summaries.settings import SummarySettings  # noqa: E402
 
 SETS = Path(__file__).resolve().parent / "grounding" / "sets"
 PARTS = ("tuned", "check", "check-b", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5",
-         "held-out-6", "held-out-7")
+         "held-out-6", "held-out-7", "held-out-8")
 KINDS = ("number", "swap", "negation", "name", "clause", "miscite")
 TARGET_KEPT, TARGET_DROPPED, TARGET_KIND = 0.90, 0.90, 0.80
 
