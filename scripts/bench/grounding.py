@@ -9,10 +9,9 @@ here) and labels.txt, cited sentences labelled true or false by kind (number,
 swap, negation, name, clause, miscite), written before any checker ran on them.
 The parts: ``tuned`` (the rules were tuned on it), ``check`` and ``check-b``
 (written by people who never saw the checker, then tuned on), ``held-out`` and
-``held-out-2``, ``held-out-3`` and ``held-out-4`` (written the same way, each
-run once, then tuned on) and ``held-out-5`` and ``held-out-6`` (written the same
-way; run once, at the end). docs/summaries.md says what each part has been
-through.
+``held-out-2`` to ``held-out-7`` (written the same way, each run once, then
+tuned on) and ``held-out-8`` (written the same way; run once, at the end).
+docs/summaries.md says what each part has been through.
 
 Each sentence is read as a model's answer is (split_answer) and checked
 against its file's lines and path (check_lines), as summaries are. Printed per
@@ -20,7 +19,8 @@ part and for all: faithful sentences kept, false sentences dropped by kind and
 overall, and the precision of what would be served (true among kept); for the
 rules alone and, given ``--judge``, for the judge alone and for the rules then
 the judge (a sentence is kept only if the judge says yes; no answer counts as
-no). ``--verify`` commits the files to a temp git repository, makes each kept
+no). ``--verify`` commits the files to a temp git repository (each at its
+source's path under its project's folder, the path the rules read), makes each kept
 sentence's record as the summary worker does (files.py) and verifies the
 pointer it stores with nasfs's own verify. ``--show`` lists each sentence
 judged wrongly, with the checker's reason (the tuned part only, unless
@@ -207,23 +207,24 @@ def verify(cases: list[Case], data: dict[str, bytes]) -> tuple[int, int, int]:
     work = C.workdir("grounding")
     repo = work / "set"
     repo.mkdir()
-    for name in {c.file for c in cases}:
-        (repo / name).write_bytes(data[name])
+    for case in cases:  # under its project's folder, at its path in its source: the path the checker reads
+        (repo / case.path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / case.path).write_bytes(data[case.file])
     C.make_repo(repo, date="2026-01-01T00:00:00Z")
     nas = Nas(GitTree(repo, node="bench", tree="grounding"), disk=DiskCache(work / "cache"), summarizer="")
     settings = SummarySettings(summarizer="grounding")
     checked = verified = wider = 0
     for case in (c for c in cases if c.rules):
-        content = nas.content(case.file)
+        content = nas.content(case.path)
         a = nas.analysis(content)
-        record = summarize_file(_Answer(case.text), settings, case.file, content.blob_id, content.commit,
-                                a.data, a.outline, case.tree)
+        record = summarize_file(_Answer(case.text), settings, case.path, content.blob_id, content.commit,
+                                a.data, a.outline, "")
         checked += 1  # a sentence the rules kept but the record does not is counted as not verified
         ok = bool(record["kept"]) and not record["refused"]
         for k in record["kept"]:
             cited = {n for x, y in k["cited"] for n in range(x, y + 1)}
             for span in k["spans"]:  # one pointer per cited range
-                ok &= bool(nas.check(f"{case.file}@{content.commit}#L{span['start']}-L{span['end']}",
+                ok &= bool(nas.check(f"{case.path}@{content.commit}#L{span['start']}-L{span['end']}",
                                      span["sha256"])["verified"])
                 wider += any(n not in cited for n in range(span["start"], span["end"] + 1))
         verified += ok
