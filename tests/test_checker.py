@@ -644,6 +644,13 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
      ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml"),
     ("The coverage-combine environment runs before coverage-report [L1-L2].",
      ["[testenv:coverage-report]", "depends = coverage-combine"], "structlog/tox.ini"),
+    # "once"/"after" opening a clause: its subject comes after it ("once B passes, A runs"), not before
+    ("The build job runs first, and once it passes, create-release runs [L1-L2].",
+     ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml"),
+    ("The build job runs first and after that create-release runs [L1-L2].",
+     ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml"),
+    ("Coverage-combine runs first; once it is done, coverage-report runs [L1-L2].",
+     ["[testenv:coverage-report]", "depends = coverage-combine"], "structlog/tox.ini"),
     ("It prints the date of the latest commit [L1].", ["      - run: git log -1 --format=%cd"], ".github/workflows/ci.yml"),
     ("It prints the commit timestamp [L1].", ["      - run: git log --format=%ct"], ".github/workflows/ci.yml"),
     ("When the option is not set, async tests get a function-scoped loop [L1].",
