@@ -276,6 +276,18 @@ def test_a_changed_file_of_the_set_is_refused(tmp_path: Path) -> None:
     assert done.returncode == 1 and "tuned/pip-vendor.txt does not match its sha256" in done.stderr
 
 
+def test_verify_refuses_two_files_at_one_path() -> None:
+    # --verify commits each file at its path in its source: a second file there was written over the first
+    # and the first's sentences were checked and verified against the second's lines
+    sys.path.insert(0, str(BENCH.parent))
+    import grounding
+
+    cases = [grounding.Case(f, "tuned", "flask/tox.ini", "flask", "true", "It runs [L1].", rules=True)
+             for f in ("a.ini", "b.ini")]
+    with pytest.raises(SystemExit, match="a.ini and b.ini are both flask/tox.ini"):
+        grounding.verify(cases, {"a.ini": b"[tox]\n", "b.ini": b"[testenv]\n"})
+
+
 def test_many_ranges_are_too_broad_and_a_long_citation_is_read_in_time() -> None:
     rows = [f"k{i}:\n  b: {i}\n  c:\n    d: x{i}" for i in range(500)]
     source = "\n".join(rows).split("\n")  # 2000 lines of nested YAML
