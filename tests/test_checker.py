@@ -663,6 +663,9 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
      ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml"),
     ("Coverage-combine runs first; once it is done, coverage-report runs [L1-L2].",
      ["[testenv:coverage-report]", "depends = coverage-combine"], "structlog/tox.ini"),
+    # "needs to" is a modal: the job that has to finish is not the one that waits
+    ("Build needs to finish before create-release starts [L1-L2].",
+     ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml"),
     ("It prints the date of the latest commit [L1].", ["      - run: git log -1 --format=%cd"], ".github/workflows/ci.yml"),
     ("It prints the commit timestamp [L1].", ["      - run: git log --format=%ct"], ".github/workflows/ci.yml"),
     ("When the option is not set, async tests get a function-scoped loop [L1].",
@@ -699,6 +702,8 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
      ["  coveralls-finish:", "    needs: test"], "black/.github/workflows/test.yml", "other way round"),
     ("The coverage-report environment runs before coverage-combine [L1-L2].",
      ["[testenv:coverage-report]", "depends = coverage-combine"], "structlog/tox.ini", "other way round"),
+    ("The build job runs after create-release [L1-L2].",
+     ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml", "other way round"),
     ("The CI file lists settings [L1].", ["[settings]"], "src/config.ini", "'CI'"),  # an extension is no initial
     # a generic acronym is no name, but one interface is not another
     ("The tool offers an API for managing environments [L1].", ["The tool offers a CLI for managing environments."],

@@ -259,6 +259,8 @@ def _reversed_key(sentence: str, toks: list[Token], words: list[Token], reading:
         if verb.lower in _OPENS and t and (toks[t - 1].lower in _CLAUSE_JOINS or any(
                 c in ",;:(" for c in sentence[toks[t - 1].start + len(toks[t - 1].text):verb.start])):
             continue  # it opens a clause: the words before it are not what waits
+        if t + 1 < len(toks) and toks[t + 1].lower == "to" and stem(verb.lower) in _WAITS:
+            continue  # "B needs to finish before A": a modal, not "B needs A"
         for i, ln in enumerate(lines):
             if ln.kind not in ("key", "item") or not ln.tokens:
                 continue
