@@ -276,6 +276,18 @@ def test_a_changed_file_of_the_set_is_refused(tmp_path: Path) -> None:
     assert done.returncode == 1 and "tuned/pip-vendor.txt does not match its sha256" in done.stderr
 
 
+def test_verify_refuses_two_files_at_one_path() -> None:
+    # --verify commits each file at its path in its source: a second file there was written over the first
+    # and the first's sentences were checked and verified against the second's lines
+    sys.path.insert(0, str(BENCH.parent))
+    import grounding
+
+    cases = [grounding.Case(f, "tuned", "flask/tox.ini", "flask", "true", "It runs [L1].", rules=True)
+             for f in ("a.ini", "b.ini")]
+    with pytest.raises(SystemExit, match="a.ini and b.ini are both flask/tox.ini"):
+        grounding.verify(cases, {"a.ini": b"[tox]\n", "b.ini": b"[testenv]\n"})
+
+
 def test_many_ranges_are_too_broad_and_a_long_citation_is_read_in_time() -> None:
     rows = [f"k{i}:\n  b: {i}\n  c:\n    d: x{i}" for i in range(500)]
     source = "\n".join(rows).split("\n")  # 2000 lines of nested YAML
@@ -644,6 +656,16 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
      ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml"),
     ("The coverage-combine environment runs before coverage-report [L1-L2].",
      ["[testenv:coverage-report]", "depends = coverage-combine"], "structlog/tox.ini"),
+    # "once"/"after" opening a clause: its subject comes after it ("once B passes, A runs"), not before
+    ("The build job runs first, and once it passes, create-release runs [L1-L2].",
+     ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml"),
+    ("The build job runs first and after that create-release runs [L1-L2].",
+     ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml"),
+    ("Coverage-combine runs first; once it is done, coverage-report runs [L1-L2].",
+     ["[testenv:coverage-report]", "depends = coverage-combine"], "structlog/tox.ini"),
+    # "needs to" is a modal: the job that has to finish is not the one that waits
+    ("Build needs to finish before create-release starts [L1-L2].",
+     ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml"),
     ("It prints the date of the latest commit [L1].", ["      - run: git log -1 --format=%cd"], ".github/workflows/ci.yml"),
     ("It prints the commit timestamp [L1].", ["      - run: git log --format=%ct"], ".github/workflows/ci.yml"),
     ("When the option is not set, async tests get a function-scoped loop [L1].",
@@ -680,6 +702,8 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
      ["  coveralls-finish:", "    needs: test"], "black/.github/workflows/test.yml", "other way round"),
     ("The coverage-report environment runs before coverage-combine [L1-L2].",
      ["[testenv:coverage-report]", "depends = coverage-combine"], "structlog/tox.ini", "other way round"),
+    ("The build job runs after create-release [L1-L2].",
+     ["  create-release:", "    needs: [build]"], "flask/.github/workflows/publish.yaml", "other way round"),
     ("The CI file lists settings [L1].", ["[settings]"], "src/config.ini", "'CI'"),  # an extension is no initial
     # a generic acronym is no name, but one interface is not another
     ("The tool offers an API for managing environments [L1].", ["The tool offers a CLI for managing environments."],

@@ -204,6 +204,10 @@ class _Answer:
 def verify(cases: list[Case], data: dict[str, bytes]) -> tuple[int, int, int]:
     """Commit the files, make each kept sentence's summary record as the worker does (files.py:
     the checker, then the pointer it stores), and verify each stored pointer with nasfs verify."""
+    at: dict[str, str] = {}  # two set files at one path (a project's file in two parts): one would be read for both
+    for case in cases:
+        if at.setdefault(case.path, case.file) != case.file and data[at[case.path]] != data[case.file]:
+            sys.exit(f"grounding.py --verify: {at[case.path]} and {case.file} are both {case.path}; verify one at a time")
     work = C.workdir("grounding")
     repo = work / "set"
     repo.mkdir()

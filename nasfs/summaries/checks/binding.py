@@ -232,7 +232,7 @@ def reversed_pair(sentence: str, reading: Reading) -> str | None:
                 and _joined(cited, a, b, _JOINS["choice"]) and not _joined(cited, b, a, _JOINS["choice"])):
             # "moves from A to B" where the lines choose A over B ("A instead of B"): the move was from B to A
             return f"from {a.text!r} to {b.text!r} is the other way round in the cited text"
-    return _reversed_key(tokens(sentence), words, reading)
+    return _reversed_key(sentence, tokens(sentence), words, reading)
 
 
 # A key that makes the section it sits under wait for its values (a CI job's needs:, a tox env's depends =),
@@ -240,18 +240,27 @@ def reversed_pair(sentence: str, reading: Reading) -> str | None:
 _WAIT_KEYS = frozenset({"needs", "depends"})
 _WAITS = frozenset(stem(w) for w in "needs requires waits depends after once".split())
 _FIRST = frozenset({"before"})
+# "once", "after" or "before" that opens a clause (after a comma, "and"...) has its subject after it: "B runs
+# first, and once it passes, A runs" says what "A needs B" says, so the words before it are another clause's
+_OPENS = frozenset({"once", "after", "before"})
+_CLAUSE_JOINS = frozenset({"and", "but", "so", "then", "while", "whereas"})
 
 
-def _reversed_key(toks: list[Token], words: list[Token], reading: Reading) -> str | None:
+def _reversed_key(sentence: str, toks: list[Token], words: list[Token], reading: Reading) -> str | None:
     """``A needs B`` where the cited text has ``needs: [A]`` under B: a key read as a verb, its subject
     the line the key sits under and its object the key's value; the same for a verb of waiting said
     of a key that waits (``A waits for B``, ``A only starts once B``), and, the other way, ``before``."""
     lines = reading.lines
     starts = [w.start for w in words]
-    for verb in toks:  # any word ("once" is no content word); what it joins, the content words around it
+    for t, verb in enumerate(toks):  # any word ("once" is no content word); what it joins, the content words around it
         k = bisect_left(starts, verb.start)
         if not 0 < k < len(words):
             continue
+        if verb.lower in _OPENS and t and (toks[t - 1].lower in _CLAUSE_JOINS or any(
+                c in ",;:(" for c in sentence[toks[t - 1].start + len(toks[t - 1].text):verb.start])):
+            continue  # it opens a clause: the words before it are not what waits
+        if t + 1 < len(toks) and toks[t + 1].lower == "to" and stem(verb.lower) in _WAITS:
+            continue  # "B needs to finish before A": a modal, not "B needs A"
         for i, ln in enumerate(lines):
             if ln.kind not in ("key", "item") or not ln.tokens:
                 continue
