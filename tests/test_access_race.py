@@ -1,0 +1,224 @@
+"""The access decision and the read are of one inode: a reader who can write
+a folder swaps a file of their own for a symlink to another account's
+private file while reading its views, and is never served a byte of it.
+
+Real accounts (useradd ``nasfs-rx``, the attacker, and ``nasfs-ry``, whose
+0600 file is the prize), a real mount with --allow-other, the attacker's own
+processes: one swaps ``mine/x`` in a tight loop, others read its views with
+``cat`` through the mount and through the daemon's read socket, each for a
+bounded time. The readers run /usr/bin/python3 (the test's interpreter lives
+where other accounts may not enter)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from nasfs.access import decider
+from nasfs.errors import NasError
+from nasfs.repo import GitTree
+
+from .access_world import account, as_user
+from .conftest import git
+from .mounts import Mount
+
+ATTACKER, VICTIM = "nasfs-rx", "nasfs-ry"
+MARKERS = (b"KVXSECRETHEAD", b"KVXSECRETBODY")
+SECRET = "# KVXSECRETHEAD\n\n## KVXSECRETHEAD two\n\nKVXSECRETBODY the vault code is 3141.\n"
+OWN = "# Mine\n\n## Mine two\n\nonly mine, nothing secret here.\n"
+PYTHON = "/usr/bin/python3"
+SECONDS = 10.0
+
+SWAP = r"""
+import os, sys, time
+folder, target, until = sys.argv[1], sys.argv[2], time.monotonic() + float(sys.argv[3])
+x, own, link = (os.path.join(folder, n) for n in ("x", ".own", ".link"))
+swaps = 0
+while time.monotonic() < until:
+    with open(own, "w") as fh:
+        fh.write(sys.argv[4] + str(swaps) + "\n")  # a new version each time: nothing is answered from a cache
+    os.rename(own, x)
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(target, link)
+    os.rename(link, x)
+    swaps += 1
+with open(own, "w") as fh:
+    fh.write(sys.argv[4])
+os.rename(own, x)
+print(swaps)
+"""
+
+CAT = r"""
+import json, subprocess, sys, time
+names, until = sys.argv[1:-1], time.monotonic() + float(sys.argv[-1])
+reads = ok = 0
+leaked = None
+while time.monotonic() < until:
+    for name in names:
+        got = subprocess.run(["cat", name], capture_output=True)
+        reads += 1
+        ok += got.returncode == 0
+        if leaked is None and any(m in got.stdout + got.stderr for m in (b"KVXSECRETHEAD", b"KVXSECRETBODY")):
+            leaked = reads
+print(json.dumps({"reads": reads, "ok": ok, "leaked_at": leaked}))
+"""
+
+SOCKET = r"""
+import json, socket, sys, time
+sock, root, until = sys.argv[1], sys.argv[2], time.monotonic() + float(sys.argv[-1])
+specs = sys.argv[3:-1]
+reads = ok = 0
+leaked = None
+while time.monotonic() < until:
+    for spec in specs:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(20)
+        s.connect(sock)
+        s.sendall(json.dumps({"root": root, "spec": spec, "node": "box", "tree": "home"}).encode() + b"\n")
+        s.shutdown(socket.SHUT_WR)
+        got = b""
+        while part := s.recv(65536):
+            got += part
+        s.close()
+        reads += 1
+        head = json.loads(got.split(b"\n", 1)[0]) if got else {}
+        ok += head.get("fallback") is False and head.get("exit") == 0
+        if leaked is None and any(m in got for m in (b"KVXSECRETHEAD", b"KVXSECRETBODY")):
+            leaked = reads
+print(json.dumps({"reads": reads, "ok": ok, "leaked_at": leaked}))
+"""
+
+
+@dataclass
+class Race:
+    base: Path
+    tree: Path
+    mount: Mount
+
+
+def _remove_accounts() -> None:
+    for name in (ATTACKER, VICTIM):
+        subprocess.run(["userdel", name], capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def race() -> Iterator[Race]:
+    _remove_accounts()  # a crashed earlier run's
+    account(["useradd", "-M", "-s", "/usr/sbin/nologin", ATTACKER])
+    account(["useradd", "-M", "-s", "/usr/sbin/nologin", VICTIM])
+    base = Path(tempfile.mkdtemp(prefix="nasfs-race-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    cache = base / "cache"
+    cache.mkdir(mode=0o700)
+    before = os.environ.get("NASFS_CACHE_DIR")
+    os.environ["NASFS_CACHE_DIR"] = str(cache)
+    mount = None
+    try:
+        tree = base / "tree"
+        (tree / "public").mkdir(parents=True)
+        (tree / "public" / "notes.md").write_text("# Notes\n\n## Harbor\n\nThe harbor is open.\n")
+        git(tree, "init", "-q", "-b", "main")
+        git(tree, "add", "public/notes.md")
+        git(tree, "commit", "-q", "-m", "first")
+        attacker, victim = pwd.getpwnam(ATTACKER), pwd.getpwnam(VICTIM)
+        for folder, who, name, text in (("mine", attacker, "x", OWN), ("theirs", victim, "key.md", SECRET)):
+            (tree / folder).mkdir(mode=0o755)
+            (tree / folder / name).write_text(text)
+            os.chmod(tree / folder / name, 0o600)
+            for p in (tree / folder, tree / folder / name):
+                os.chown(p, who.pw_uid, who.pw_gid)
+        os.chmod(tree, 0o755)
+        mount = Mount(tree, base / "mnt", "--allow-other")
+        yield Race(base, tree, mount)
+    finally:
+        if mount is not None:
+            mount.stop()
+        if before is None:
+            os.environ.pop("NASFS_CACHE_DIR", None)
+        else:
+            os.environ["NASFS_CACHE_DIR"] = before
+        shutil.rmtree(base, ignore_errors=True)
+        _remove_accounts()
+
+
+def _as_attacker(script: str, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([*as_user(ATTACKER), PYTHON, "-c", script, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd="/")
+
+
+def _finish(proc: subprocess.Popen[bytes]) -> bytes:
+    out, err = proc.communicate(timeout=SECONDS + 60)  # a hang fails the test
+    assert proc.returncode == 0, err.decode()
+    return out
+
+
+def _race(race: Race, reader: str, *args: str) -> dict[str, object]:
+    """The attacker's swapping and reading, side by side, for SECONDS."""
+    swapper = _as_attacker(SWAP, str(race.tree / "mine"), "../theirs/key.md", str(SECONDS), OWN)
+    readers = [_as_attacker(reader, *args, str(SECONDS)) for _ in range(2)]
+    results = [json.loads(_finish(r)) for r in readers]
+    swaps = int(_finish(swapper))
+    found = {"swaps": swaps, "reads": sum(r["reads"] for r in results), "ok": sum(r["ok"] for r in results),
+             "leaked_at": [r["leaked_at"] for r in results]}
+    print(reader.split("\n")[1][:20], found)  # the numbers, for the record (pytest -s)
+    return found
+
+
+def test_a_swapped_symlink_never_serves_the_other_inode_through_the_mount(race: Race) -> None:
+    names = [str(race.mount.mountpoint / "mine" / f"x{view}") for view in ("@outline", "@L1-L3")]
+    found = _race(race, CAT, *names)
+    assert found["leaked_at"] == [None, None], found
+    assert found["ok"], found  # the attacker's own file was read meanwhile
+
+
+def test_a_swapped_symlink_never_serves_the_other_inode_through_the_read_socket(race: Race) -> None:
+    sock = race.tree / ".git" / "nasfs-read.sock"
+    found = _race(race, SOCKET, str(sock), str(race.tree), "mine/x@outline", "mine/x@L1-L3")
+    assert found["leaked_at"] == [None, None], found
+    assert found["ok"], found
+
+
+def test_ordinary_reads_and_a_symlink_in_the_tree_still_work(race: Race) -> None:
+    link = race.tree / "mine" / "to-notes"
+    os.symlink("../public/notes.md", link)
+    try:
+        for rel in ("mine/x@outline", "mine/to-notes@outline", "mine/to-notes@L3", "public/notes.md@L1-L3"):
+            got = subprocess.run([*as_user(ATTACKER), "cat", str(race.mount.mountpoint / rel)], capture_output=True, timeout=60)
+            assert got.returncode == 0, (rel, got.stderr)
+        assert b"Harbor" in subprocess.run([*as_user(ATTACKER), "cat", str(race.mount.mountpoint / "mine/to-notes@outline")],
+                                           capture_output=True, timeout=60).stdout
+        assert b"KVXSECRETHEAD" in (race.mount.mountpoint / "theirs" / "key.md@outline").read_bytes()  # root reads all
+    finally:
+        link.unlink()
+
+
+def test_the_core_refuses_a_file_that_changed_after_its_decision(race: Race, tmp_path: Path) -> None:
+    """In process: the decision allows ``mine/x`` (its inode), the path then
+    names another inode, and the read says so instead of serving it."""
+    from nasfs.access import Caller
+
+    tree = GitTree(race.tree, node="box", tree="home")
+    attacker = Caller.of_account(ATTACKER)
+    allowed = decider(race.tree, attacker).check("mine/x")
+    assert allowed is not None
+    assert tree.working("mine/x", None, allowed).read().startswith(b"# Mine")
+    x = race.tree / "mine" / "x"
+    moved = race.tree / "mine" / ".kept"
+    os.rename(x, moved)
+    os.symlink("../theirs/key.md", x)
+    try:
+        with pytest.raises(NasError, match="changed while it was read"):
+            tree.working("mine/x", None, allowed)
+    finally:
+        x.unlink()
+        os.rename(moved, x)
