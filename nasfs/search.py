@@ -249,7 +249,7 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
         a = analyses.get(path)
         if a is None:
             try:
-                a = analyses[path] = nas.analysis(nas.content(path, at))
+                a = analyses[path] = nas.analysis(nas.content(path, at, caller))  # the inode may_find allowed
             except NasError:
                 continue  # changed or gone since rg saw it
         if h.line > a.line_count or a.binary:

@@ -40,6 +40,16 @@ def read_one_version(real: Path) -> tuple[os.stat_result, bytes]:
     raise NotServable(f"{real.name!r} changed during each of {READ_TRIES} reads of it", "read it again once it is written")
 
 
+def hash_large(real: Path) -> tuple[os.stat_result, str]:
+    """The blob id of a file too large to hold, hashed from one open file
+    (through its ``/proc/self/fd`` link, the same inode), and that file's
+    stat: the id is of the inode whose stat is returned, whatever the path
+    names meanwhile."""
+    with open(real, "rb") as fh:
+        blob_id = str(pygit2.hashfile(f"/proc/self/fd/{fh.fileno()}"))
+        return os.fstat(fh.fileno()), blob_id
+
+
 def blob_of_one_version(repo: pygit2.Repository, real: Path) -> pygit2.Oid | None:
     """The blob of a file's bytes as one version (as ``read_one_version``,
     streamed, so a file of any size), for a commit; None when it changed
