@@ -188,16 +188,29 @@ def test_a_swapped_symlink_never_serves_the_other_inode_through_the_read_socket(
     assert found["ok"], found
 
 
+def _ask(race: Race, spec: str) -> dict[str, object]:
+    """One read of the daemon's socket as the attacker: its header and body."""
+    one = SOCKET.replace("while time.monotonic() < until:", "for _ in range(1):").replace(
+        'print(json.dumps({"reads": reads, "ok": ok, "leaked_at": leaked}))', "sys.stdout.buffer.write(got)")
+    got = _finish(_as_attacker(one, str(race.tree / ".git" / "nasfs-read.sock"), str(race.tree), spec, "1"))
+    head, _, body = got.partition(b"\n")
+    return {**json.loads(head), "body": body}
+
+
 def test_ordinary_reads_and_a_symlink_in_the_tree_still_work(race: Race) -> None:
     link = race.tree / "mine" / "to-notes"
     os.symlink("../public/notes.md", link)
     try:
-        for rel in ("mine/x@outline", "mine/to-notes@outline", "mine/to-notes@L3", "public/notes.md@L1-L3"):
-            got = subprocess.run([*as_user(ATTACKER), "cat", str(race.mount.mountpoint / rel)], capture_output=True, timeout=60)
-            assert got.returncode == 0, (rel, got.stderr)
-        assert b"Harbor" in subprocess.run([*as_user(ATTACKER), "cat", str(race.mount.mountpoint / "mine/to-notes@outline")],
-                                           capture_output=True, timeout=60).stdout
+        for _ in range(2):  # made, then remembered (view_memo.py)
+            for rel in ("mine/x@outline", "mine/to-notes@outline", "mine/to-notes@L3", "public/notes.md@L1-L3"):
+                got = subprocess.run([*as_user(ATTACKER), "cat", str(race.mount.mountpoint / rel)], capture_output=True,
+                                     timeout=60)
+                assert got.returncode == 0, (rel, got.stderr)
+                answer = _ask(race, rel)
+                assert answer["exit"] == 0 and answer["body"] == got.stdout, (rel, answer)
+        assert b"Harbor" in _ask(race, "mine/to-notes@outline")["body"]
         assert b"KVXSECRETHEAD" in (race.mount.mountpoint / "theirs" / "key.md@outline").read_bytes()  # root reads all
+        assert _ask(race, "theirs/key.md@outline")["exit"] == 2
     finally:
         link.unlink()
 
@@ -222,3 +235,27 @@ def test_the_core_refuses_a_file_that_changed_after_its_decision(race: Race, tmp
     finally:
         x.unlink()
         os.rename(moved, x)
+
+
+def test_a_large_file_streamed_later_is_read_from_the_inode_decided(race: Race) -> None:
+    """A file too large to hold is hashed from one open file, and streamed
+    later by path: from that inode, or else from the blob it named."""
+    from nasfs.access import Caller
+    from nasfs.repo import LARGE_BYTES
+
+    tree = GitTree(race.tree, node="box", tree="home")
+    big, other = race.tree / "mine" / "big", race.tree / "theirs" / "big"
+    big.write_bytes(b"a\n" * (LARGE_BYTES // 2 + 1))
+    other.write_bytes(b"KVXSECRETBODY\n" * (LARGE_BYTES // 14 + 1))
+    kept = race.tree / "mine" / ".big"
+    try:
+        content = tree.working("mine/big", None, decider(race.tree, Caller.of_account(ATTACKER)).check("mine/big"))
+        assert content.large
+        os.rename(big, kept)
+        os.symlink("../theirs/big", big)
+        head = next(iter(content.stream()))
+        assert head.startswith(b"a\na\n") and b"KVXSECRETBODY" not in head
+    finally:
+        for p in (big, kept, other):
+            if os.path.lexists(p):
+                p.unlink()
