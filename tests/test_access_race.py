@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from nasfs.access import decider
+from nasfs.access import Caller, decider
 from nasfs.errors import NasError
-from nasfs.repo import GitTree
+from nasfs.repo import LARGE_BYTES, GitTree
 
 from .access_world import account, as_user
 from .conftest import git
@@ -215,11 +215,9 @@ def test_ordinary_reads_and_a_symlink_in_the_tree_still_work(race: Race) -> None
         link.unlink()
 
 
-def test_the_core_refuses_a_file_that_changed_after_its_decision(race: Race, tmp_path: Path) -> None:
+def test_the_core_refuses_a_file_that_changed_after_its_decision(race: Race) -> None:
     """In process: the decision allows ``mine/x`` (its inode), the path then
     names another inode, and the read says so instead of serving it."""
-    from nasfs.access import Caller
-
     tree = GitTree(race.tree, node="box", tree="home")
     attacker = Caller.of_account(ATTACKER)
     allowed = decider(race.tree, attacker).check("mine/x")
@@ -240,9 +238,6 @@ def test_the_core_refuses_a_file_that_changed_after_its_decision(race: Race, tmp
 def test_a_large_file_streamed_later_is_read_from_the_inode_decided(race: Race) -> None:
     """A file too large to hold is hashed from one open file, and streamed
     later by path: from that inode, or else from the blob it named."""
-    from nasfs.access import Caller
-    from nasfs.repo import LARGE_BYTES
-
     tree = GitTree(race.tree, node="box", tree="home")
     big, other = race.tree / "mine" / "big", race.tree / "theirs" / "big"
     big.write_bytes(b"a\n" * (LARGE_BYTES // 2 + 1))
