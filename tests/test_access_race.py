@@ -254,3 +254,39 @@ def test_a_large_file_streamed_later_is_read_from_the_inode_decided(race: Race) 
         for p in (big, kept, other):
             if os.path.lexists(p):
                 p.unlink()
+
+
+def test_a_search_counts_no_hit_of_a_file_swapped_in_during_rg(race: Race, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rg reads the tree by path as the daemon: a swap during its run reports
+    the other file's hit under mine/x. A hit counts for the attacker only
+    when that line of the file read for them (the inode their decision
+    allowed) still matches: not in matches=, files=, nor by its line number."""
+    from dataclasses import replace
+
+    from nasfs import search as searching
+    from nasfs.service import Nas
+
+    from .conftest import header
+
+    rg = searching.run_rg
+
+    def raced(q: searching.Query, root: Path) -> list[searching.Hit]:  # what rg reports when the swap wins
+        return [replace(h, path="mine/x") if h.path == "theirs/key.md" else h for h in rg(q, root)]
+
+    monkeypatch.setattr(searching, "run_rg", raced)
+    nas = Nas(GitTree(race.tree, node="box", tree="home"))
+    attacker = Caller.of_account(ATTACKER)
+    long = race.tree / "mine" / "long"
+    long.write_text("x" * 1500 + " needleword\n")  # reported by rg as an omitted long line
+    os.chown(long, pwd.getpwnam(ATTACKER).pw_uid, -1)
+    try:
+        for query in ("vault code", "re:KVX[A-Z]+"):
+            got = searching.search(nas, query, caller=attacker)
+            keys = header(got.text)
+            assert (keys["matches"], keys["files"]) == ("0", "0"), got.text
+            assert b"mine/x" not in got.text, got.text
+            assert header(searching.search(nas, query).text)["matches"] != "0"  # root: every hit rg reports
+        assert header(searching.search(nas, "only mine", caller=attacker).text)["matches"] == "1"
+        assert header(searching.search(nas, "needleword", caller=attacker).text)["matches"] == "1"
+    finally:
+        long.unlink()
