@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from . import tokens as tok
-from .access import AccessDenied, Caller, Identity, check_history, decider, sees_all
+from .access import AccessDenied, Caller, Identity, check_history, decider, identity, sees_all
 from .budget import Rung, fit
 from .cache import LRU, DiskCache
 from .declare import Response, declare
@@ -188,6 +188,19 @@ class Nas:
         except FileChanged:
             return self.tree.working(path, caller, self._allowed(path, caller))
 
+    def _same_folder(self, path: str, allowed: Identity) -> None:
+        """FileChanged unless ``path`` is still the folder a decision allowed:
+        a name decided as a file (a mount's view shared by its readers, made
+        as the daemon) and swapped since for a symlink to a folder is never
+        mapped, nor a folder swapped for another."""
+        try:
+            same = identity(os.stat(self.tree.real_path(path)[1])) == allowed
+        except OSError:
+            same = False
+        if not same:
+            raise FileChanged(f"{path!r} changed since it was decided (it names another folder or file now)",
+                              "read it again")
+
     def _allowed(self, path: str, caller: Caller | None) -> Identity | None:
         return decider(self.tree.root, caller).check(path)
 
@@ -336,6 +349,9 @@ class Nas:
         allowed = self.guard(path, at, caller, since=view.arg if view.kind == "since" else None)
         if self.tree.is_dir(path, at):
             from .folder_map import folder_view
+
+            if at is None and (source or allowed) is not None:
+                self._same_folder(path, source or allowed)
 
             if view.kind == "summary":
                 return self._folder_summary(path, view, at, record, caller)

@@ -290,3 +290,26 @@ def test_a_search_counts_no_hit_of_a_file_swapped_in_during_rg(race: Race, monke
         assert header(searching.search(nas, "needleword", caller=attacker).text)["matches"] == "1"
     finally:
         long.unlink()
+
+
+def test_a_view_decided_on_a_file_never_maps_a_folder_swapped_in(race: Race) -> None:
+    """The mount makes a file's view once, as the daemon, for every reader
+    whose decision allows that inode (node.source): the name swapped for a
+    symlink to a folder by the time the view is made must not give the
+    daemon's whole map of that folder."""
+    from nasfs.errors import FileChanged
+    from nasfs.service import Nas
+
+    nas = Nas(GitTree(race.tree, node="box", tree="home"))
+    path, view = nas.split("mine/x@outline")
+    allowed = decider(race.tree, Caller.of_account(ATTACKER)).check(path)
+    assert b"Mine" in nas.read_view(path, view, None, False, None, allowed).text
+    x, moved = race.tree / "mine" / "x", race.tree / "mine" / ".kept"
+    os.rename(x, moved)
+    os.symlink("../theirs", x)
+    try:
+        with pytest.raises(FileChanged):
+            nas.read_view(path, view, None, False, None, allowed)
+    finally:
+        x.unlink()
+        os.rename(moved, x)
