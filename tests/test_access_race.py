@@ -313,3 +313,41 @@ def test_a_view_decided_on_a_file_never_maps_a_folder_swapped_in(race: Race) -> 
     finally:
         x.unlink()
         os.rename(moved, x)
+
+
+HELD = r"""
+import json, os, sys, time
+view, x, target = sys.argv[1:4]
+fd = os.open(view, os.O_RDONLY)
+os.rename(x, x + ".kept")
+os.symlink(target, x)
+try:
+    time.sleep(1.5)  # past the attributes' timeout: the kernel asks the daemon again
+    try:
+        st = os.fstat(fd)
+        print(json.dumps({"uid": st.st_uid, "mode": st.st_mode}))
+    except OSError as exc:
+        print(json.dumps({"errno": exc.errno}))
+finally:
+    os.unlink(x)
+    os.rename(x + ".kept", x)
+"""
+
+
+def test_a_held_view_never_takes_the_attributes_of_a_file_swapped_in(race: Race) -> None:
+    """A view's owner and mode are its file's: once the name is another
+    file (a symlink to a file in a folder the reader may not even search),
+    a getattr of the view held open says ESTALE, not that file's owner."""
+    vault = race.tree / "vault"
+    vault.mkdir(mode=0o700)
+    (vault / "key.md").write_text(SECRET)
+    victim = pwd.getpwnam(VICTIM)
+    for p in (vault, vault / "key.md"):
+        os.chown(p, victim.pw_uid, victim.pw_gid)
+    try:
+        out = _finish(_as_attacker(HELD, str(race.mount.mountpoint / "mine" / "x@outline"), str(race.tree / "mine" / "x"),
+                                   "../vault/key.md"))
+        got = json.loads(out)
+        assert got.get("uid") != victim.pw_uid, got
+    finally:
+        shutil.rmtree(vault)

@@ -34,7 +34,7 @@ import pyfuse3
 import trio
 from pyfuse3 import FUSEError
 
-from ..access import AccessDenied, Caller, Seen, decider
+from ..access import AccessDenied, Caller, Seen, decider, identity
 from ..cache import LRU
 from ..declare import Response
 from ..errors import FileChanged, Unavailable
@@ -186,6 +186,8 @@ class Virtual:
             if decider(self.root, Caller.root()).decide(node.path) is Seen.OUTSIDE:
                 raise FUSEError(errno.ESTALE)
             st = os.stat(os.path.join(self.root, node.path))
+            if node.source is not None and identity(st) != node.source:
+                raise FUSEError(errno.ESTALE)  # the name is another file now: its owner, mode and times are not this view's
             a = self.virtual_attrs(ino, stat.S_IFREG | (st.st_mode & 0o444), len(data), st.st_mtime_ns)
             a.st_uid, a.st_gid = st.st_uid, st.st_gid
         else:
