@@ -351,3 +351,30 @@ def test_a_held_view_never_takes_the_attributes_of_a_file_swapped_in(race: Race)
         assert got.get("uid") != victim.pw_uid, got
     finally:
         shutil.rmtree(vault)
+
+
+def test_a_fifo_swapped_in_after_the_stat_is_never_waited_on(tmp_path: Path) -> None:
+    """working() stats the name, then opens it to read: a FIFO swapped in
+    between must be refused at once, not hold the core thread until someone
+    writes to it."""
+    import threading
+
+    from nasfs.repo.one_version import read_one_version
+
+    fifo = tmp_path / "x"
+    os.mkfifo(fifo)
+    outcome: list[object] = []
+    reader = threading.Thread(target=lambda: outcome.append(_try(read_one_version, fifo)), daemon=True)
+    reader.start()
+    reader.join(5)
+    if reader.is_alive():  # it waits: release it (a writer opens the other end)
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(5)
+    assert outcome and isinstance(outcome[0], NasError), outcome
+
+
+def _try(fn, *args):  # type: ignore[no-untyped-def]
+    try:
+        return fn(*args)
+    except Exception as exc:  # noqa: BLE001
+        return exc

@@ -14,6 +14,7 @@ import pygit2
 
 from ..access import Identity, identity
 from ..errors import FileChanged, NotServable
+from .one_version import open_regular
 
 LARGE_BYTES = 32 << 20  # above this a file is streamed, never held whole
 CHUNK = 1 << 20
@@ -54,9 +55,12 @@ class Content:
         if self._data is not None:
             return self._data
         if self._disk is not None:
-            with open(self._disk, "rb") as fh:
-                data = fh.read()
-            if pygit2.hash(data) == pygit2.Oid(hex=self.blob_id):
+            try:
+                with open_regular(self._disk) as fh:
+                    data = fh.read()
+            except NotServable:  # not a file any more (a FIFO swapped in): the blob named, below
+                data = None
+            if data is not None and pygit2.hash(data) == pygit2.Oid(hex=self.blob_id):
                 return data
             # Changed since it was hashed: serve the committed bytes we named.
         return self._repo[self.blob_id].data
@@ -66,11 +70,16 @@ class Content:
         bounded memory; libgit2 loads a blob whole, so a large file at a past
         commit costs its size in memory while it is read."""
         if self._disk is not None:
-            with open(self._disk, "rb") as fh:
-                if self._source is None or identity(os.fstat(fh.fileno())) == self._source:
-                    while chunk := fh.read(CHUNK):
-                        yield chunk
-                    return
+            try:
+                fh = open_regular(self._disk)
+            except NotServable:  # not a file any more (a FIFO swapped in): another file
+                fh = None
+            if fh is not None:
+                with fh:
+                    if self._source is None or identity(os.fstat(fh.fileno())) == self._source:
+                        while chunk := fh.read(CHUNK):
+                            yield chunk
+                        return
             if self.blob_id not in self._repo:  # another file by now: the blob named, if it was recorded
                 raise FileChanged(f"{self.path!r} changed while it was read (it names another file now)", "read it again")
         data = self._repo[self.blob_id].data

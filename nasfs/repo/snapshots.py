@@ -21,6 +21,7 @@ import pygit2
 from ..access import NOTHING, Caller, Decider, Identity, Seen, decider, identity
 from ..audience import narrower_than_git
 from ..errors import FileChanged, NotFound, NotServable
+from .one_version import open_regular
 from .paths import tree_get
 from .private_stores import PrivateStores, as_owner
 from .revisions import Revisions
@@ -97,7 +98,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
             if real is None:
                 blobs.append((path, None))
             else:
-                with open(real, "rb") as fh, as_owner(owner):  # read as this process, written as the store's account
+                with open_regular(real) as fh, as_owner(owner):  # read as this process, written as the store's account
                     if allowed is not None and identity(os.fstat(fh.fileno())) != allowed:
                         raise FileChanged(f"{path!r} changed while it was read", "read it again")
                     blobs.append((path, repo.create_blob_fromiobase(fh)))
@@ -135,7 +136,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
                     with as_owner(owner):
                         written = repo.create_blob(data)
                 else:
-                    with open(real, "rb") as fh, as_owner(owner):  # read as this process, written as the store's account
+                    with open_regular(real) as fh, as_owner(owner):  # read as this process, written as the store's account
                         if source is not None and identity(os.fstat(fh.fileno())) != source:
                             raise FileChanged(f"{rel!r} changed while it was read", "read it again")
                         written = repo.create_blob_fromiobase(fh)
