@@ -378,3 +378,47 @@ def _try(fn, *args):  # type: ignore[no-untyped-def]
         return fn(*args)
     except Exception as exc:  # noqa: BLE001
         return exc
+
+
+def test_a_folder_listing_tells_nothing_of_a_folder_swapped_in(race: Race, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP/MCP list a folder the decision allowed: swapped after it for a
+    symlink into a folder the reader may not search, the answer is the same
+    (FileChanged) whether what it points at exists or not."""
+    from nasfs import listing
+    from nasfs.errors import FileChanged
+    from nasfs.service import Nas
+
+    sub, kept = race.tree / "mine" / "sub", race.tree / "mine" / ".sub"
+    vault = race.tree / "vault2"
+    vault.mkdir(mode=0o700)
+    (vault / "there").mkdir()
+    victim = pwd.getpwnam(VICTIM)
+    os.chown(vault, victim.pw_uid, victim.pw_gid)
+    nas = Nas(GitTree(race.tree, node="box", tree="home"))
+    attacker = Caller.of_account(ATTACKER)
+    decide = listing.decider
+    target = ["../vault2/there"]
+
+    class Swapping:
+        def __init__(self, root: Path, caller: Caller) -> None:
+            self.judge = decide(root, caller)
+
+        def check(self, path: str, want_dir: bool = False):  # type: ignore[no-untyped-def]
+            allowed = self.judge.check(path, want_dir)
+            os.rename(sub, kept)
+            os.symlink(target[0], sub)
+            return allowed
+
+    monkeypatch.setattr(listing, "decider", Swapping)
+    try:
+        for target[0] in ("../vault2/there", "../vault2/nothing"):
+            sub.mkdir()
+            os.chown(sub, pwd.getpwnam(ATTACKER).pw_uid, -1)
+            try:
+                with pytest.raises(FileChanged):
+                    listing.list_folder(nas, "mine/sub", caller=attacker)
+            finally:
+                sub.unlink()
+                kept.rmdir()
+    finally:
+        shutil.rmtree(vault)
