@@ -12,6 +12,12 @@ other, as the kernel does; root reads everything.
 Nothing here is cached across requests: each call stats the path anew, so a
 file made unreadable is unreadable at the next question. A ``Decider`` may
 remember folders within one request (one folder map, one search), no longer.
+
+A decision is of a path, read later by path: between the two, whoever may
+write a folder on the way may swap the file for a symlink to another. So a
+decision that allows a regular file also names it, by its ``Identity``
+(device, inode), and the core serves only bytes read from that inode
+(``FileChanged`` otherwise: repo/working.py, service.py).
 """
 
 from __future__ import annotations
@@ -27,6 +33,13 @@ from pathlib import Path
 from .errors import BadPath, NasError
 
 _MAX_LINKS = 40  # the kernel's limit on symlinks followed in one walk (ELOOP past it)
+
+Identity = tuple[int, int]  # (st_dev, st_ino): the very file a decision allowed
+NOTHING: Identity = (-1, -1)  # a decision that allowed no inode (a missing path): no read matches it
+
+
+def identity(st: os.stat_result) -> Identity:
+    return (st.st_dev, st.st_ino)
 
 
 @dataclass(frozen=True)
@@ -150,37 +163,43 @@ class Decider:
         itself)? A file needs read; a folder (or ``want_dir``) read and search.
         Links are resolved by string, for root too: nothing outside the root
         is ever stat'ed (a link into the mount itself would wedge its daemon)."""
+        return self.judge(path, want_dir)[0]
+
+    def judge(self, path: str, want_dir: bool = False) -> tuple[Seen, Identity | None]:
+        """``decide``, and the identity of what it allowed (the last
+        component's lstat: what a read of the path must find); None for a
+        refusal."""
         parts = [p for p in path.split("/") if p not in ("", ".")]
         here: list[str] = []
         links = 0
         if not self._search(""):
-            return Seen.DENIED
+            return Seen.DENIED, None
         while parts:
             name = parts.pop(0)
             if name == "..":
                 if not here:
-                    return Seen.OUTSIDE
+                    return Seen.OUTSIDE, None
                 here.pop()
                 continue
             rel = "/".join([*here, name])
             try:
                 st = os.lstat(self.root / rel)
             except FileNotFoundError:
-                return Seen.MISSING
+                return Seen.MISSING, None
             except OSError:
-                return Seen.DENIED
+                return Seen.DENIED, None
             if stat.S_ISLNK(st.st_mode):
                 links += 1
                 if links > _MAX_LINKS:
-                    return Seen.DENIED
+                    return Seen.DENIED, None
                 try:
                     target = os.readlink(self.root / rel)
                 except OSError:
-                    return Seen.DENIED
+                    return Seen.DENIED, None
                 if target.startswith("/"):
                     inside = _inside(self.root, target)
                     if inside is None:
-                        return Seen.OUTSIDE
+                        return Seen.OUTSIDE, None
                     here, parts = [], [*inside.split("/"), *parts]
                 else:
                     parts = [*target.split("/"), *parts]
@@ -188,19 +207,21 @@ class Decider:
                 continue
             if parts:  # a folder walked through: search
                 if not stat.S_ISDIR(st.st_mode):
-                    return Seen.MISSING
+                    return Seen.MISSING, None
                 if not self._search(rel, st):
-                    return Seen.DENIED
+                    return Seen.DENIED, None
                 here.append(name)
                 continue
             bits = 0o5 if want_dir or stat.S_ISDIR(st.st_mode) else 0o4
-            return Seen.ALLOWED if self.caller.may(st, bits) else Seen.DENIED
+            if not self.caller.may(st, bits):
+                return Seen.DENIED, None
+            return Seen.ALLOWED, identity(st)
         resolved = "/".join(here)
         try:
             st = os.stat(self.root / resolved if resolved else self.root)
         except OSError:
-            return Seen.DENIED
-        return Seen.ALLOWED if self.caller.may(st, 0o5) else Seen.DENIED
+            return Seen.DENIED, None
+        return (Seen.ALLOWED, identity(st)) if self.caller.may(st, 0o5) else (Seen.DENIED, None)
 
     def may_see(self, path: str) -> bool:
         return self.decide(path) is Seen.ALLOWED
@@ -226,17 +247,21 @@ class Decider:
             folder = folder.rsplit("/", 1)[0] if "/" in folder else ""
         return self.may_see(path)
 
-    def check(self, path: str, want_dir: bool = False) -> None:
+    def check(self, path: str, want_dir: bool = False) -> Identity | None:
         """Raise ``AccessDenied`` unless the caller may see ``path``; a missing
         path the caller could have looked for is left to the door's own
         NotFound (the caller may know it is absent), and a symlink out of the
-        tree to the door's BadPath (the caller may read where it points)."""
+        tree to the door's BadPath (the caller may read where it points).
+        Returns the identity of what it allowed, the one inode the caller
+        may be served of ``path`` (``NOTHING`` when it was missing); None
+        for root, who is never denied (no walk: a hot path of every door)."""
         if self.caller.is_root:
-            return  # never denied: no walk needed (a hot path of every door)
-        seen = self.decide(path, want_dir)
+            return None
+        seen, allowed = self.judge(path, want_dir)
         if seen is Seen.DENIED:
             raise AccessDenied(f"{self.caller} may not read {path or '.'}",
                                "paths this account could cat on the source tree")
+        return allowed or NOTHING
 
     def admit(self, path: str) -> None:
         """``check``, for root too, and ``BadPath`` for a path whose symlinks
@@ -300,4 +325,4 @@ def decider(root: Path | str, caller: Caller | None) -> Decider:
     return Decider(Path(root), caller if caller is not None else Caller.current())
 
 
-__all__ = ["AccessDenied", "Caller", "Decider", "Seen", "check_history", "decider", "sees_all"]
+__all__ = ["AccessDenied", "Caller", "Decider", "Identity", "NOTHING", "Seen", "check_history", "decider", "identity", "sees_all"]

@@ -90,6 +90,16 @@ class NotServable(NasError):
     kind = "not_servable"
 
 
+class FileChanged(NasError):
+    """The path named another file when it was read than when the access
+    decision allowed it (swapped for a symlink, say): nothing of the file read
+    is served. ESTALE makes the kernel look the name up once more."""
+
+    http_status = 409
+    errno = errno.ESTALE
+    kind = "file_changed"
+
+
 class Unavailable(NasError):
     """The repository being served is gone or cannot be opened (a long-running
     door outlived it); the message says which, and that it must come back."""

@@ -375,7 +375,7 @@ def _operation(summary: str, fields: tuple[Field, ...], result: str, statuses: t
         "additionalProperties": False,
     }
     responses = {"200": _json(_ref(result), "the answer")}
-    for status in (400, 401, 403, *statuses, 413):  # 403: the token's account may not read the path
+    for status in (400, 401, 403, 409, *statuses, 413):  # 403: the token's account may not read the path; 409: its file swapped while read
         responses[str(status)] = _json(_ref("Error"), HTTPStatus(status).phrase)
     return {
         "summary": summary,

@@ -7,18 +7,20 @@ or tokenizes the files it lists). Budgeted like every answer: as many whole
 lines as fit, with ``entries=M shown=K`` and ``next=skip:K`` for the rest,
 ``view=none truncated=true needs=T`` when not even the first line fits.
 Paths go through the same checks as reads: nothing outside the tree or in
-``.git`` is listed, and a symlink is listed as a link, never followed.
+``.git`` is listed, a symlink is listed as a link, never followed, and the
+folder listed is the one the access decision allowed (its inode).
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .access import Caller, decider
+from .access import NOTHING, Caller, Identity, decider, identity, sees_all
 from .declare import Response, declare
-from .errors import NotFound, NotServable
+from .errors import FileChanged, NotFound, NotServable
 from .grammar import check_budget
 from .repo import clean_path
 from .tokens import count as count_tokens
@@ -50,21 +52,42 @@ def _line(nas: Nas, folder: str, entry: os.DirEntry[str]) -> str:
     return f"{entry.name}\tfile\t{st.st_size}\t{tokens}\n"
 
 
+def _lines(nas: Nas, rel: str, real: Path, allowed: Identity | None) -> list[str]:
+    """The lines of the folder the decision allowed (``allowed``: its
+    identity; None: any), listed through one open descriptor of it, since
+    the path may name another folder by now (FileChanged)."""
+    fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if allowed is not None and identity(os.fstat(fd)) != allowed:
+            raise FileChanged(f"{rel or '.'!r} changed while it was listed", "list it again")
+        with os.scandir(f"/proc/self/fd/{fd}") as it:  # that very folder, by its descriptor
+            entries = sorted((e for e in it if not (rel == "" and e.name == ".git")), key=lambda e: e.name)
+            return [_line(nas, rel, e) for e in entries]
+    finally:
+        os.close(fd)
+
+
 def list_folder(nas: Nas, path: str = "", budget: int | None = None, skip: int = 0, caller: Caller | None = None) -> Response:
     """The entries of a working-tree folder, as many as fit ``budget``
     (None: all of them), starting after ``skip`` entries; only for a caller
     who may list it, as ``ls -l`` (None: this process's own account)."""
     budget = check_budget(budget)
     skip = check_budget(skip) or 0
-    decider(nas.tree.root, caller).check(clean_path(path), want_dir=True)
+    allowed = decider(nas.tree.root, caller).check(clean_path(path), want_dir=True)
+    allowed = None if sees_all(caller) else allowed  # the kernel limits this process's own account
     rel, real = nas.tree.real_path(clean_path(path))
+    if allowed is not None and allowed != NOTHING:  # before anything of what the path names now is told
+        try:
+            same = identity(os.stat(real)) == allowed
+        except OSError:
+            same = False
+        if not same:
+            raise FileChanged(f"{rel or '.'!r} changed while it was listed", "list it again")
     if not real.exists():
         raise NotFound(f"no folder {path!r}: it does not exist", "a folder of the tree ('' for its root)")
     if not real.is_dir():
         raise NotServable(f"{path!r} is a file, not a folder", "read it (nas_read, POST /v1/files/read), or list its folder")
-    with os.scandir(real) as it:
-        entries = sorted((e for e in it if not (rel == "" and e.name == ".git")), key=lambda e: e.name)
-    lines = [_line(nas, rel, e) for e in entries]
+    lines = _lines(nas, rel, real, allowed)
     page = lines[skip:]
     base: list[tuple[str, object]] = [("path", rel or "."), ("entries", len(lines))]
 

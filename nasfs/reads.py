@@ -30,10 +30,11 @@ def read_chunks(nas: Nas, spec: str, at: str | None, as_json: bool, prefix: str 
     larger than ``raw_limit`` (the daemon leaves those to the CLI). ``caller``
     (None: this process's own account) is judged before the name is split,
     and at a revision on that commit too (Nas.commit_for: a private snapshot
-    is read by the readers of its sources only)."""
+    is read by the readers of its sources only), and what is read for them
+    is the very file that decision allowed (Nas.content)."""
     spec = spec if spec.startswith("/") else prefix + spec
     nas.admit(spec, at, caller)
-    path, view = nas.split(spec, at)
+    path, view = nas.split(spec, at, caller)
     if view.kind == "raw" and not as_json:
         content = nas.content(path, at, caller)
         if raw_limit is not None and content.size > raw_limit:

@@ -35,6 +35,7 @@ from .views import Analysis, Evidence, Served
 
 if TYPE_CHECKING:
     from .declare import Response
+    from .repo import Content
     from .service import Nas
 
 DEFAULT_BUDGET = 1000
@@ -220,9 +221,10 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
     else:
         root = nas.tree.root
     hits = run_rg(q, root)
+    contents: dict[str, Content | None] = {}
     if at is None and not sees_all(caller):
         judge = decider(nas.tree.root, caller)
-        hits = [h for h in hits if judge.may_find(h.path)]
+        hits = _confirmed(nas, q, [h for h in hits if judge.may_find(h.path)], caller, contents)
     ranked = _rank(hits, q)
     flat = [(path, h) for path, file_hits in ranked for h in file_hits]
     page = flat[q.skip :]
@@ -249,7 +251,8 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
         a = analyses.get(path)
         if a is None:
             try:
-                a = analyses[path] = nas.analysis(nas.content(path, at))
+                content = contents.get(path) or nas.content(path, at, caller)  # the inode the caller's decision allowed
+                a = analyses[path] = nas.analysis(content)
             except NasError:
                 continue  # changed or gone since rg saw it
         if h.line > a.line_count or a.binary:
@@ -273,6 +276,44 @@ def search(nas: Nas, text: str, at: str | None = None, budget: int | None = None
         needs = declared(served([leading])).tokens
         response = declared(nothing_fits(served(blocks), needs, q.skip + leading[2] + 1))
     return response
+
+
+def _confirmed(nas: Nas, q: Query, hits: list[Hit], caller: Caller | None,
+               contents: dict[str, Content | None]) -> list[Hit]:
+    """The hits of a working-tree search a caller (not root, nor this
+    process's own account) may be told of: ``rg`` reads files by path, as
+    the daemon, so a file swapped for a symlink during its run could add
+    another file's hit (to ``matches=``, ``files=``, with its line number).
+    A hit counts only when that line of the file read for the caller (the
+    inode their decision allowed, kept in ``contents`` for the snippets)
+    is the line rg matched, or else still matches the query."""
+    lines: dict[str, list[bytes] | None] = {}
+    kept = []
+    for h in hits:
+        if h.path not in lines:
+            try:
+                content = contents[h.path] = nas.content(h.path, None, caller)
+                lines[h.path] = content.read().split(b"\n")
+            except (NasError, KeyError):
+                contents[h.path], lines[h.path] = None, None
+        got = lines[h.path]
+        if got is None or h.line > len(got):
+            continue
+        line = got[h.line - 1]
+        if line == h.text or _matches(q, line):
+            kept.append(h)
+    return kept
+
+
+def _matches(q: Query, line: bytes) -> bool:
+    """Whether rg matches ``line`` alone (as in run_rg: a long line it
+    reported as omitted, or a line that differs from the one it read)."""
+    args = ["rg", "--quiet", "--smart-case", *([] if q.regex else ["--fixed-strings"]), "--regexp", q.pattern, "-"]
+    try:
+        done = subprocess.run(args, input=line + b"\n", capture_output=True, timeout=RG_SECONDS)
+    except subprocess.TimeoutExpired:
+        return False
+    return done.returncode == 0
 
 
 def nothing_fits(shown: Served, needs: int, past_first: int) -> Served:

@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from . import tokens as tok
-from .access import AccessDenied, Caller, check_history, decider, sees_all
+from .access import AccessDenied, Caller, Identity, check_history, decider, identity, sees_all
 from .budget import Rung, fit
 from .cache import LRU, DiskCache
 from .declare import Response, declare
 from .errors import (
     BadPointer,
     BadView,
+    FileChanged,
     NasError,
     NotFound,
     NotServable,
@@ -146,29 +147,62 @@ class Nas:
         return Nas(tree, tokenizer=self.tokenizer, disk=self.disk)
 
     # -- addressing ----------------------------------------------------------
-    def split(self, spec: str, at: str | None = None) -> tuple[str, View]:
+    def split(self, spec: str, at: str | None = None, caller: Caller | None = None) -> tuple[str, View]:
         """(real path, view) for ``path@view``; the real name always wins."""
         path = clean_path(spec)
         if at is not None:
             self.tree.resolve(at)  # an unknown revision is the error, not "no file"
         real, view = split_path(path, lambda p: self.tree.exists(p, at), lambda p: self.tree.is_file(p, at))
-        return real, self.settle(real, view, at)
+        return real, self.settle(real, view, at, caller)
 
-    def settle(self, path: str, view: View, at: str | None = None) -> View:
+    def settle(self, path: str, view: View, at: str | None = None, caller: Caller | None = None) -> View:
         """``section=NAME.json`` names the section ``NAME.json`` when the file
         has one (qualified or own name), else NAME's envelope (contract §2)."""
         named = view.name_with_json()
         if named is None:
             return view
-        outline = self.analysis(self.content(path, at)).outline
+        outline = self.analysis(self.content(path, at, caller)).outline
         return named if any(named.arg in (".".join(e.path), e.name) for e in outline.entries if e.path) else view
 
-    def content(self, path: str, at: str | None = None, caller: Caller | None = None) -> Content:
+    def content(self, path: str, at: str | None = None, caller: Caller | None = None,
+                allowed: Identity | None = None) -> Content:
         """The file at ``path`` (at ``at``, else in the working tree, recorded
         in a snapshot only for a ``caller`` who may see it: None, this
         process's own account). ``at`` is judged by the door first
-        (:meth:`admit`, :meth:`guard`: :meth:`commit_for`)."""
-        return self.tree.at(at, path) if at is not None else self.tree.working(path, caller)
+        (:meth:`admit`, :meth:`guard`: :meth:`commit_for`).
+
+        A working file is read from the very inode the caller's access
+        decision allowed (``allowed``: :meth:`guard`'s, else decided here),
+        since the path may name another by then (a file swapped for a
+        symlink): decided again once, then FileChanged, never another
+        file's bytes. Root and this process's own account need no decision
+        (the kernel limits the latter's reads), unless a door gives one it
+        made for its own caller (the mount's shared views), which that door
+        makes again."""
+        if at is not None:
+            return self.tree.at(at, path)
+        if sees_all(caller):
+            return self.tree.working(path, caller, allowed)
+        try:
+            return self.tree.working(path, caller, allowed or self._allowed(path, caller))
+        except FileChanged:
+            return self.tree.working(path, caller, self._allowed(path, caller))
+
+    def _same_folder(self, path: str, allowed: Identity) -> None:
+        """FileChanged unless ``path`` is still the folder a decision allowed:
+        a name decided as a file (a mount's view shared by its readers, made
+        as the daemon) and swapped since for a symlink to a folder is never
+        mapped, nor a folder swapped for another."""
+        try:
+            same = identity(os.stat(self.tree.real_path(path)[1])) == allowed
+        except OSError:
+            same = False
+        if not same:
+            raise FileChanged(f"{path!r} changed since it was decided (it names another folder or file now)",
+                              "read it again")
+
+    def _allowed(self, path: str, caller: Caller | None) -> Identity | None:
+        return decider(self.tree.root, caller).check(path)
 
     def analysis(self, content: Content) -> Analysis:
         key = (content.path, content.blob_id, content.commit)
@@ -239,7 +273,7 @@ class Nas:
         own account), judged before anything of the path is looked at."""
         try:
             self.admit(spec, at, caller)
-            path, view = self.split(spec, at)
+            path, view = self.split(spec, at, caller)
             if check_budget(budget) is None and view.budget is None and view.kind != "best" and default_budget:
                 budget = default_budget
             if check_budget(budget) is not None:
@@ -270,15 +304,17 @@ class Nas:
             cut = path.find("@", cut + 1)
         judge.admit(path)
 
-    def guard(self, path: str, at: str | None, caller: Caller | None, since: str | None = None) -> None:
+    def guard(self, path: str, at: str | None, caller: Caller | None, since: str | None = None) -> Identity | None:
         """The access decision for a real path about to be read: the working
         tree's file by the caller's own rights, history (``at``, or the range
         ``since`` of a view made from commits) by their right to ``.git`` and
-        to each commit read (:meth:`commit_for`: a private snapshot)."""
-        if at is None:
-            decider(self.tree.root, caller).check(path)
+        to each commit read (:meth:`commit_for`: a private snapshot). Returns
+        the working file's identity it allowed, for :meth:`content` (None for
+        root and this process's own account, whom the kernel limits)."""
+        allowed = self._allowed(path, caller) if at is None else None
+        allowed = None if sees_all(caller) else allowed
         if at is None and since is None:
-            return
+            return allowed
         check_history(self.tree.git_dir, caller)
         revisions = [at] if at is not None else []
         if since is not None:
@@ -287,6 +323,7 @@ class Nas:
             revisions += [rev for rev in split_range(since) if rev]
         for rev in revisions:
             self.commit_for(rev, caller)
+        return allowed
 
     def refused(self, name: str, exc: NasError, caller: Caller | None = None) -> None:
         self.errors.append(Refusal(time.time(), name, exc, None if caller is None else caller.key))
@@ -302,15 +339,19 @@ class Nas:
         return [r for r in self.errors if r.who is None or r.who == viewer.key]
 
     def read_view(self, path: str, view: View, at: str | None = None, record: bool = True,
-                  caller: Caller | None = None) -> Response:
+                  caller: Caller | None = None, source: Identity | None = None) -> Response:
         """Serve a parsed view; ``record=False`` for a door's size probes
         (FUSE lookup/getattr), which are not reads and stay out of the stats.
         Responses are cached by content (summaries keep their own cache, since
         a stale one must be retried), and the caller is judged before each.
-        A folder's view is its map (folder_map.py)."""
-        self.guard(path, at, caller, since=view.arg if view.kind == "since" else None)
+        A folder's view is its map (folder_map.py). ``source``: the inode a
+        door's own decision allowed its caller (:meth:`content`)."""
+        allowed = self.guard(path, at, caller, since=view.arg if view.kind == "since" else None)
         if self.tree.is_dir(path, at):
             from .folder_map import folder_view
+
+            if at is None and (source or allowed) is not None:
+                self._same_folder(path, source or allowed)
 
             if view.kind == "summary":
                 return self._folder_summary(path, view, at, record, caller)
@@ -324,7 +365,7 @@ class Nas:
             from .diffs import split_range
 
             at = split_range(view.arg)[1]  # since=A..B reads the file as it is at B
-        return self.read_content(self.content(path, at, caller), view, record)
+        return self.read_content(self.content(path, at, caller, source or allowed), view, record)
 
     def read_content(self, content: Content, view: View, record: bool = True) -> Response:
         """A view of a file already found (``nasfs index`` goes on to use the

@@ -4,6 +4,7 @@ background fill (tests/test_summaries_model.py has the real model)."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -379,3 +380,49 @@ def test_two_trees_sharing_a_cache_keep_their_own_verdicts(home: Path, tmp_path:
             nas.read(f"{ACME}@summary")
         wait_idle(nas)
         assert header(nas.read(f"{ACME}@summary").text)["support"] == support
+
+
+SWAPPED_SECRET = "# Vault\n\nKVXSECRETBODY the vault code is 3141.\n"
+
+
+def test_a_file_swapped_after_the_walk_never_feeds_a_summary(home: Path, tmp_path: Path, monkeypatch) -> None:
+    """The daemon reads a folder's children by path: a file the walk saw
+    (mine/x) swapped for a symlink to another file before its bytes are read
+    feeds no record (file, folder, or the last one served as stale)."""
+    import json
+
+    import pygit2
+
+    from nasfs.errors import NasError
+    from nasfs.summaries import folders as fold
+    from nasfs.summaries.store import file_ident
+
+    (home / "mine").mkdir()
+    (home / "mine" / "x").write_text("# Mine\n\nOnly mine, nothing secret in these notes.\n")
+    (home / "theirs").mkdir()
+    (home / "theirs" / "key.md").write_text(SWAPPED_SECRET)
+    secret_blob = str(pygit2.hash(SWAPPED_SECRET.encode()))
+    x, kept = home / "mine" / "x", home / "mine" / ".kept"
+    walk = fold.listing_of
+
+    def walked_then_swapped(nas, path, at):
+        listing = walk(nas, path, at)
+        if not x.is_symlink():
+            os.rename(x, kept)
+            os.symlink("../theirs/key.md", x)
+        return listing
+
+    nas = nas_for(home, command(tmp_path))
+    gen, store = nas.summaries.generator, nas.summaries.store
+    monkeypatch.setattr(fold, "listing_of", walked_then_swapped)
+    with pytest.raises(NasError, match="changed since its folder was walked"):
+        gen.make_folder(gen.core(), "mine", None)
+    gen.file_job("mine/x", "0" * 40, "0" * 40)  # a file's record is keyed by the real path read (theirs/key.md), not mine/x
+    assert store.get("file", file_ident(secret_blob, "mine/x")) is None
+    last = store.last("file", "mine/x")
+    assert last is None or (last["blob"] != secret_blob and "KVXSECRET" not in json.dumps(last))
+    x.unlink()
+    os.rename(kept, x)
+    monkeypatch.setattr(fold, "listing_of", walk)
+    record = gen.make_folder(gen.core(), "mine", None)  # unswapped: made as ever
+    assert "KVXSECRET" not in json.dumps(record)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import pyfuse3
 
+from ..access import Identity
 from ..grammar import View
 from .real import VIRTUAL_BASE
 
@@ -43,9 +44,13 @@ class Node:
     view: View | None = None
     caller: tuple[int, ...] = ()  # who an answer is made for (Caller.key): maps, searches, diffs, derefs, .nas/errors; () for all
     version: str = ""  # digest of a file's content: one inode per version
+    source: Identity | None = None  # a working-tree view's: the inode it is made of, as a caller's decision allowed it
 
     def versioned(self, version: str) -> Node:
-        return Node(self.kind, self.path, self.commit, self.view, self.caller, version)
+        return Node(self.kind, self.path, self.commit, self.view, self.caller, version, self.source)
+
+    def made_of(self, source: Identity | None) -> Node:
+        return Node(self.kind, self.path, self.commit, self.view, self.caller, self.version, source)
 
 
 class Inodes:

@@ -186,8 +186,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         caller = caller_of(ctx)
         try:  # the one place a refused name is recorded, with its reason and who asked
             if parent is not None:
-                node = await self.child(parent, text, caller)
-                self.admit(node, caller)
+                node = self.admit(await self.child(parent, text, caller), caller)
                 ino, attrs = await self.materialize(node)
             elif parent_inode == ROOT and (side := self.root_child(text)) is not None:
                 ino, attrs = await self.materialize(side)

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 import pyfuse3
 
 from .. import index
-from ..access import Caller
+from ..access import Caller, Identity
 from ..response_json import response_from_json, response_to_json
 
 if TYPE_CHECKING:
@@ -149,8 +149,9 @@ def _start(root: str, node: str | None, tree: str | None, tokenizer: str, summar
     index._init_worker(root, node, tree, tokenizer, summarizer=summarizer)
 
 
-def read_view(path: str, view: View, at: str | None) -> bytes:
-    return response_to_json(index._nas.read_view(path, view, at, False))
+def read_view(path: str, view: View, at: str | None, source: Identity | None = None) -> bytes:
+    """A view made of the inode ``source`` (the mount's caller's decision; None: any)."""
+    return response_to_json(index._nas.read_view(path, view, at, False, source=source))
 
 
 def side_view(node: Node) -> bytes:

@@ -70,12 +70,12 @@ class ReadAnswers:
                     return dict(FALLBACK)
             else:  # a private snapshot is read by the readers of its sources only (its size included)
                 await self.door.core(self.nas.commit_for, at, caller)
-            path, folder = await self.door.core(self._split, spec, at)
+            path, folder = await self.door.core(self._split, spec, at, caller)
             if at is None and (not await self._check(caller, path, shown) or (folder and uid != os.geteuid())):
                 return dict(FALLBACK)
             if await self._heavy(path, at):
                 return dict(FALLBACK)
-            body = await self.door.core(self._read, spec, at, bool(request.get("json")))
+            body = await self.door.core(self._read, spec, at, bool(request.get("json")), caller)
             if body is None:
                 return dict(FALLBACK)
         except NasError as exc:
@@ -126,9 +126,9 @@ class ReadAnswers:
         except AccessDenied as exc:
             raise AccessDenied(f"{caller} may not read {shown or '.'}", exc.valid) from None
 
-    def _split(self, spec: str, at: str | None) -> tuple[str, bool]:
+    def _split(self, spec: str, at: str | None, caller: Caller) -> tuple[str, bool]:
         """In the core thread: (real path, whether it is a folder)."""
-        path, _ = self.nas.split(spec, at)
+        path, _ = self.nas.split(spec, at, caller)
         return path, self.nas.tree.is_dir(path, at)
 
     async def _heavy(self, path: str, at: str | None) -> bool:
@@ -141,10 +141,12 @@ class ReadAnswers:
         item = self.nas.tree.item_at(str(self.nas.tree.resolve(at).id), path) if path else None
         return item is not None and item.size > HEAVY_BYTES
 
-    def _read(self, spec: str, at: str | None, as_json: bool) -> bytes | None:
+    def _read(self, spec: str, at: str | None, as_json: bool, caller: Caller) -> bytes | None:
         """In the core thread: the CLI's bytes, or None (a raw read of a file
-        that grew past ``HEAVY_BYTES`` since it was looked at)."""
-        chunks = read_chunks(self.nas, spec, at, as_json, "", HEAVY_BYTES)
+        that grew past ``HEAVY_BYTES`` since it was looked at), read for
+        ``caller``: of the very file their decision allowed (Nas.content),
+        which the path may no longer name by now."""
+        chunks = read_chunks(self.nas, spec, at, as_json, "", HEAVY_BYTES, caller)
         return None if chunks is None else b"".join(chunks)
 
 

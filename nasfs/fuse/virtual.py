@@ -34,10 +34,10 @@ import pyfuse3
 import trio
 from pyfuse3 import FUSEError
 
-from ..access import AccessDenied, Caller, Seen, decider
+from ..access import AccessDenied, Caller, Seen, decider, identity
 from ..cache import LRU
 from ..declare import Response
-from ..errors import Unavailable
+from ..errors import FileChanged, Unavailable
 from ..grammar import RAW, split_name, split_suffixes
 from ..help import HELP
 from ..repo import LARGE_BYTES, TreeItem
@@ -186,6 +186,8 @@ class Virtual:
             if decider(self.root, Caller.root()).decide(node.path) is Seen.OUTSIDE:
                 raise FUSEError(errno.ESTALE)
             st = os.stat(os.path.join(self.root, node.path))
+            if node.source is not None and identity(st) != node.source:
+                raise FUSEError(errno.ESTALE)  # the name is another file now: its owner, mode and times are not this view's
             a = self.virtual_attrs(ino, stat.S_IFREG | (st.st_mode & 0o444), len(data), st.st_mtime_ns)
             a.st_uid, a.st_gid = st.st_uid, st.st_gid
         else:
@@ -217,19 +219,32 @@ class Virtual:
         self._files.put(ino, made)
         return ino, await self.node_attrs(ino, node)
 
-    def admit(self, node: Node, caller: Caller) -> None:
+    def admit(self, node: Node, caller: Caller) -> Node:
         """The access decision for a virtual file ``caller`` looks up or
         opens, asked every time, whatever is remembered (view_memo.py, the
         bytes by inode, the disk cache): a view's file (the folders above it,
         a symlink's target), a pointer's path, and a node made for another
-        caller (a map, a search). The kernel judged the rest (modes)."""
+        caller (a map, a search). The kernel judged the rest (modes).
+
+        A working-tree view is made once and served to many callers, each
+        deciding on its path: it is the node as this caller may be served
+        it, made of the inode their decision allows now (``source``; root's
+        views of any). One made of another inode (its file swapped since)
+        is refused as FileChanged (ESTALE: the kernel looks the name up
+        again); one not made yet is given that source to be made of."""
         if (node.caller or (node.kind == "nasfile" and node.path in ("errors", "status"))) and node.caller != node_key(caller):
             raise AccessDenied(f"{caller} may not read an answer made for another account",
                                "the same name, looked up again as this account")
         if node.kind == "view" and not node.commit:
-            decider(self.root, caller).check(node.path)
-        elif node.kind == "deref" and node.view is not None:
+            allowed = decider(self.root, caller).check(node.path)
+            if allowed is None or allowed == node.source:
+                return node
+            if node.version:
+                raise FileChanged(f"{node.path!r} changed since its view was made", "read it again")
+            return node.made_of(allowed)
+        if node.kind == "deref" and node.view is not None:
             self.nas.admit_pointer(node.path, caller)
+        return node
 
     async def working_view(self, folder: str, name: str, caller: Caller) -> tuple[int, pyfuse3.EntryAttributes]:
         """Look up the view ``name`` of a working-tree file in ``folder``,
@@ -240,11 +255,15 @@ class Virtual:
         self.nas.admit(f"{folder}/{name}" if folder else name, None, caller)  # a few stat calls, on the loop
         known = None if self.fault_armed else self.views.recall(folder, name)  # an armed fault is for view code
         if known is not None:
+            try:
+                self.admit(known, caller)  # made of the inode this caller may read now
+            except FileChanged:
+                known = None  # of another account's decision, or of a file since swapped: made anew
+        if known is not None:
             ino = self.inodes.ino(known, lookup=False)
             return ino, await self.node_attrs(ino, known)
         before = self.views.facts(folder, name)
-        node = await self.view_node(folder, name, "", caller)
-        self.admit(node, caller)
+        node = self.admit(await self.view_node(folder, name, "", caller), caller)
         ino, attrs = await self.materialize(node)
         self.views.remember(folder, name, self.inodes.node(ino), before)
         return ino, attrs
@@ -254,11 +273,13 @@ class Virtual:
         if node.kind == "view":
             assert node.view is not None
             # a summary is a cache lookup; a map made for a caller (node.caller) is filtered in the core
+            # a working file's view is made of the inode its caller's decision allowed (node.source; admit)
             if node.view.kind != "summary" and not node.caller and await self.heavy(node):
-                response = await self.worker(pool.read_view, node.path, node.view, node.commit or None)
+                response = await self.worker(pool.read_view, node.path, node.view, node.commit or None, node.source)
             else:
                 caller = Caller.from_key(node.caller) if node.caller else None  # a map: what its caller may see
-                response = await self.core(self.nas.read_view, node.path, node.view, node.commit or None, False, caller)
+                response = await self.core(self.nas.read_view, node.path, node.view, node.commit or None, False, caller,
+                                           node.source)
             return (response.envelope_bytes() if node.view.json else response.text), response
         if node.kind == "nasfile":
             return self.nas_file(node.path, Caller.from_key(node.caller) if node.caller else None), None
@@ -357,7 +378,7 @@ class Virtual:
         if view.kind == "raw":
             raise FUSEError(errno.ENOENT)
         if view.name_with_json() is not None:  # section=NAME.json: the file's own section first
-            view = await self.core(self.nas.settle, prefix + real_name, view, at)
+            view = await self.core(self.nas.settle, prefix + real_name, view, at, caller)
         path = prefix + real_name
         folder_view = caller is not None and not commit and os.path.isdir(os.path.join(self.root, path))
         return Node("view", path, commit, view, caller=node_key(caller) if folder_view else ())

@@ -1,15 +1,20 @@
 """What a view is made of: one file's exact bytes, the blob they hash to and
 a commit that holds them, read whole or streamed so a large file never is
-held whole."""
+held whole. A working file read again later by path is read from the inode
+it was hashed from (the one the access decision allowed), or not at all."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import os
+
 import pygit2
 
-from ..errors import NotServable
+from ..access import Identity, identity
+from ..errors import FileChanged, NotServable
+from .one_version import open_regular
 
 LARGE_BYTES = 32 << 20  # above this a file is streamed, never held whole
 CHUNK = 1 << 20
@@ -27,10 +32,16 @@ class Content:
     _repo: pygit2.Repository = field(repr=False, compare=False)
     _disk: str | None = field(default=None, repr=False, compare=False)
     _data: bytes | None = field(default=None, repr=False, compare=False)  # the bytes that were hashed, when read
+    _source: Identity | None = field(default=None, repr=False, compare=False)  # the inode ``_disk`` was hashed from
 
     @property
     def large(self) -> bool:
         return self.size > LARGE_BYTES
+
+    @property
+    def source(self) -> Identity | None:
+        """The inode a working file's bytes were read from; None at a commit."""
+        return self._source
 
     @property
     def held(self) -> bytes | None:
@@ -44,9 +55,12 @@ class Content:
         if self._data is not None:
             return self._data
         if self._disk is not None:
-            with open(self._disk, "rb") as fh:
-                data = fh.read()
-            if pygit2.hash(data) == pygit2.Oid(hex=self.blob_id):
+            try:
+                with open_regular(self._disk) as fh:
+                    data = fh.read()
+            except NotServable:  # not a file any more (a FIFO swapped in): the blob named, below
+                data = None
+            if data is not None and pygit2.hash(data) == pygit2.Oid(hex=self.blob_id):
                 return data
             # Changed since it was hashed: serve the committed bytes we named.
         return self._repo[self.blob_id].data
@@ -56,10 +70,18 @@ class Content:
         bounded memory; libgit2 loads a blob whole, so a large file at a past
         commit costs its size in memory while it is read."""
         if self._disk is not None:
-            with open(self._disk, "rb") as fh:
-                while chunk := fh.read(CHUNK):
-                    yield chunk
-            return
+            try:
+                fh = open_regular(self._disk)
+            except NotServable:  # not a file any more (a FIFO swapped in): another file
+                fh = None
+            if fh is not None:
+                with fh:
+                    if self._source is None or identity(os.fstat(fh.fileno())) == self._source:
+                        while chunk := fh.read(CHUNK):
+                            yield chunk
+                        return
+            if self.blob_id not in self._repo:  # another file by now: the blob named, if it was recorded
+                raise FileChanged(f"{self.path!r} changed while it was read (it names another file now)", "read it again")
         data = self._repo[self.blob_id].data
         for start in range(0, len(data), CHUNK):
             yield data[start : start + CHUNK]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pygit2
 
 from .content import LARGE_BYTES
-from .one_version import read_one_version, stat_key
+from .one_version import hash_large, read_one_version, stat_key
 from .served import ServedTree
 
 SETTLED_NS = 2_000_000_000  # a file untouched this long is past any rewrite within one timestamp tick
@@ -38,7 +38,8 @@ class WorkingHashes(ServedTree):
 
     def _hash(self, real: Path, st: os.stat_result) -> tuple[str, bytes | None, os.stat_result]:
         """Blob id of a file, its bytes when they had to be read for it, and
-        the stat they belong to.
+        the stat they belong to (of the inode read, when one was: the path
+        may name another by then).
 
         Cached by (inode, size, mtime, ctime) as git's index does, in memory
         and on disk; but a file touched in the two seconds before it was
@@ -61,7 +62,8 @@ class WorkingHashes(ServedTree):
             key = stat_key(st)
             blob_id = str(pygit2.hash(data))
         else:
-            blob_id = str(pygit2.hashfile(str(real)))
+            st, blob_id = hash_large(real)
+            key = stat_key(st)
         settled = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_NS
         self._hashes.put(str(real), (key, blob_id, settled))
         if settled and self._hash_store is not None and stored is None:

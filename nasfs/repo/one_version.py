@@ -5,14 +5,32 @@ version's end."""
 from __future__ import annotations
 
 import os
+import stat
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 import pygit2
 
 from ..errors import NotServable
 
 READ_TRIES = 20
+
+
+def open_regular(real: Path | str) -> BinaryIO:
+    """``open(real, "rb")`` that never waits: the path is opened without
+    blocking and refused unless it is a regular file, since it may name a
+    FIFO by now (swapped in after the stat that saw a file), whose open
+    would hold the thread until someone writes to it."""
+    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotServable(f"{os.path.basename(str(real))!r} is not a regular file (any more)", "read it again")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -30,7 +48,7 @@ def read_one_version(real: Path) -> tuple[os.stat_result, bytes]:
     during it; otherwise the read is tried again.
     """
     for attempt in range(READ_TRIES):
-        with open(real, "rb") as fh:
+        with open_regular(real) as fh:
             before = os.fstat(fh.fileno())
             data = fh.read()
             after = os.fstat(fh.fileno())
@@ -40,12 +58,22 @@ def read_one_version(real: Path) -> tuple[os.stat_result, bytes]:
     raise NotServable(f"{real.name!r} changed during each of {READ_TRIES} reads of it", "read it again once it is written")
 
 
+def hash_large(real: Path) -> tuple[os.stat_result, str]:
+    """The blob id of a file too large to hold, hashed from one open file
+    (through its ``/proc/self/fd`` link, the same inode), and that file's
+    stat: the id is of the inode whose stat is returned, whatever the path
+    names meanwhile."""
+    with open_regular(real) as fh:
+        blob_id = str(pygit2.hashfile(f"/proc/self/fd/{fh.fileno()}"))
+        return os.fstat(fh.fileno()), blob_id
+
+
 def blob_of_one_version(repo: pygit2.Repository, real: Path) -> pygit2.Oid | None:
     """The blob of a file's bytes as one version (as ``read_one_version``,
     streamed, so a file of any size), for a commit; None when it changed
     during each of READ_TRIES reads (its writer's next close commits it)."""
     for attempt in range(READ_TRIES):
-        with open(real, "rb") as fh:
+        with open_regular(real) as fh:
             before = os.fstat(fh.fileno())
             blob = repo.create_blob_fromiobase(fh)
             read = fh.tell()

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pygit2
 
-from ..access import Caller, Decider, Seen, decider
+from ..access import NOTHING, Caller, Decider, Identity, Seen, decider, identity
 from ..audience import narrower_than_git
-from ..errors import NotFound, NotServable
+from ..errors import FileChanged, NotFound, NotServable
+from .one_version import open_regular
 from .paths import tree_get
 from .private_stores import PrivateStores, as_owner
 from .revisions import Revisions
@@ -69,7 +70,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
         listed to whoever may read it in ``.at/``)."""
         head = self.head()
         seen = decider(self.root, caller) if caller is not None else None
-        changed: list[tuple[str, Path | None]] = []
+        changed: list[tuple[str, Path | None, Identity | None]] = []  # and the inode the caller's decision allowed
         for path, flags in sorted(self.repo.status().items()):
             if flags & pygit2.GIT_STATUS_IGNORED:
                 continue
@@ -80,23 +81,26 @@ class Snapshots(Revisions, Writing, PrivateStores):
             if not differs_from_head or not _utf8(path) or (keep is not None and not keep(path)):
                 continue  # a name that is not UTF-8 is served by no view (and git's tree builder refuses it)
             real = self.root / path
-            if seen is not None and not _sees_change(seen, path, real.exists()):
+            allowed = _seen_change(seen, path, real.exists()) if seen is not None else None
+            if seen is not None and allowed is None:
                 continue  # not this caller's to record
             if real.is_file() and not real.is_symlink():
-                changed.append((path, real))
+                changed.append((path, real, allowed))
             elif not real.exists():
-                changed.append((path, None))
+                changed.append((path, None, None))
         if not changed and head is not None:
             return str(head.id)
-        store = self._store_for([(path, real) for path, real in changed if real is not None], caller)
+        store = self._store_for([(path, real) for path, real, _ in changed if real is not None], caller)
         repo = store or self.repo
         owner = self.store_owner(store) if store is not None else 0
         blobs: list[tuple[str, pygit2.Oid | None]] = []
-        for path, real in changed:
+        for path, real, allowed in changed:
             if real is None:
                 blobs.append((path, None))
             else:
-                with open(real, "rb") as fh, as_owner(owner):  # read as this process, written as the store's account
+                with open_regular(real) as fh, as_owner(owner):  # read as this process, written as the store's account
+                    if allowed is not None and identity(os.fstat(fh.fileno())) != allowed:
+                        raise FileChanged(f"{path!r} changed while it was read", "read it again")
                     blobs.append((path, repo.create_blob_fromiobase(fh)))
         with self._lock, self._git_lock(), as_owner(owner):
             tree = head.tree if head is not None else None
@@ -111,13 +115,14 @@ class Snapshots(Revisions, Writing, PrivateStores):
             return self._record(head, tree_id, "the working tree", store)
 
     def snapshot(self, rel: str, blob_id: str, real: Path, head: pygit2.Commit | None, data: bytes | None = None,
-                 caller: Caller | None = None) -> str:
+                 caller: Caller | None = None, source: Identity | None = None) -> str:
         """Record HEAD's tree with ``rel`` set to this blob as a commit under refs/nasfs.
 
         Deterministic (fixed author and time), so the same content over the same
         HEAD is the same commit, written once. Refused (AccessDenied) for a
         ``caller`` who may not see ``rel``; written to a private store when some
-        reader of ``.git`` could not read it.
+        reader of ``.git`` could not read it. ``source``: the inode the blob id
+        is of; bytes read again by path are of it or are not written.
         """
         if caller is not None:
             decider(self.root, caller).check(rel)
@@ -131,7 +136,9 @@ class Snapshots(Revisions, Writing, PrivateStores):
                     with as_owner(owner):
                         written = repo.create_blob(data)
                 else:
-                    with open(real, "rb") as fh, as_owner(owner):  # read as this process, written as the store's account
+                    with open_regular(real) as fh, as_owner(owner):  # read as this process, written as the store's account
+                        if source is not None and identity(os.fstat(fh.fileno())) != source:
+                            raise FileChanged(f"{rel!r} changed while it was read", "read it again")
                         written = repo.create_blob_fromiobase(fh)
                 if written != oid:
                     raise NotServable(f"{rel!r} changed while it was being recorded; read it again")
@@ -250,15 +257,18 @@ class Snapshots(Revisions, Writing, PrivateStores):
         self._kept.add(commit_id)
 
 
-def _sees_change(seen: Decider, path: str, exists: bool) -> bool:
-    """Whether the caller may see this change: the file itself, or for a
-    deletion, the listing of the nearest folder above it that is still there."""
+def _seen_change(seen: Decider, path: str, exists: bool) -> Identity | None:
+    """What the caller's decision allows of this change, None if nothing:
+    the file itself (its inode, the only one recorded for them), or for a
+    deletion, the listing of the nearest folder above it that is still there
+    (``NOTHING``: no file is read)."""
     if exists:
-        return seen.decide(path) is Seen.ALLOWED
+        verdict, allowed = seen.judge(path)
+        return allowed if verdict is Seen.ALLOWED else None
     folder = os.path.dirname(path)
     while folder and not os.path.isdir(seen.root / folder):
         folder = os.path.dirname(folder)
-    return seen.decide(folder, want_dir=True) is Seen.ALLOWED
+    return NOTHING if seen.decide(folder, want_dir=True) is Seen.ALLOWED else None
 
 
 def _object_id(kind: bytes, raw: bytes) -> pygit2.Oid:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pygit2
 
-from ..access import Caller
-from ..errors import BadPath, NotFound, NotServable
+from ..access import Caller, Identity, identity
+from ..errors import BadPath, FileChanged, NotFound, NotServable
 from .commit_paths import FOLDER_READS, CommitPaths
 from .content import FILE_MODES, Content
 from .hashes import WorkingHashes
@@ -67,23 +67,28 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
         except (NotFound, OSError):
             return False
 
-    def working(self, path: str, caller: Caller | None = None) -> Content:
+    def working(self, path: str, caller: Caller | None = None, allowed: Identity | None = None) -> Content:
         """The working-tree file at ``path``, with a commit that holds its bytes
-        (a snapshot is made only for a ``caller`` who may see it)."""
+        (a snapshot is made only for a ``caller`` who may see it). ``allowed``:
+        the inode the access decision allowed (access.py), the only one whose
+        bytes may be used (FileChanged for another); None: any (root's)."""
         rel, real = self.real_path(path)
         try:
             st = real.stat()
         except FileNotFoundError:
             raise NotFound(f"{path!r} does not exist") from None
+        _same(path, allowed, st)  # before a byte is read: a folder or a fifo swapped in is never opened
         if stat.S_ISDIR(st.st_mode):
             raise NotServable(f"{path!r} is a folder (a directory), not a file", FOLDER_READS)
         if not stat.S_ISREG(st.st_mode):
             raise NotServable(f"{path!r} is not a regular file")
         blob_id, data, st = self._hash(real, st)
-        commit = self._commit_holding(rel, blob_id, real, data, caller)
-        return Content(rel, blob_id, st.st_size, commit, self.repo, str(real), data)
+        _same(path, allowed, st)  # what was read (its fd's stat), or the stat a known blob id is keyed on
+        commit = self._commit_holding(rel, blob_id, real, data, caller, identity(st))
+        return Content(rel, blob_id, st.st_size, commit, self.repo, str(real), data, identity(st))
 
-    def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None, caller: Caller | None) -> str:
+    def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None, caller: Caller | None,
+                        source: Identity) -> str:
         head = self.head()
         if head is not None:
             if self._head_tree is None or self._head_tree[0] != head.id:
@@ -94,7 +99,7 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
                     return str(head.id)
             except KeyError:
                 pass
-        return self.snapshot(rel, blob_id, real, head, data, caller)
+        return self.snapshot(rel, blob_id, real, head, data, caller, source)
 
     def _head_entry(self, rel: str) -> pygit2.Object:
         """HEAD's entry at ``rel`` (KeyError when absent), looked up in its
@@ -111,3 +116,10 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
                 folders.clear()
             folders[folder] = sub
         return tree_entry(sub, name)
+
+
+def _same(path: str, allowed: Identity | None, st: os.stat_result) -> None:
+    """FileChanged unless ``st`` is of the inode the decision allowed."""
+    if allowed is not None and identity(st) != allowed:
+        raise FileChanged(f"{path!r} changed while it was read (it names another file than the one this account "
+                          "was allowed to read)", "read it again")

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import FileChanged
 from ..folders import Listing, walk_commit, walk_worktree
 from .backends import Backend
 from .checker import check_children, content_words, split_answer
@@ -33,6 +34,7 @@ from .prompt import folder_prompt
 if TYPE_CHECKING:
     from ..cache import DiskCache
     from ..reader import Reader
+    from ..repo import Content
 
 MAX_FILES = 8
 MAX_FOLDERS = 4
@@ -62,14 +64,36 @@ def signature(nas: Reader, listing: Listing, path: str, at: str | None, disk: Di
     return made
 
 
-def _signature(nas: Reader, listing: Listing, path: str, at: str | None) -> str:
+def _signature(nas: Reader, listing: Listing, path: str, at: str | None,
+               stamps: dict[str, tuple[int, ...]] | None = None) -> str:
+    stamps = stamps if stamps is not None else walked(listing)
     files, folders = children(listing, path)
     h = hashlib.sha256(f"{path}\0".encode("utf-8", "surrogateescape"))
     for child in files:
-        h.update(f"{child}\0{nas.content(child, at).blob_id}\n".encode("utf-8", "surrogateescape"))
+        h.update(f"{child}\0{child_content(nas, child, at, stamps).blob_id}\n".encode("utf-8", "surrogateescape"))
     for sub in folders:
-        h.update(f"{sub}/\0{_signature(nas, listing, sub, at)}\n".encode("utf-8", "surrogateescape"))
+        h.update(f"{sub}/\0{_signature(nas, listing, sub, at, stamps)}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
+
+
+def walked(listing: Listing) -> dict[str, tuple[int, ...]]:
+    """Each file's stamp as the walk saw it (its inode first; () at a revision)."""
+    return {item.path: item.stamp for item in listing.items}
+
+
+def child_content(nas: Reader, child: str, at: str | None, stamps: dict[str, tuple[int, ...]]) -> Content:
+    """A child's content as the walk listed it. The walk saw a regular file
+    (lstat); the daemon reads by path, which may name another file by then
+    (swapped for a symlink to a file of another account): a working file's
+    bytes count only when read from the inode the walk recorded, else
+    FileChanged, so a summary served under this path (its record, the
+    folder's, a stale one) is never drawn from another file."""
+    content = nas.content(child, at)
+    if at is None:
+        stamp = stamps.get(child)
+        if not stamp or content.source is None or content.source[1] != stamp[0]:
+            raise FileChanged(f"{child!r} changed since its folder was walked", "read it again")
+    return content
 
 
 def children(listing: Listing, path: str) -> tuple[list[str], list[str]]:
@@ -87,11 +111,11 @@ def children(listing: Listing, path: str) -> tuple[list[str], list[str]]:
     return sorted(files)[:MAX_FILES], sorted(folders)[:MAX_FOLDERS]
 
 
-def head(nas: Reader, files: list[str], at: str | None) -> dict[str, Any] | None:
+def head(nas: Reader, files: list[str], at: str | None, stamps: dict[str, tuple[int, ...]]) -> dict[str, Any] | None:
     """The header's pointer of a folder's summary: its first file, whole (as a folder map's names its first file)."""
     if not files:
         return None
-    a = nas.analysis(nas.content(files[0], at))
+    a = nas.analysis(child_content(nas, files[0], at, stamps))
     whole = a.whole_evidence()
     if not whole:
         return None

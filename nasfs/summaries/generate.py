@@ -121,9 +121,10 @@ class Generator:
         if record is not None:
             return record
         files, folders = fold.children(listing, path)
+        stamps = fold.walked(listing)
 
         def file_record(child: str) -> tuple[dict[str, Any] | None, Analysis | None]:
-            a = nas.analysis(nas.content(child, at))
+            a = nas.analysis(fold.child_content(nas, child, at, stamps))  # the inode the walk saw, or FileChanged
             try:
                 return self.make_file(a), a
             except JudgeDown:
@@ -134,7 +135,7 @@ class Generator:
         def rules() -> dict[str, Any]:
             items = fold.child_items(files, folders, file_record, lambda sub: self.make_folder(nas, sub, at))
             made = fold.summarize_folder(self.backend(), path, items)
-            made["head"] = fold.head(nas, files, at) or next(
+            made["head"] = fold.head(nas, files, at, stamps) or next(
                 (self.make_folder(nas, sub, at).get("head") for sub in folders), None)
             return made
 

@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 
+from ..errors import NasError
 from . import folders as fold
 from .generate import Generator
 from .store import Failure, Store, file_ident
@@ -58,16 +59,23 @@ class Walk:
         """Queue every file and folder with no summary whose last try (if any) is due again."""
         nas = self.generator.core()
         listing = fold.listing_of(nas, "", None)
+        stamps = fold.walked(listing)
         now = time.time()
         try:
             for item in sorted(listing.items, key=lambda i: (i.size, i.path)):
-                c = nas.content(item.path)
+                try:
+                    c = fold.child_content(nas, item.path, None, stamps)  # the inode walked (a swap: the next walk)
+                except NasError:
+                    continue
                 ident = file_ident(c.blob_id, c.path)
                 if self.store.get("file", ident) is None and due(self.store.failure("file", ident), now):
                     self.worker.submit(("file", c.path, c.blob_id),
                                        lambda c=c: self.generator.file_job(c.path, c.blob_id, c.commit))
             for folder in fold.bottom_up(listing):
-                sig = fold.signature(nas, listing, folder, None, self.store.disk)
+                try:
+                    sig = fold.signature(nas, listing, folder, None, self.store.disk)
+                except NasError:
+                    continue  # a file of it changed since the walk: the next walk
                 if self.store.get("folder", sig) is None and due(self.store.failure("folder", sig), now):
                     self.worker.submit(("folder", folder, sig), lambda f=folder: self.generator.folder_job(f, None))
         except QueueFull:
