@@ -26,7 +26,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,24 +129,38 @@ def start_world() -> Iterator[World]:
     os.chmod(base, 0o755)
     script = base / "cite.py"
     script.write_text(CITING_SCRIPT)
+    with shared_mount(base, remove_accounts) as mounted:
+        tree = make_tree(base)
+        mount = mounted(tree, "--summarizer", f"{sys.executable} {script}")
+        yield World(base, tree, mount)
+
+
+@contextmanager
+def shared_mount(base: Path, cleanup: Callable[[], None]) -> Iterator[Callable[..., Mount]]:
+    """A mount others may enter (``--allow-other``) over a tree under ``base``, its daemon's cache
+    private under ``base``: yields the function that mounts it; after, the mount is stopped, the
+    cache setting restored, ``base`` removed and ``cleanup`` (the test's accounts) run."""
     cache = base / "cache"
     cache.mkdir(mode=0o700)
     before = os.environ.get("NASFS_CACHE_DIR")
     os.environ["NASFS_CACHE_DIR"] = str(cache)  # the daemon's own, private
-    mount = None
+    mounts: list[Mount] = []
+
+    def mount(tree: Path, *args: str) -> Mount:
+        mounts.append(Mount(tree, base / "mnt", "--allow-other", *args))
+        return mounts[-1]
+
     try:
-        tree = make_tree(base)
-        mount = Mount(tree, base / "mnt", "--allow-other", "--summarizer", f"{sys.executable} {script}")
-        yield World(base, tree, mount)
+        yield mount
     finally:
-        if mount is not None:
-            mount.stop()
+        for m in mounts:
+            m.stop()
         if before is None:
             os.environ.pop("NASFS_CACHE_DIR", None)
         else:
             os.environ["NASFS_CACHE_DIR"] = before
         shutil.rmtree(base, ignore_errors=True)
-        remove_accounts()
+        cleanup()
 
 
 def leaks(name: str, data: bytes) -> list[str]:

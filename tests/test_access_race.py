@@ -27,7 +27,7 @@ from nasfs.access import Caller, decider
 from nasfs.errors import NasError
 from nasfs.repo import LARGE_BYTES, GitTree
 
-from .access_world import account, as_user
+from .access_world import account, as_user, shared_mount
 from .conftest import git
 from .mounts import Mount
 
@@ -118,12 +118,7 @@ def race() -> Iterator[Race]:
     account(["useradd", "-M", "-s", "/usr/sbin/nologin", VICTIM])
     base = Path(tempfile.mkdtemp(prefix="nasfs-race-", dir="/tmp"))
     os.chmod(base, 0o755)
-    cache = base / "cache"
-    cache.mkdir(mode=0o700)
-    before = os.environ.get("NASFS_CACHE_DIR")
-    os.environ["NASFS_CACHE_DIR"] = str(cache)
-    mount = None
-    try:
+    with shared_mount(base, _remove_accounts) as mounted:
         tree = base / "tree"
         (tree / "public").mkdir(parents=True)
         (tree / "public" / "notes.md").write_text("# Notes\n\n## Harbor\n\nThe harbor is open.\n")
@@ -138,17 +133,7 @@ def race() -> Iterator[Race]:
             for p in (tree / folder, tree / folder / name):
                 os.chown(p, who.pw_uid, who.pw_gid)
         os.chmod(tree, 0o755)
-        mount = Mount(tree, base / "mnt", "--allow-other")
-        yield Race(base, tree, mount)
-    finally:
-        if mount is not None:
-            mount.stop()
-        if before is None:
-            os.environ.pop("NASFS_CACHE_DIR", None)
-        else:
-            os.environ["NASFS_CACHE_DIR"] = before
-        shutil.rmtree(base, ignore_errors=True)
-        _remove_accounts()
+        yield Race(base, tree, mounted(tree))
 
 
 def _as_attacker(script: str, *args: str) -> subprocess.Popen[bytes]:

@@ -430,8 +430,6 @@ def test_a_file_rewritten_between_two_reads_of_it_is_served_as_one_version(
     file (O_TRUNC, then a longer version) exactly between the daemon's first
     and second: the view, and the commit its pointer names, must still be one
     version's, never the first's start with the second's end."""
-    import builtins
-
     import nasfs.repo.one_version
 
     short, long = "# Short\n\nfirst version\n", "# Long\n\n" + "second version, longer\n" * 20
@@ -459,11 +457,13 @@ def test_a_file_rewritten_between_two_reads_of_it_is_served_as_one_version(
         def __exit__(self, *exc) -> None:
             self._fh.close()
 
-    def opening(path, mode="r", *args, **kwargs):
-        fh = builtins.open(path, mode, *args, **kwargs)
-        return RewrittenAfterFirstRead(fh) if Path(path) == target and "b" in mode else fh
+    plain = nasfs.repo.one_version.open_regular
 
-    monkeypatch.setattr(nasfs.repo.one_version, "open", opening, raising=False)
+    def opening(path):
+        fh = plain(path)
+        return RewrittenAfterFirstRead(fh) if Path(path) == target else fh
+
+    monkeypatch.setattr(nasfs.repo.one_version, "open_regular", opening)
     response = nas.read("notes/rewritten.md@100000")  # the full view, with its header and pointer
     assert rewritten, "the file was not read through the wrapper"
     body = response.text.decode().split("\n", 1)[1]

@@ -19,7 +19,7 @@ import pyfuse3
 from pyfuse3 import FUSEError
 
 from ..cache import LRU
-from ..errors import NasError
+from ..errors import FileChanged, NasError
 from ..repo.one_version import stat_key
 from ..service import Nas
 from . import fast
@@ -305,7 +305,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
         node = self.inodes.node(inode)
         if node.kind == "at":
             return pyfuse3.FileInfo(fh=self.hold(await self.at_content(node)), keep_cache=True)
-        self.admit(node, caller_of(ctx))  # again at every open: a remembered view is judged anew
+        if self.admit(node, caller_of(ctx)) is not node:  # again at every open: a remembered view is judged anew
+            raise FileChanged(f"{node.path!r} changed since it was looked up", "read it again")  # another inode's view
         data, response = await self.file_content(inode, node)
         if response is not None and node.kind == "view":
             self.nas.stats.record(response)
