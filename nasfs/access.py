@@ -42,6 +42,14 @@ def identity(st: os.stat_result) -> Identity:
     return (st.st_dev, st.st_ino)
 
 
+def still_names(real: Path | str, allowed: Identity) -> bool:
+    """Whether ``real`` names, now, the inode a decision allowed (not when it names nothing)."""
+    try:
+        return identity(os.stat(real)) == allowed
+    except OSError:
+        return False
+
+
 @dataclass(frozen=True)
 class Caller:
     """Who asks: uid, primary group and supplementary groups. ``uid`` 0 is root."""
@@ -325,4 +333,5 @@ def decider(root: Path | str, caller: Caller | None) -> Decider:
     return Decider(Path(root), caller if caller is not None else Caller.current())
 
 
-__all__ = ["AccessDenied", "Caller", "Decider", "Identity", "NOTHING", "Seen", "check_history", "decider", "identity", "sees_all"]
+__all__ = ["AccessDenied", "Caller", "Decider", "Identity", "NOTHING", "Seen", "check_history", "decider", "identity", "sees_all",
+           "still_names"]

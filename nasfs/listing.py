@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .access import NOTHING, Caller, Identity, decider, identity, sees_all
+from .access import NOTHING, Caller, Identity, decider, identity, sees_all, still_names
 from .declare import Response, declare
 from .errors import FileChanged, NotFound, NotServable
 from .grammar import check_budget
@@ -76,13 +76,8 @@ def list_folder(nas: Nas, path: str = "", budget: int | None = None, skip: int =
     allowed = decider(nas.tree.root, caller).check(clean_path(path), want_dir=True)
     allowed = None if sees_all(caller) else allowed  # the kernel limits this process's own account
     rel, real = nas.tree.real_path(clean_path(path))
-    if allowed is not None and allowed != NOTHING:  # before anything of what the path names now is told
-        try:
-            same = identity(os.stat(real)) == allowed
-        except OSError:
-            same = False
-        if not same:
-            raise FileChanged(f"{rel or '.'!r} changed while it was listed", "list it again")
+    if allowed is not None and allowed != NOTHING and not still_names(real, allowed):  # before anything of it is told
+        raise FileChanged(f"{rel or '.'!r} changed while it was listed", "list it again")
     if not real.exists():
         raise NotFound(f"no folder {path!r}: it does not exist", "a folder of the tree ('' for its root)")
     if not real.is_dir():

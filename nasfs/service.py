@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from . import tokens as tok
-from .access import AccessDenied, Caller, Identity, check_history, decider, identity, sees_all
+from .access import AccessDenied, Caller, Identity, check_history, decider, sees_all, still_names
 from .budget import Rung, fit
 from .cache import LRU, DiskCache
 from .declare import Response, declare
@@ -193,11 +193,7 @@ class Nas:
         a name decided as a file (a mount's view shared by its readers, made
         as the daemon) and swapped since for a symlink to a folder is never
         mapped, nor a folder swapped for another."""
-        try:
-            same = identity(os.stat(self.tree.real_path(path)[1])) == allowed
-        except OSError:
-            same = False
-        if not same:
+        if not still_names(self.tree.real_path(path)[1], allowed):
             raise FileChanged(f"{path!r} changed since it was decided (it names another folder or file now)",
                               "read it again")
 
