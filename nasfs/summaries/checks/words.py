@@ -41,7 +41,7 @@ readme page pages
 """.split())
 # Generic words of technical writing that name no product: not names, though the common list lacks them.
 TECH_WORDS = frozenset("""
-api apis app apps arg args async backend boolean cli config configs configuration dev dir dirs doc docs env envs
+api apis app apps arg args async backend boolean cli clis gui guis ui uis config configs configuration dev dir dirs doc docs env envs
 http https json lib libs metadata os plugin plugins repo repos runtime stdin stdout stderr toml url urls utf workflow
 workflows
 yaml yml
