@@ -336,6 +336,9 @@ def _cited(rows: list[str], sentence: str, path: str = "x.yaml") -> tuple[str | 
     (["3.12", "x" * 60_000] * 60, "It uses Python 3.12 [L1-L40, L41-L80, L81-L120]."),
     # 120 long lines read by each of the idioms' patterns (8 s; the reading without them takes 1.5 s)
     (["key: " + "a" * 50_000] * 120, "The key is set [L1-L40, L41-L80, L81-L120]."),
+    # version checks of one version, each over the long lines after it: a block is read once per check
+    ([" " * k + "if sys.version_info >= (3, 11):" + " x" * 900 for k in range(60)] + ["else:"] * 60,
+     "Unpack comes from typing on Python 3.11 and later [L1-L40, L41-L80, L81-L120]."),
 ])
 def test_an_adversarial_file_or_answer_is_checked_in_time(rows: list[str], sentence: str) -> None:
     _, seconds = _cited(rows, sentence)
@@ -618,6 +621,10 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
     assert split_answer(answer, folder=True)[0].cited == cited
 
 
+_GATED = ["if sys.version_info >= (3, 11):", "    from typing import Unpack", "else:",
+          "    from typing_extensions import Unpack"]
+
+
 @pytest.mark.parametrize("sentence, rows, path", [
     # a Python tag inside a tox factor says its version and Python
     ("The default environments run the latest pytest on Python 3.9 and 3.10 [L1-L2].",
@@ -674,6 +681,13 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
      ["    sphinx-build --nitpicky --fail-on-warning --builder html docs docs/_build/html"], "isort/tox.ini"),
     # "UI" is as generic as "GUI" (one interface)
     ("The tool has a UI for editing settings [L1].", ["The tool has a GUI for editing settings."], "README.md"),
+    # held-out-9/10's runs: a version_info tuple says its version, and tox 4's pass_env what passenv says
+    ("Unpack comes from typing on Python 3.11 and later, and from typing_extensions on older versions [L1-L4].",
+     _GATED, "aiosignal/__init__.py"),
+    ("On Python 3.11 and later Unpack comes from typing, otherwise from typing_extensions [L1-L4].",
+     _GATED, "aiosignal/__init__.py"),
+    ("The test environment installs the tests extra and lets FORCE_COLOR through from the outside [L1-L4].",
+     ["[testenv]", "extras = tests", "pass_env =", "    FORCE_COLOR"], "humanize/tox.ini"),
 ])
 def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -> None:
     """Faithful shapes the first fresh runs of held-out-3 and held-out-4 dropped (each fails on the rules
@@ -712,6 +726,13 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
      "README.md", "'API'"),
     ("The tool offers a GUI for managing environments [L1].", ["The tool offers a CLI for managing environments."],
      "README.md", "'GUI'"),
+    # a name put on the other side of a version check, and a reduction said as an increase
+    ("Unpack comes from typing_extensions on Python 3.11 and later, and from typing otherwise [L1-L4].",
+     _GATED, "aiosignal/__init__.py", "before 3.11"),
+    ("Before 3.11, Unpack is imported from typing [L1-L4].", _GATED, "aiosignal/__init__.py", "from 3.11"),
+    ("Unpack comes from typing on Python 3.11 and older [L1-L2].", _GATED[:2], "aiosignal/__init__.py", "'older'"),
+    ("Release 0.7.3 increases startup time [L1-L2].", ["`0.7.3`_ (2024-12-06)", "- Reduce startup time."],
+     "CHANGELOG.rst", "'increases'"),
 ])
 def test_their_false_twins_are_refused(sentence: str, rows: list[str], path: str, why: str) -> None:
     reason = _cited(rows, sentence, path)[0]

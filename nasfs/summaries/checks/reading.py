@@ -23,6 +23,7 @@ _ITEM = re.compile(r"\s*(?:[-*+](?:\s|$)|\d+[.)]\s|[\"'{\[])")
 _KEY = re.compile(r"\s*[\w.$\"'/-]+\s*(?::(?:\s|$)|=)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(\[])")
 _BRACE = re.compile(r"\{([^{}]{1,200})\}")  # tox's py{39,310}, a shell's {a,b}
+_VERSION_TUPLE = re.compile(r"version_info\s*(?:\[[^\]\n]{0,10}\]\s*)?[<>=!]=?\s*\(\s*(\d{1,3})\s*,\s*(\d{1,3})\b")
 _WORD_CHAR = re.compile(r"[\w.-]")
 _AT_LEAST = re.compile(r">=?|\u2265|(?<=\d)\+|\bor (?:newer|later|above|higher)\b")
 _BELOW = re.compile(r"<=?(?!<)|\u2264")
@@ -112,6 +113,11 @@ class Reading:
             self.lines.append(Line(raw, toks, len(raw) - len(raw.lstrip()), kind, gloss))
             for t in (*toks, *tokens(gloss)):
                 self._learn(t)
+            for major, minor in _VERSION_TUPLE.findall(raw):  # sys.version_info >= (3, 11): Python 3.11
+                self.numbers.add(f"{major}.{minor}")
+                self._add_words(("python",))
+                if any(re.match(r"\s*else\s*:", r) for r in raws):  # its else: branch is for the others
+                    self._add_words((*AT_LEAST_WORDS, *BELOW_WORDS))
             for head, inner, tail in _braced(raw):
                 for item in inner.split(","):
                     for t in tokens(f"{head}{item.strip()}{tail}"):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from .branches import version_side
 from .binding import reversed_pair, swapped
 from .reading import Reading, Statement, same_meaning, spelled
 from .sentences import split_clauses
@@ -75,7 +76,7 @@ def unsupported_by(text: str, source: str, path: str = "",
         reason = _clause(clause, reading, toks)
         if reason:
             return reason
-    return swapped(text, reading) or reversed_pair(text, reading)
+    return swapped(text, reading) or reversed_pair(text, reading) or version_side(_phrases(text), reading)
 
 
 def _compound_of(t: Token, reading: Reading) -> bool:

@@ -126,7 +126,7 @@ enable/disable enabled/disabled required/optional mandatory/optional public/priv
 parallel/serial concurrently/sequentially first/last minimum/maximum min/max add/remove
 added/removed adds/removes allow/deny allow/forbid allowed/forbidden accept/reject start/stop open/close
 opened/closed static/dynamic synchronous/asynchronous blocking/nonblocking upper/lower uppercase/lowercase
-older/newer earlier/later oldest/newest above/below increase/decrease success/failure succeed/fail pass/fail
+older/newer earlier/later oldest/newest above/below increase/decrease increase/reduce success/failure succeed/fail pass/fail
 local/remote internal/external always/never faster/slower more/fewer more/less larger/smaller higher/lower
 greater/less ascending/descending import/export input/output explicit/implicit strict/lenient keep/strip
 keep/drop keep/discard keeps/strips preserve/strip preserves/strips created/deleted create/delete
