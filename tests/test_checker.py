@@ -688,6 +688,12 @@ _GATED = ["if sys.version_info >= (3, 11):", "    from typing import Unpack", "e
      _GATED, "aiosignal/__init__.py"),
     ("The test environment installs the tests extra and lets FORCE_COLOR through from the outside [L1-L4].",
      ["[testenv]", "extras = tests", "pass_env =", "    FORCE_COLOR"], "humanize/tox.ini"),
+    # a key's word after a possessive is a noun, not a verb joining its neighbours; a cron line's weekday
+    ("Pip's cache is enabled when setting up Python [L1-L4].",
+     ["    - name: Set up Python", "      uses: actions/setup-python@v6", "      with:", "        cache: pip"],
+     "wheel/.github/workflows/test.yml"),
+    ("The scheduled run fires every Monday at 06:00 [L1-L2].", ["  schedule:", "    - cron: '0 6 * * 1'"],
+     "wheel/.github/workflows/test.yml"),
 ])
 def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -> None:
     """Faithful shapes the first fresh runs of held-out-3 and held-out-4 dropped (each fails on the rules
@@ -733,6 +739,10 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
     ("Unpack comes from typing on Python 3.11 and older [L1-L2].", _GATED[:2], "aiosignal/__init__.py", "'older'"),
     ("Release 0.7.3 increases startup time [L1-L2].", ["`0.7.3`_ (2024-12-06)", "- Reduce startup time."],
      "CHANGELOG.rst", "'increases'"),
+    ("The scheduled run fires every Tuesday at 06:00 [L1-L2].", ["  schedule:", "    - cron: '0 6 * * 1'"],
+     "wheel/.github/workflows/test.yml", "'Tuesday'"),
+    ("The schedule is daily [L1-L2].", ["  schedule:", "    - cron: '0 6 * * 1'"],
+     "wheel/.github/workflows/test.yml", "'daily'"),
 ])
 def test_their_false_twins_are_refused(sentence: str, rows: list[str], path: str, why: str) -> None:
     reason = _cited(rows, sentence, path)[0]

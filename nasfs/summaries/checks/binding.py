@@ -244,6 +244,8 @@ _FIRST = frozenset({"before"})
 # first, and once it passes, A runs" says what "A needs B" says, so the words before it are another clause's
 _OPENS = frozenset({"once", "after", "before"})
 _CLAUSE_JOINS = frozenset({"and", "but", "so", "then", "while", "whereas"})
+_DETERMINERS = frozenset("a an the its their this that these those his her our your".split())
+_POSSESSIVE = re.compile(r"['\u2019]s?\s")
 
 
 def _reversed_key(sentence: str, toks: list[Token], words: list[Token], reading: Reading) -> str | None:
@@ -261,6 +263,8 @@ def _reversed_key(sentence: str, toks: list[Token], words: list[Token], reading:
             continue  # it opens a clause: the words before it are not what waits
         if t + 1 < len(toks) and toks[t + 1].lower == "to" and stem(verb.lower) in _WAITS:
             continue  # "B needs to finish before A": a modal, not "B needs A"
+        if t and (toks[t - 1].lower in _DETERMINERS or _POSSESSIVE.match(sentence, toks[t - 1].start + len(toks[t - 1].text))):
+            continue  # "pip's cache", "the needs": a noun, no verb joining the words around it
         for i, ln in enumerate(lines):
             if ln.kind not in ("key", "item") or not ln.tokens:
                 continue

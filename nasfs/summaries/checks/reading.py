@@ -23,6 +23,8 @@ _ITEM = re.compile(r"\s*(?:[-*+](?:\s|$)|\d+[.)]\s|[\"'{\[])")
 _KEY = re.compile(r"\s*[\w.$\"'/-]+\s*(?::(?:\s|$)|=)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(\[])")
 _BRACE = re.compile(r"\{([^{}]{1,200})\}")  # tox's py{39,310}, a shell's {a,b}
+_CRON = re.compile(r"\bcron:\s*['\"]?[\d*/,-]+\s+[\d*/,-]+\s+([\d*/,?LW-]+)\s+[\w*/,-]+\s+([\w*/,?#-]+)")
+_DAYS = "sunday monday tuesday wednesday thursday friday saturday sunday".split()
 _VERSION_TUPLE = re.compile(r"version_info\s*(?:\[[^\]\n]{0,10}\]\s*)?[<>=!]=?\s*\(\s*(\d{1,3})\s*,\s*(\d{1,3})\b")
 _WORD_CHAR = re.compile(r"[\w.-]")
 _AT_LEAST = re.compile(r">=?|\u2265|(?<=\d)\+|\bor (?:newer|later|above|higher)\b")
@@ -113,6 +115,8 @@ class Reading:
             self.lines.append(Line(raw, toks, len(raw) - len(raw.lstrip()), kind, gloss))
             for t in (*toks, *tokens(gloss)):
                 self._learn(t)
+            for day, weekday in _CRON.findall(raw):
+                self._add_words(cron_words(day, weekday))
             for major, minor in _VERSION_TUPLE.findall(raw):  # sys.version_info >= (3, 11): Python 3.11
                 self.numbers.add(f"{major}.{minor}")
                 self._add_words(("python",))
@@ -288,6 +292,20 @@ class Reading:
                         break  # the run of numbers next to the word (starting within four tokens) ends
                 found.update(near)
         return found
+
+
+def cron_words(day: str, weekday: str) -> list[str]:
+    """What a cron schedule's day-of-month and day-of-week fields say in words (``0 6 * * 1``: weekly,
+    on Mondays; ``1-5``: weekdays; ``0 6 1 * *``: monthly); its minute and hour are numbers already."""
+    if weekday.isdigit() or re.fullmatch(r"\d(?:[,-]\d)+", weekday):
+        days: set[str] = set()
+        for part in weekday.split(","):
+            a, _, b = part.partition("-")
+            days.update(_DAYS[int(a):int(b or a) + 1] if int(b or a) <= 7 else [])
+        return ["weekly", "week", *days, *(["weekdays", "weekday"] if weekday == "1-5" else [])]
+    if day not in ("*", "?"):
+        return ["monthly", "month"]
+    return ["daily", "day", "nightly"] if weekday in ("*", "?") else []
 
 
 def _glossed(ln: Line) -> str:

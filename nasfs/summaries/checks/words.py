@@ -132,7 +132,7 @@ greater/less ascending/descending import/export input/output explicit/implicit s
 keep/drop keep/discard keeps/strips preserve/strip preserves/strips created/deleted create/delete
 client/server request/response send/receive sent/received sends/receives outgoing/incoming inbound/outbound
 lazily/eagerly lazy/eager linear/quadratic linear/exponential stable/experimental include/exclude
-only/except manual/automatic manually/automatically hand/automatically succeeded/failed succeeds/fails
+hourly/daily daily/weekly nightly/weekly daily/monthly weekly/monthly only/except manual/automatic manually/automatically hand/automatically succeeded/failed succeeds/fails
 """.split())
 COORDINATORS = frozenset("and or nor as well plus".split())
 
