@@ -621,6 +621,7 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
     assert split_answer(answer, folder=True)[0].cited == cited
 
 
+_ENVLIST = ["[tox]", "envlist = py{36,37,38,39,310,311}-{tests,install},docs,install,py36-docs"]
 _GATED = ["if sys.version_info >= (3, 11):", "    from typing import Unpack", "else:",
           "    from typing_extensions import Unpack"]
 
@@ -694,6 +695,10 @@ _GATED = ["if sys.version_info >= (3, 11):", "    from typing import Unpack", "e
      "wheel/.github/workflows/test.yml"),
     ("The scheduled run fires every Monday at 06:00 [L1-L2].", ["  schedule:", "    - cron: '0 6 * * 1'"],
      "wheel/.github/workflows/test.yml"),
+    # a range of versions whose ends the list holds, and what else the sentence names apart
+    ("The env list runs from Python 3.6 to 3.11 [L1-L2].", _ENVLIST, "pydocstyle/tox.ini"),
+    ("CPython 3.10 through 3.13 are tested, and 3.9 too [L1].",
+     ['    python: ["3.9", "3.10", "3.11", "3.12", "3.13"]'], "x/.github/workflows/ci.yml"),
 ])
 def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -> None:
     """Faithful shapes the first fresh runs of held-out-3 and held-out-4 dropped (each fails on the rules
@@ -739,6 +744,7 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
     ("Unpack comes from typing on Python 3.11 and older [L1-L2].", _GATED[:2], "aiosignal/__init__.py", "'older'"),
     ("Release 0.7.3 increases startup time [L1-L2].", ["`0.7.3`_ (2024-12-06)", "- Reduce startup time."],
      "CHANGELOG.rst", "'increases'"),
+    ("The env list runs from Python 3.7 to 3.11 [L1-L2].", _ENVLIST, "pydocstyle/tox.ini", "runs from 3.6 to 3.11"),
     ("The scheduled run fires every Tuesday at 06:00 [L1-L2].", ["  schedule:", "    - cron: '0 6 * * 1'"],
      "wheel/.github/workflows/test.yml", "'Tuesday'"),
     ("The schedule is daily [L1-L2].", ["  schedule:", "    - cron: '0 6 * * 1'"],

@@ -84,6 +84,7 @@ class Reading:
     parents: list[int | None] = field(default_factory=list)
     counts: set[str] = field(default_factory=set)  # how many entries its lists hold
     compounds: set[str] = field(default_factory=set)  # its hyphenated words (ubuntu-latest)
+    line_numbers: list[set[str]] = field(default_factory=list)  # of each line: its numbers (py{39,310}'s too)
 
     def __post_init__(self) -> None:
         pieces = self.ranges or [([], self.text)]
@@ -98,6 +99,7 @@ class Reading:
         glossed = glosser(self.path, self.lowered)
         for n, raw in enumerate(raws):
             toks = tokens(raw)
+            self.line_numbers.append(set())
             if not raw.strip():
                 kind = "blank"
             elif _HEADER.match(raw) and not (structured and raw.lstrip().startswith("#")):
@@ -118,7 +120,7 @@ class Reading:
             for day, weekday in _CRON.findall(raw):
                 self._add_words(cron_words(day, weekday))
             for major, minor in _VERSION_TUPLE.findall(raw):  # sys.version_info >= (3, 11): Python 3.11
-                self.numbers.add(f"{major}.{minor}")
+                self._number(f"{major}.{minor}")
                 self._add_words(("python",))
                 if any(re.match(r"\s*else\s*:", r) for r in raws):  # its else: branch is for the others
                     self._add_words((*AT_LEAST_WORDS, *BELOW_WORDS))
@@ -146,14 +148,19 @@ class Reading:
         self.stems.update(stem(p) for p in (t.lower, joined, *t.parts))
         if re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", t.lower):
             self.compounds.add(t.lower)
-        self.numbers.update(numbers_of(t))
-        self.numbers.update(normal_number(p) for p in t.parts if "." in p and p[0].isdigit())  # pypy-3.11: 3.11
+        self._number(*numbers_of(t))
+        self._number(*(normal_number(p) for p in t.parts if "." in p and p[0].isdigit()))  # pypy-3.11: 3.11
         for p in t.parts:
             self._add_words(spelled(p))
         for piece in {t.lower, *re.split(r"[-_:]", t.lower)}:  # py313, cp311, pypy3, py39-pytestlatest: a Python
             if version := tag_version(piece):
                 self._add_words(("python", "pypy") if piece.startswith("pypy") else ("python",))
-                self.numbers.add(version)
+                self._number(version)
+
+    def _number(self, *numbers: str) -> None:
+        self.numbers.update(numbers)
+        if self.line_numbers:
+            self.line_numbers[-1].update(numbers)
 
     def _add_words(self, words: tuple[str, ...] | list[str]) -> None:
         self.words.update(words)

@@ -29,7 +29,8 @@ from .binding import reversed_pair, swapped
 from .reading import Reading, Statement, same_meaning, spelled
 from .sentences import split_clauses
 from .words import (ANTONYMS, COORDINATORS, INTERFACES, JUDGEMENTS, NEGATING_PREFIXES, NEGATIONS, NUMBER_WORDS, STOP,
-                    TOOL_WORDS, TOOLS, Token, content, is_identifier, is_name, is_negation, is_restriction, key, numbers_of,
+                    TOOL_WORDS, TOOLS, Token, content, is_identifier, is_name, is_negation, is_restriction, key, normal_number,
+                    numbers_of,
                     stem, tokens)
 
 OVERLAP = 0.4
@@ -51,6 +52,8 @@ def unsupported_by(text: str, source: str, path: str = "",
         for n in numbers_of(t):
             if n not in reading.numbers and not (_counting(t) and (n in reading.counts or _counts_own_list(text, t, n))):
                 return f"the number {t.text} is not in the cited text"
+    if reason := _range_ends(text, reading):
+        return reason
     for m in _QUOTED.finditer(text):
         quoted = next(g for g in m.groups() if g is not None)
         if quoted.lower() not in source.lower() and not all(_named(t, reading) for t in tokens(quoted)):
@@ -104,6 +107,33 @@ def _counts_own_list(text: str, t: Token, n: str) -> bool:
         return False
     items = [x for x in _LIST_SEPARATOR.split(m.group(1).rstrip(" .")) if x.strip()]
     return str(len(items)) == n
+
+
+_RANGE_SAID = re.compile(r"(?<![\w.])(\d{1,3}\.\d{1,3})\s*(?:to|through|thru|-|\u2013)\s*(?:[A-Za-z]+\s+)?(\d{1,3}\.\d{1,3})(?!\w|\.\d)")
+
+
+def _version(number: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in number.split("."))
+
+
+def _range_ends(text: str, reading: Reading) -> str | None:
+    """A range of versions ("3.7 to 3.11") whose ends are both in one cited list that runs further
+    (``py{36,37,38,39,310,311}``): the range leaves out versions the list names."""
+    named = {n for t in tokens(text) for n in numbers_of(t)}  # a version the sentence names apart is no omission
+    for m in _RANGE_SAID.finditer(text):
+        a, b = (normal_number(x) for x in m.groups())
+        low, high = _version(a), _version(b)
+        if not low < high or low[0] != high[0]:
+            continue
+        for said in reading.line_numbers:
+            if a not in said or b not in said:
+                continue
+            listed = sorted(_version(n) for n in said if re.fullmatch(r"\d{1,3}\.\d{1,3}", n)
+                            and _version(n)[0] == low[0] and (n in (a, b) or n not in named))
+            if listed[0] < low or listed[-1] > high:
+                ends = ".".join(map(str, listed[0])), ".".join(map(str, listed[-1]))
+                return f"{a} to {b} leaves out what the cited list holds: it runs from {ends[0]} to {ends[1]}"
+    return None
 
 
 def _first_word(text: str) -> int:
