@@ -697,6 +697,8 @@ _GATED = ["if sys.version_info >= (3, 11):", "    from typing import Unpack", "e
      "wheel/.github/workflows/test.yml"),
     # a range of versions whose ends the list holds, and what else the sentence names apart
     ("The env list runs from Python 3.6 to 3.11 [L1-L2].", _ENVLIST, "pydocstyle/tox.ini"),
+    ("The tool converts .egg archives into .whl ones [L1].", ["* Convert ``.egg`` archives into ``.whl``"],
+     "wheel/README.rst"),
     ("CPython 3.10 through 3.13 are tested, and 3.9 too [L1].",
      ['    python: ["3.9", "3.10", "3.11", "3.12", "3.13"]'], "x/.github/workflows/ci.yml"),
 ])
@@ -745,6 +747,9 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
     ("Release 0.7.3 increases startup time [L1-L2].", ["`0.7.3`_ (2024-12-06)", "- Reduce startup time."],
      "CHANGELOG.rst", "'increases'"),
     ("The env list runs from Python 3.7 to 3.11 [L1-L2].", _ENVLIST, "pydocstyle/tox.ini", "runs from 3.6 to 3.11"),
+    # a conversion said the other way round, its words a dotted extension and a noun after it
+    ("The tool converts .whl archives into .egg ones [L1].", ["* Convert ``.egg`` archives into ``.whl``"],
+     "wheel/README.rst", "other way round"),
     ("The scheduled run fires every Tuesday at 06:00 [L1-L2].", ["  schedule:", "    - cron: '0 6 * * 1'"],
      "wheel/.github/workflows/test.yml", "'Tuesday'"),
     ("The schedule is daily [L1-L2].", ["  schedule:", "    - cron: '0 6 * * 1'"],

@@ -210,6 +210,7 @@ _JOINS = {
 }
 JOIN_GAP = 60  # characters between a word and its join: unbounded, a long line's every word was read to its end
 _FILLER = r"(?:\s|`|'|\"|\ban?\b|\bthe\b|\bis\b|\bare\b)*"
+_NOUN = r"(?:archives?|files?|ones?|formats?|packages?|versions?|values?|names?)"  # "A archives into B": A into B
 
 
 def reversed_pair(sentence: str, reading: Reading) -> str | None:
@@ -220,7 +221,7 @@ def reversed_pair(sentence: str, reading: Reading) -> str | None:
     for a, b in ((a, b) for k, a in enumerate(words) for b in words[k + 1:k + 4]):
         between = sentence[a.start + len(a.text):b.start]
         for family, join in _JOINS.items():
-            if not re.fullmatch(f"{_FILLER}(?:{join}){_FILLER}", between, re.IGNORECASE):
+            if not re.fullmatch(f"{_FILLER}(?:{_NOUN}\\s+)?(?:{join}){_FILLER}", between, re.IGNORECASE):
                 continue
             if family == "range" and not (numbers_of(a) and numbers_of(b)):
                 continue
@@ -298,4 +299,4 @@ def _form(t: Token) -> str:
     if nums:
         return rf"(?<![\d.]){re.escape(nums[0])}(?![\d])"
     word = re.escape(stem(t.lower)) if len(t.lower) > 4 else re.escape(t.lower)
-    return rf"\b{word}\w{{0,3}}\b"
+    return rf"(?<!\w){word}\w{{0,3}}(?!\w)"  # not \b: a word may start with a dot (.egg)
