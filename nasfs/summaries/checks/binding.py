@@ -24,7 +24,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import combinations
 
-from .reading import Reading
+from .reading import Line, Reading
 from .words import Token, content, is_name, numbers_of, stem, tokens
 
 NEAR = 8
@@ -233,7 +233,40 @@ def reversed_pair(sentence: str, reading: Reading) -> str | None:
                 and _joined(cited, a, b, _JOINS["choice"]) and not _joined(cited, b, a, _JOINS["choice"])):
             # "moves from A to B" where the lines choose A over B ("A instead of B"): the move was from B to A
             return f"from {a.text!r} to {b.text!r} is the other way round in the cited text"
-    return _reversed_key(sentence, tokens(sentence), words, reading)
+    return _reversed_key(sentence, tokens(sentence), words, reading) or _out_of_order(tokens(sentence), reading)
+
+
+_ORDER = {"before": True, "after": False}  # "A before B": A comes first in the cited lines
+_WAITING = re.compile(r"^\s*(?:needs|depends(?:_on)?|depends-on)\s*[:=]", re.MULTILINE)
+
+
+def _out_of_order(toks: list[Token], reading: Reading) -> str | None:
+    """``A ... before B`` (or ``after``) where A and B are names each on one cited line of a list, a
+    file's lines in the order they run or are searched, and B's line comes first (``make typecheck``
+    before ``make format-check`` where the commands run the other way)."""
+    said = [(i, ln) for i, ln in enumerate(reading.lines) if i not in reading.named and ln.kind != "prose"]
+    for k, t in enumerate(toks):
+        if t.lower not in _ORDER or not 0 < k < len(toks) - 1:
+            continue
+        a = next((x for x in reversed(toks[max(0, k - 3):k]) if is_name(x, False)), None)
+        b = next((x for x in toks[k + 1:k + 4] if is_name(x, False)), None)
+        if a is None or b is None:
+            continue
+        where_a, where_b = (_places(x, said) for x in (a, b))
+        if len(where_a) != 1 or len(where_b) != 1 or where_a == where_b:
+            continue
+        if reading.parents[where_a[0]] != reading.parents[where_b[0]] or _WAITING.search(reading.lowered):
+            continue  # not one list; or jobs that run in the order they wait for, not as they are written
+        first, then = (a, b) if _ORDER[t.lower] else (b, a)
+        if _places(then, said)[0] < _places(first, said)[0]:
+            return f"{first.text!r} {t.text} {then.text!r} is the other way round in the cited lines' order"
+    return None
+
+
+def _places(t: Token, said: list[tuple[int, Line]]) -> list[int]:
+    """The cited lines (structured ones) that hold the word whole."""
+    low = t.lower.strip(".")
+    return [i for i, ln in said if any(x.lower.strip(".") == low for x in ln.tokens)]
 
 
 # A key that makes the section it sits under wait for its values (a CI job's needs:, a tox env's depends =),
