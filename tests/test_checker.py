@@ -621,6 +621,7 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
     assert split_answer(answer, folder=True)[0].cited == cited
 
 
+_RUFF_HOOK = ["      - id: ruff", '        args: ["--fix", "--unsafe-fixes", "--exit-non-zero-on-fix"]']
 _SEARCHED = ["* ``setup.cfg``", "* ``tox.ini``", "* ``pyproject.toml``"]
 _ENVLIST = ["[tox]", "envlist = py{36,37,38,39,310,311}-{tests,install},docs,install,py36-docs"]
 _GATED = ["if sys.version_info >= (3, 11):", "    from typing import Unpack", "else:",
@@ -700,6 +701,10 @@ _GATED = ["if sys.version_info >= (3, 11):", "    from typing import Unpack", "e
     ("The env list runs from Python 3.6 to 3.11 [L1-L2].", _ENVLIST, "pydocstyle/tox.ini"),
     ("The tool converts .egg archives into .whl ones [L1].", ["* Convert ``.egg`` archives into ``.whl``"],
      "wheel/README.rst"),
+    # an un- form inside a flag says no of what it joins; an "Unreleased" that shares nothing else does not
+    ("The ruff hook applies fixes, including unsafe ones [L1-L2].", _RUFF_HOOK, "x/.pre-commit-config.yaml"),
+    ("The 3.1.0 release also removes code that had been deprecated [L1-L3].",
+     ["Version 3.1.0", "Unreleased", "-   Remove previously deprecated code."], "markupsafe/CHANGES.rst"),
     # "A before B" of a list's entries: the list's order; jobs that wait run in another order than written
     ("pyproject.toml is checked after setup.cfg [L1-L3].", _SEARCHED, "pydocstyle/docs/config.rst"),
     ("The deploy-site job runs after build-site [L1-L6].",
@@ -753,6 +758,7 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
     ("Release 0.7.3 increases startup time [L1-L2].", ["`0.7.3`_ (2024-12-06)", "- Reduce startup time."],
      "CHANGELOG.rst", "'increases'"),
     ("The env list runs from Python 3.7 to 3.11 [L1-L2].", _ENVLIST, "pydocstyle/tox.ini", "runs from 3.6 to 3.11"),
+    ("The ruff linter hook is restricted to safe fixes [L1-L2].", _RUFF_HOOK, "x/.pre-commit-config.yaml", "negates"),
     ("pyproject.toml is checked before setup.cfg [L1-L3].", _SEARCHED,
      "pydocstyle/docs/config.rst", "the cited lines' order"),
     # a conversion said the other way round, its words a dotted extension and a noun after it

@@ -326,7 +326,8 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
         return f"{clause!r} negates what the cited text affirms"
     said = stems | {n for t in toks for n in numbers_of(t)}
     if not negated and (any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top)
-                        or any(_negates(s, stems, 2) or _unequal(s, said) for s in reading.statements)):
+                        or any(_negates(s, stems, 2) or _unequal(s, said) or (stems & their and _flipped(s.tokens, [toks]))
+                               for s, their in theirs)):
         return f"{clause!r} affirms what the cited text negates"
     if any(is_restriction(t) for t in toks) and not any(_restricts(s) for s in reading.statements):
         return f"{clause!r} restricts (only, except) what the cited text does not"
@@ -448,8 +449,7 @@ def _flipped(toks: list[Token], others: list[list[Token]]) -> bool:
     that ``toks`` do not say plain too: "signing, ... unsigning" names two operations, negates neither."""
     plain = {stem(p) for s in others for x in s for p in (x.lower, *x.parts)}
     own = {stem(p) for x in toks for p in (x.lower, *x.parts)}
-    for t in toks:
-        low = t.lower
+    for low in {p for t in toks for p in (t.lower, *t.parts)}:  # --unsafe-fixes: unsafe
         for prefix in NEGATING_PREFIXES:
             rest = low[len(prefix):]
             if (low.startswith(prefix) and (len(rest) >= 4 or low in SHORT_NEGATED) and stem(rest) in plain
