@@ -622,6 +622,8 @@ def test_a_folder_sentence_cites_children_as_a_file_sentence_cites_lines(answer:
 
 
 _RUFF_HOOK = ["      - id: ruff", '        args: ["--fix", "--unsafe-fixes", "--exit-non-zero-on-fix"]']
+_LEVELS = ["LEVELS = {", "    0: logging.CRITICAL,", "    1: logging.ERROR,", "    2: logging.WARNING,",
+           "    3: logging.INFO,", "}"]
 _SEARCHED = ["* ``setup.cfg``", "* ``tox.ini``", "* ``pyproject.toml``"]
 _ENVLIST = ["[tox]", "envlist = py{36,37,38,39,310,311}-{tests,install},docs,install,py36-docs"]
 _GATED = ["if sys.version_info >= (3, 11):", "    from typing import Unpack", "else:",
@@ -705,6 +707,9 @@ _GATED = ["if sys.version_info >= (3, 11):", "    from typing import Unpack", "e
     ("The ruff hook applies fixes, including unsafe ones [L1-L2].", _RUFF_HOOK, "x/.pre-commit-config.yaml"),
     ("The 3.1.0 release also removes code that had been deprecated [L1-L3].",
      ["Version 3.1.0", "Unreleased", "-   Remove previously deprecated code."], "markupsafe/CHANGES.rst"),
+    # a table's rows: each number with its own name
+    ("Verbosity 3 is INFO and 2 is WARNING [L1-L6].", _LEVELS, "virtualenv/report.py"),
+    ("Levels run from 0, CRITICAL, to 3, INFO [L1-L6].", _LEVELS, "virtualenv/report.py"),
     # "A before B" of a list's entries: the list's order; jobs that wait run in another order than written
     ("pyproject.toml is checked after setup.cfg [L1-L3].", _SEARCHED, "pydocstyle/docs/config.rst"),
     ("The deploy-site job runs after build-site [L1-L6].",
@@ -759,6 +764,7 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
      "CHANGELOG.rst", "'increases'"),
     ("The env list runs from Python 3.7 to 3.11 [L1-L2].", _ENVLIST, "pydocstyle/tox.ini", "runs from 3.6 to 3.11"),
     ("The ruff linter hook is restricted to safe fixes [L1-L2].", _RUFF_HOOK, "x/.pre-commit-config.yaml", "negates"),
+    ("Verbosity 2 corresponds to logging.INFO [L1-L6].", _LEVELS, "virtualenv/report.py", "map 2 to"),
     ("pyproject.toml is checked before setup.cfg [L1-L3].", _SEARCHED,
      "pydocstyle/docs/config.rst", "the cited lines' order"),
     # a conversion said the other way round, its words a dotted extension and a noun after it

@@ -333,3 +333,49 @@ def _form(t: Token) -> str:
         return rf"(?<![\d.]){re.escape(nums[0])}(?![\d])"
     word = re.escape(stem(t.lower)) if len(t.lower) > 4 else re.escape(t.lower)
     return rf"(?<!\w){word}\w{{0,3}}(?!\w)"  # not \b: a word may start with a dot (.egg)
+
+
+_MAPPED = re.compile(r"^\s*['\"]?(\d{1,6})['\"]?\s*(?::|=>?|->)\s*['\"]?([\w.-]{1,80})")
+
+
+def mapped(sentence: str, reading: Reading) -> str | None:
+    """A number the sentence pairs with a name (``verbosity 2 is INFO``) where the cited lines map
+    that number to another name and the name to another number (``2: logging.WARNING``,
+    ``3: logging.INFO``): a table's rows swapped."""
+    table: dict[str, set[str]] = {}
+    for i, ln in enumerate(reading.lines):
+        m = _MAPPED.match(ln.raw)
+        if m and i not in reading.named:
+            name = m.group(2).lower()
+            table.setdefault(m.group(1), set()).update({name, name.rsplit(".", 1)[-1]})
+    if len(table) < 2:
+        return None
+    toks = tokens(sentence)
+    names = set().union(*table.values())
+    for k, t in enumerate(toks):
+        for n in numbers_of(t):
+            other = _mapped_name(sentence, toks, k, names)
+            if n not in table or other is None:
+                continue
+            low = other.lower
+            rows = [m for m, held in table.items() if low in held or low.rsplit(".", 1)[-1] in held]
+            if rows and n not in rows:
+                return (f"{t.text} goes with {other.text!r} here, but the cited lines map {n} to "
+                        f"{sorted(table[n])[0]!r} and {other.text!r} to {rows[0]}")
+    return None
+
+
+def _mapped_name(sentence: str, toks: list[Token], k: int, names: set[str]) -> Token | None:
+    """The name of a table nearest after toks[k] (or else before it), within three words, across no
+    comma, coordinator or other number."""
+    for step in (1, -1):
+        for j in range(k + step, k + 4 * step, step):
+            if not 0 <= j < len(toks):
+                break
+            a, b = sorted((toks[j], toks[j - step]), key=lambda x: x.start)
+            if re.search(r"[,;:()]", sentence[a.start + len(a.text):b.start]) or numbers_of(toks[j]) or \
+                    toks[j].lower in ("and", "or", "but", "while", "whereas"):
+                break
+            if toks[j].lower in names or toks[j].lower.rsplit(".", 1)[-1] in names:
+                return toks[j]
+    return None

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from .branches import version_side
-from .binding import reversed_pair, swapped
+from .binding import mapped, reversed_pair, swapped
 from .reading import Reading, Statement, same_meaning, spelled
 from .sentences import split_clauses
 from .words import (ANTONYMS, COORDINATORS, INTERFACES, JUDGEMENTS, NEGATING_PREFIXES, NEGATIONS, NUMBER_WORDS, STOP,
@@ -79,7 +79,8 @@ def unsupported_by(text: str, source: str, path: str = "",
         reason = _clause(clause, reading, toks)
         if reason:
             return reason
-    return swapped(text, reading) or reversed_pair(text, reading) or version_side(_phrases(text), reading)
+    return (swapped(text, reading) or reversed_pair(text, reading) or version_side(_phrases(text), reading)
+            or mapped(text, reading))
 
 
 def _compound_of(t: Token, reading: Reading) -> bool:
