@@ -707,6 +707,12 @@ _GATED = ["if sys.version_info >= (3, 11):", "    from typing import Unpack", "e
     ("The ruff hook applies fixes, including unsafe ones [L1-L2].", _RUFF_HOOK, "x/.pre-commit-config.yaml"),
     ("The 3.1.0 release also removes code that had been deprecated [L1-L3].",
      ["Version 3.1.0", "Unreleased", "-   Remove previously deprecated code."], "markupsafe/CHANGES.rst"),
+    # "is not" bears on its own clause ("if colorize is not provided"), and a quoted NO_COLOR is a name
+    ("FORCE_COLOR enables color output by default [L1].",
+     ["- Honor the ``FORCE_COLOR`` environment variable which enables color output by default if ``colorize`` is "
+      "not provided."], "loguru/CHANGELOG.rst"),
+    ("FORCE_COLOR controls color output [L1].", ["- ``NO_COLOR`` and ``FORCE_COLOR`` control color output."],
+     "loguru/CHANGELOG.rst"),
     # a table's rows: each number with its own name
     ("Verbosity 3 is INFO and 2 is WARNING [L1-L6].", _LEVELS, "virtualenv/report.py"),
     ("Levels run from 0, CRITICAL, to 3, INFO [L1-L6].", _LEVELS, "virtualenv/report.py"),

@@ -336,6 +336,9 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
 
 
 _SCOPE_END = re.compile(r"[,;.(){}#]")
+# where the subject of an "is not" begins: a stop, or a subordinator ("enables color if colorize is not
+# provided": what is not provided is colorize, not color)
+_SCOPE_BEGIN = re.compile(r"[,;.(){}#]|\b(?:if|when|unless|because|since|while|whereas|where|which|that)\s", re.IGNORECASE)
 _NOT_IN_LIST = re.compile(r"\s+in\s*[(\[{]([^()\[\]{}]{0,200})[)\]}]")
 _NEGATIVE_FORM = re.compile(r"!=|\bnot in\b|<(?!=)\s*['\"]?\d|:\s*(?:\{\}|\[\]|null|~|none|\"\")\s*(?:#.*)?$", re.IGNORECASE)
 _CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|!=|(?<![\w.=<>!~*-])==(?!=)|;\s*\w+\s*[<>=!]"
@@ -405,8 +408,8 @@ def _negates(statement: Statement, stems: set[str], shared: int = 1) -> bool:
     package" under a header that shares more). A value (``strip_inline_comments=False``) negates its
     key, and a clause that says the key's opposite ("keeps inline comments") says what the value does."""
     for t in statement.tokens:
-        if not is_negation(t) or (_joined_name(t) and statement.text[t.start - 1:t.start] in ("'", '"')):
-            continue  # a quoted compound is a name ("ignore-without-code"); a quoted 'false' still says no
+        if not is_negation(t) or (_joined_name(t) and statement.text[t.start - 1:t.start] in ("'", '"', "`")):
+            continue  # a quoted compound is a name ("ignore-without-code", ``NO_COLOR``); a quoted 'false' still says no
         if t.lower in VALUE_NEGATIONS and statement.gloss_says_no:
             continue  # a gloss that says no itself says what the value means ("fail-fast: false": does not stop)
         if _joined_name(t):  # no-default-groups, paths-ignore
@@ -437,7 +440,7 @@ def _scope(text: str, t: Token) -> set[str]:
         end = _SCOPE_END.search(text, after)
         scope = [x for x in tokens(text[after:end.start() if end else len(text)]) if content(x)][:6]
     if t.lower == "not" and re.search(r"\b(?:is|are|was|were|be|been)\s+(?:\w+\s+)?$", text[:t.start]):
-        begin = max((m.end() for m in _SCOPE_END.finditer(text[:t.start])), default=0)  # "/etc/hosts is thus not used"
+        begin = max((m.end() for m in _SCOPE_BEGIN.finditer(text[:t.start])), default=0)  # "/etc/hosts is thus not used"
         scope += [x for x in tokens(text[begin:t.start]) if content(x)][-4:]
     if t.lower in VALUE_NEGATIONS:
         begin = max((m.end() for m in re.finditer(r"[,{\[]", text[:t.start])), default=0)
