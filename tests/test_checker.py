@@ -713,6 +713,10 @@ _GATED = ["if sys.version_info >= (3, 11):", "    from typing import Unpack", "e
       "not provided."], "loguru/CHANGELOG.rst"),
     ("FORCE_COLOR controls color output [L1].", ["- ``NO_COLOR`` and ``FORCE_COLOR`` control color output."],
      "loguru/CHANGELOG.rst"),
+    # a matrix's include: adds those combinations alone
+    ("macOS runs are added only for Python 3.14 [L1-L4].",
+     ["    matrix:", "      include:", "        - os: macos-latest", "          python: '3.14'"],
+     "wheel/.github/workflows/test.yml"),
     # a table's rows: each number with its own name
     ("Verbosity 3 is INFO and 2 is WARNING [L1-L6].", _LEVELS, "virtualenv/report.py"),
     ("Levels run from 0, CRITICAL, to 3, INFO [L1-L6].", _LEVELS, "virtualenv/report.py"),

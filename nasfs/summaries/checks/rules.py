@@ -341,13 +341,14 @@ _SCOPE_END = re.compile(r"[,;.(){}#]")
 _SCOPE_BEGIN = re.compile(r"[,;.(){}#]|\b(?:if|when|unless|because|since|while|whereas|where|which|that)\s", re.IGNORECASE)
 _NOT_IN_LIST = re.compile(r"\s+in\s*[(\[{]([^()\[\]{}]{0,200})[)\]}]")
 _NEGATIVE_FORM = re.compile(r"!=|\bnot in\b|<(?!=)\s*['\"]?\d|:\s*(?:\{\}|\[\]|null|~|none|\"\")\s*(?:#.*)?$", re.IGNORECASE)
-_CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|!=|(?<![\w.=<>!~*-])==(?!=)|;\s*\w+\s*[<>=!]"
+_CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|\binclude\s*[:=]|!=|(?<![\w.=<>!~*-])==(?!=)|;\s*\w+\s*[<>=!]"
                         r"|^\s*[\d.]+\s*:\s+\S", re.IGNORECASE)
 
 
 def _restricts(statement: Statement) -> bool:
     """A cited statement that restricts: only/except, or a condition (``if:``, ``when``, ``!=``, a
-    requirement's marker ``; python_version < "3.11"``, a tox factor ``3.13: twisted``, a path filter)."""
+    requirement's marker ``; python_version < "3.11"``, a tox factor ``3.13: twisted``, a path filter, a
+    matrix's ``include:``, which adds those combinations alone)."""
     return any(is_restriction(x) for x in statement.tokens) or bool(_CONDITION.search(statement.text))
 
 
