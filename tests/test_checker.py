@@ -336,6 +336,8 @@ def _cited(rows: list[str], sentence: str, path: str = "x.yaml") -> tuple[str | 
     (["3.12", "x" * 60_000] * 60, "It uses Python 3.12 [L1-L40, L41-L80, L81-L120]."),
     # 120 long lines read by each of the idioms' patterns (8 s; the reading without them takes 1.5 s)
     (["key: " + "a" * 50_000] * 120, "The key is set [L1-L40, L41-L80, L81-L120]."),
+    # a pragma's comment after a long run of spaces, and many of them on one line
+    (["x = 1  #" + " " * 60_000 + "noqa", "y = 2  " + "# pragma: no cover " * 5_000], "x is 1 [L1-L2]."),
     # version checks of one version, each over the long lines after it: a block is read once per check
     ([" " * k + "if sys.version_info >= (3, 11):" + " x" * 900 for k in range(60)] + ["else:"] * 60,
      "Unpack comes from typing on Python 3.11 and later [L1-L40, L41-L80, L81-L120]."),
@@ -713,6 +715,13 @@ _GATED = ["if sys.version_info >= (3, 11):", "    from typing import Unpack", "e
       "not provided."], "loguru/CHANGELOG.rst"),
     ("FORCE_COLOR controls color output [L1].", ["- ``NO_COLOR`` and ``FORCE_COLOR`` control color output."],
      "loguru/CHANGELOG.rst"),
+    # a linter's pragma says nothing of what its line does: its "ignore" or "no" negates nothing
+    ("It starts by printing a header with the platformdirs version [L1].",
+     ['    print(f"-- platformdirs {__version__} --")  # ruff:ignore[print]'], "platformdirs/__main__.py"),
+    ("setup_report first removes existing handlers and then caps the verbosity at MAX_LEVEL [L1-L3].",
+     ["def setup_report(verbosity: int, show_pid: bool = False) -> int:  # ruff:ignore[boolean-default-value]",
+      "    _clean_handlers(LOGGER)", "    verbosity = min(verbosity, MAX_LEVEL)  # pragma: no cover"],
+     "virtualenv/report.py"),
     # a matrix's include: adds those combinations alone
     ("macOS runs are added only for Python 3.14 [L1-L4].",
      ["    matrix:", "      include:", "        - os: macos-latest", "          python: '3.14'"],

@@ -315,11 +315,18 @@ def cron_words(day: str, weekday: str) -> list[str]:
     return ["daily", "day", "nightly"] if weekday in ("*", "?") else []
 
 
+# A comment that speaks to a linter, type checker or coverage tool (``# noqa``, ``# pragma: no cover``,
+# ``# ruff:ignore[print]``): it says nothing of what the line does, and its "no" or "ignore" negates nothing
+_PRAGMA = re.compile(r"(?<![`'\"])(?:#|//)\s*(?:noqa|nosec|nolint|type:\s*ignore|pragma:|pylint:|ruff:|mypy:|pyright:|fmt:|isort:"
+                     r"|flake8:|coverage:|codespell:|zizmor:|eslint-disable|ts-ignore)(?:[^#\n]*)", re.IGNORECASE)
+
+
 def _glossed(ln: Line) -> str:
-    """A line as a statement: its text, then what idioms.py says of it between semicolons, where the scope
-    of a negation ends: a prose line's gloss stands amid its paragraph, and "no assertion rewriting" bore
-    on the next line's "keeps the tracebacks short"."""
-    return f"{ln.raw.strip()} ; {ln.gloss} ;" if ln.gloss else ln.raw.strip()
+    """A line as a statement: its text (without a tool's pragma), then what idioms.py says of it between
+    semicolons, where the scope of a negation ends: a prose line's gloss stands amid its paragraph, and
+    "no assertion rewriting" bore on the next line's "keeps the tracebacks short"."""
+    text = _PRAGMA.sub("", ln.raw).strip() if "#" in ln.raw or "//" in ln.raw else ln.raw.strip()
+    return f"{text} ; {ln.gloss} ;" if ln.gloss else text
 
 
 def _braced(raw: str) -> list[tuple[str, str, str]]:
