@@ -722,6 +722,9 @@ _GATED = ["if sys.version_info >= (3, 11):", "    from typing import Unpack", "e
      ["def setup_report(verbosity: int, show_pid: bool = False) -> int:  # ruff:ignore[boolean-default-value]",
       "    _clean_handlers(LOGGER)", "    verbosity = min(verbosity, MAX_LEVEL)  # pragma: no cover"],
      "virtualenv/report.py"),
+    # tox's py tags are CPython's; a brace of pypy tags binds each version to pypy; two ranges of one list
+    ("Test environments cover CPython 3.9 to 3.13 and PyPy 3.9 to 3.11 [L1].",
+     ["envlist = py{39,310,311,312,313}-pytest84, pypy{39,310,311}-pytest84"], "pytest-cov/tox.ini"),
     # a matrix's include: adds those combinations alone
     ("macOS runs are added only for Python 3.14 [L1-L4].",
      ["    matrix:", "      include:", "        - os: macos-latest", "          python: '3.14'"],
@@ -786,6 +789,8 @@ def test_fresh_text_shapes_are_kept(sentence: str, rows: list[str], path: str) -
     ("Verbosity 2 corresponds to logging.INFO [L1-L6].", _LEVELS, "virtualenv/report.py", "map 2 to"),
     ("pyproject.toml is checked before setup.cfg [L1-L3].", _SEARCHED,
      "pydocstyle/docs/config.rst", "the cited lines' order"),
+    ("PyPy 3.12 is tested [L1].", ["envlist = py{39,310,311,312,313}-pytest84, pypy{39,310,311}-pytest84"],
+     "pytest-cov/tox.ini", "goes with 'pypy'"),
     # a conversion said the other way round, its words a dotted extension and a noun after it
     ("The tool converts .whl archives into .egg ones [L1].", ["* Convert ``.egg`` archives into ``.whl``"],
      "wheel/README.rst", "other way round"),

@@ -154,7 +154,7 @@ class Reading:
             self._add_words(spelled(p))
         for piece in {t.lower, *re.split(r"[-_:]", t.lower)}:  # py313, cp311, pypy3, py39-pytestlatest: a Python
             if version := tag_version(piece):
-                self._add_words(("python", "pypy") if piece.startswith("pypy") else ("python",))
+                self._add_words(("python", "pypy") if piece.startswith("pypy") else ("python", "cpython"))
                 self._number(version)
 
     def _number(self, *numbers: str) -> None:
@@ -292,13 +292,23 @@ class Reading:
                 span = toks[k + 1:] if after else list(reversed(toks[:k]))
                 near: list[str] = []
                 for n, other in enumerate(span):
-                    got = numbers_of(other)
+                    got = _tagged(ln, other) or numbers_of(other)
                     if got:
                         near.extend(got)
                     elif (near and content(other)) or (not near and n >= 4):
                         break  # the run of numbers next to the word (starting within four tokens) ends
                 found.update(near)
         return found
+
+
+def _tagged(ln: Line, t: Token) -> list[str]:
+    """The versions of a brace of tags (``pypy{39,310,311}``: 3.9, 3.10, 3.11), not one number of
+    thousands (39,310,311)."""
+    if t.start < 1 or ln.raw[t.start - 1] != "{":
+        return []
+    head = re.search(r"[a-z]+$", ln.raw[:t.start - 1].lower())
+    versions = [tag_version(f"{head.group(0)}{p}") for p in t.parts] if head else []
+    return [v for v in versions if v]
 
 
 def cron_words(day: str, weekday: str) -> list[str]:

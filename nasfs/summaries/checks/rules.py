@@ -120,7 +120,15 @@ def _version(number: str) -> tuple[int, ...]:
 def _range_ends(text: str, reading: Reading) -> str | None:
     """A range of versions ("3.7 to 3.11") whose ends are both in one cited list that runs further
     (``py{36,37,38,39,310,311}``): the range leaves out versions the list names."""
-    named = {n for t in tokens(text) for n in numbers_of(t)}  # a version the sentence names apart is no omission
+    named = {n for t in tokens(text) for n in numbers_of(t)}
+    ranges = [tuple(_version(normal_number(x)) for x in m.groups()) for m in _RANGE_SAID.finditer(text)]
+
+    def apart(n: str, own: tuple[tuple[int, ...], ...]) -> bool:
+        """A version the sentence names apart, or within another of its ranges (CPython 3.9 to 3.13 and
+        PyPy 3.9 to 3.11, of one list): no omission of this range."""
+        v = _version(n)
+        return n in named or any(lo <= v <= hi for lo, hi in ranges if (lo, hi) != own)
+
     for m in _RANGE_SAID.finditer(text):
         a, b = (normal_number(x) for x in m.groups())
         low, high = _version(a), _version(b)
@@ -130,7 +138,7 @@ def _range_ends(text: str, reading: Reading) -> str | None:
             if a not in said or b not in said:
                 continue
             listed = sorted(_version(n) for n in said if re.fullmatch(r"\d{1,3}\.\d{1,3}", n)
-                            and _version(n)[0] == low[0] and (n in (a, b) or n not in named))
+                            and _version(n)[0] == low[0] and (n in (a, b) or not apart(n, (low, high))))
             if listed[0] < low or listed[-1] > high:
                 ends = ".".join(map(str, listed[0])), ".".join(map(str, listed[-1]))
                 return f"{a} to {b} leaves out what the cited list holds: it runs from {ends[0]} to {ends[1]}"
