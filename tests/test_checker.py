@@ -834,3 +834,21 @@ def test_pypy_3_10_is_no_cpython() -> None:
     assert _cited(["python: ['3.10']"], "It tests CPython 3.10 [L1].", ".github/workflows/ci.yml")[0] is None
     reason = _cited(["python: ['pypy 3.10']"], "It tests CPython 3.10 [L1].", ".github/workflows/ci.yml")[0]
     assert reason is not None and "CPython" in reason, reason
+
+
+@pytest.mark.parametrize("field", ["\u00b2", "9" * 5_000, "1-" + "9" * 5_000, "\u0661", "", "1-", ",", "7-1", "MON"])
+def test_an_odd_cron_field_raises_nothing(field: str) -> None:
+    _cited(["  schedule:", f"    - cron: '0 6 * * {field}'", f"    - cron: '0 6 {field} * 1'"], "It runs weekly [L1-L3].")
+
+
+@pytest.mark.parametrize("sentence, cron, kept", [
+    ("The schedule runs weekly [L1-L2].", "0 6 * * 1-5", False),  # five runs a week
+    ("The schedule runs daily on weekdays [L1-L2].", "0 6 * * 1-5", True),
+    ("The schedule runs monthly [L1-L2].", "0 6 */2 * *", False),  # every other day
+    ("The schedule runs daily [L1-L2].", "0 */6 * * *", False),  # four times a day
+    ("The schedule runs monthly [L1-L2].", "0 6 1 * *", True),
+    ("The schedule runs daily [L1-L2].", "0 6 * * *", True),
+])
+def test_a_cron_period_is_said_only_of_one_run_per_period(sentence: str, cron: str, kept: bool) -> None:
+    reason = _cited(["  schedule:", f"    - cron: '{cron}'"], sentence, ".github/workflows/ci.yml")[0]
+    assert (reason is None) == kept, reason

@@ -23,7 +23,7 @@ _ITEM = re.compile(r"\s*(?:[-*+](?:\s|$)|\d+[.)]\s|[\"'{\[])")
 _KEY = re.compile(r"\s*[\w.$\"'/-]+\s*(?::(?:\s|$)|=)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(\[])")
 _BRACE = re.compile(r"\{([^{}]{1,200})\}")  # tox's py{39,310}, a shell's {a,b}
-_CRON = re.compile(r"\bcron:\s*['\"]?[\d*/,-]+\s+[\d*/,-]+\s+([\d*/,?LW-]+)\s+[\w*/,-]+\s+([\w*/,?#-]+)")
+_CRON = re.compile(r"\bcron:\s*['\"]?[\d*/,-]+\s+([\d*/,-]+)\s+([\d*/,?LW-]+)\s+[\w*/,-]+\s+([\w*/,?#-]+)")
 _DAYS = "sunday monday tuesday wednesday thursday friday saturday sunday".split()
 _VERSION_TUPLE = re.compile(r"version_info\s*(?:\[[^\]\n]{0,10}\]\s*)?[<>=!]=?\s*\(\s*(\d{1,3})\s*,\s*(\d{1,3})\b")
 _WORD_CHAR = re.compile(r"[\w.-]")
@@ -117,8 +117,8 @@ class Reading:
             self.lines.append(Line(raw, toks, len(raw) - len(raw.lstrip()), kind, gloss))
             for t in (*toks, *tokens(gloss)):
                 self._learn(t)
-            for day, weekday in _CRON.findall(raw):
-                self._add_words(cron_words(day, weekday))
+            for hour, day, weekday in _CRON.findall(raw):
+                self._add_words(cron_words(day, weekday, hour))
             for major, minor in _VERSION_TUPLE.findall(raw):  # sys.version_info >= (3, 11): Python 3.11
                 self._number(f"{major}.{minor}")
                 self._add_words(("python",))
@@ -311,18 +311,23 @@ def _tagged(ln: Line, t: Token) -> list[str]:
     return [v for v in versions if v]
 
 
-def cron_words(day: str, weekday: str) -> list[str]:
+def cron_words(day: str, weekday: str, hour: str = "0") -> list[str]:
     """What a cron schedule's day-of-month and day-of-week fields say in words (``0 6 * * 1``: weekly,
-    on Mondays; ``1-5``: weekdays; ``0 6 1 * *``: monthly); its minute and hour are numbers already."""
-    if weekday.isdigit() or re.fullmatch(r"\d(?:[,-]\d)+", weekday):
+    on Mondays; ``1-5``: weekdays; ``0 6 1 * *``: monthly); its minute and hour are numbers already.
+    Only plain ASCII fields of one hour say a period: ``*/2`` days is no month, ``*/6`` hours no day,
+    and several weekdays (``1-5``, ``1,4``) are no week's one run."""
+    if not (weekday + day + hour).isascii() or not re.fullmatch(r"\d{1,2}", hour):
+        return []
+    if re.fullmatch(r"\d(?:[,-]\d)*", weekday):
         days: set[str] = set()
         for part in weekday.split(","):
             a, _, b = part.partition("-")
             days.update(_DAYS[int(a):int(b or a) + 1] if int(b or a) <= 7 else [])
-        return ["weekly", "week", *days, *(["weekdays", "weekday"] if weekday == "1-5" else [])]
-    if day not in ("*", "?"):
+        return [*(["weekly", "week"] if weekday.isdigit() else []), *days,
+                *(["weekdays", "weekday"] if weekday == "1-5" else [])]
+    if re.fullmatch(r"\d{1,2}", day) and weekday in ("*", "?"):
         return ["monthly", "month"]
-    return ["daily", "day", "nightly"] if weekday in ("*", "?") else []
+    return ["daily", "day", "nightly"] if day in ("*", "?") and weekday in ("*", "?") else []
 
 
 # A comment that speaks to a linter, type checker or coverage tool (``# noqa``, ``# pragma: no cover``,
