@@ -852,3 +852,30 @@ def test_an_odd_cron_field_raises_nothing(field: str) -> None:
 def test_a_cron_period_is_said_only_of_one_run_per_period(sentence: str, cron: str, kept: bool) -> None:
     reason = _cited(["  schedule:", f"    - cron: '{cron}'"], sentence, ".github/workflows/ci.yml")[0]
     assert (reason is None) == kept, reason
+
+
+_NEGATED_CHECK = ["if not sys.version_info >= (3, 11):", "    import tomli as toml", "else:", "    import tomllib as toml"]
+_ONE_LINE_CHECK = ["if sys.version_info >= (3, 11): from typing import Unpack", "else:",
+                   "    from typing_extensions import Unpack"]
+_TOML_CHECK = ["if sys.version_info >= (3, 11):", "    import tomllib as toml", "else:", "    import tomli as toml"]
+
+
+@pytest.mark.parametrize("sentence, rows", [
+    # "if not" (or "and ...") makes the branches other versions than the check's own: no side is read
+    ("Before Python 3.11 the module uses tomli [L1-L4].", _NEGATED_CHECK),
+    ("From Python 3.11 the module uses tomllib [L1-L4].", _NEGATED_CHECK),
+    # a body on the if's own line is no block under it: the side of 3.11 is not empty
+    ("On Python 3.11 and later Unpack comes from typing [L1-L3].", _ONE_LINE_CHECK),
+    # "but" starts the other side
+    ("It imports tomllib on 3.11 and newer but tomli on older ones [L1-L4].", _TOML_CHECK),
+])
+def test_a_version_check_is_read_only_when_its_sides_are_plain(sentence: str, rows: list[str]) -> None:
+    reason = _cited(rows, sentence, "pkg/compat.py")[0]
+    assert reason is None, reason
+
+
+def test_version_checks_over_long_blocks_are_read_in_time() -> None:
+    rows = [r for k in range(40) for r in (" " * k + "if sys.version_info >= (3, 11):", " " * (k + 1) + "x" * 2_000)]
+    rows += ["else:", " y" * 1_000] * 20
+    _, seconds = _cited(rows, "Unpack comes from typing on Python 3.11 and later [L1-L40, L41-L80, L81-L120].")
+    assert seconds < 5

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from .reading import Reading
 from .words import Token, content, is_identifier, numbers_of, tokens
 
-_CHECK = re.compile(r"^(\s*)(?:el)?if\b.*?version_info\s*(?:\[[^\]\n]{0,10}\]\s*)?(>=|>|<=|<)\s*"
-                    r"\(\s*(\d{1,3})\s*,\s*(\d{1,3})\b")
+# the check alone: no "not", "and" or "or" around it (``if not ...``, ``... and sys.platform == "win32"``
+# make its branches another set of versions), and a block under each side (no body on the if's own line)
+_CHECK = re.compile(r"^(\s*)(?:el)?if\s+\(?\s*(?:[\w.]+\.)?version_info\s*(?:\[[^\]\n]{0,10}\]\s*)?(>=|>|<=|<)\s*"
+                    r"\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*(?:,\s*\d{1,3}\s*)?\)\s*\)?\s*:\s*(?:#.*)?$")
 _ELSE = re.compile(r"\s*else\s*:")
 _BELOW = frozenset("before older earlier below prior lower under pre".split())
 _AT_LEAST = frozenset("later newer above onwards onward higher since".split())
@@ -58,8 +60,8 @@ def _checks(reading: Reading, said: set[str]) -> list[_Check]:
         otherwise: set[str] = set()
         if end < len(lines) and _ELSE.match(lines[end].raw) and lines[end].indent == indent:
             otherwise, _ = _block(reading, end + 1, indent)
-        if not otherwise:
-            continue  # one side only: nothing says what the other versions do
+        if not otherwise or not then:
+            continue  # one side only (or a side on one line): nothing says what the other versions do
         later = m.group(2).startswith(">")
         out.append(_Check(ln.raw.strip()[:80], f"{m.group(3)}.{m.group(4)}", then if later else otherwise,
                           otherwise if later else then))
@@ -71,7 +73,7 @@ def _sides(phrases: list[str], version: str) -> list[list[Token]]:
     pieces after it that name neither ("before 3.11, Unpack comes from typing_extensions")."""
     out: list[list[Token]] = []
     for phrase in phrases:
-        for piece in re.split(r"[,;]", phrase):
+        for piece in re.split(r"[,;]|\b(?:but|whereas)\b", phrase):
             toks = tokens(piece)
             if version in {n for t in toks for n in numbers_of(t)} or {t.lower for t in toks} & _SIDE_WORDS:
                 out.append(toks)
