@@ -879,3 +879,16 @@ def test_version_checks_over_long_blocks_are_read_in_time() -> None:
     rows += ["else:", " y" * 1_000] * 20
     _, seconds = _cited(rows, "Unpack comes from typing on Python 3.11 and later [L1-L40, L41-L80, L81-L120].")
     assert seconds < 5
+
+
+@pytest.mark.parametrize("sentence, rows, kept", [
+    # a floor division, a URL's fragment and a name that starts with a pragma's word are code, not pragmas
+    ("The cache is used [L1].", ["x = total // noqa_count, the cache is not used"], False),
+    ("The cache is used [L1].", ["x = 'http://example.com/#noqa the cache is not used'"], False),
+    # a noqa's codes end it: the comment after them still says no
+    ("The cache is used [L1].", ["CACHE = load()  # noqa: E501 -- the cache is not used"], False),
+    ("The cache is used [L1].", ["CACHE = load()  # noqa: E501"], True),
+])
+def test_a_pragma_is_only_the_pragma(sentence: str, rows: list[str], kept: bool) -> None:
+    reason = _cited(rows, sentence, "pkg/cache.py")[0]
+    assert (reason is None) == kept, reason

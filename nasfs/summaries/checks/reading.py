@@ -332,8 +332,12 @@ def cron_words(day: str, weekday: str, hour: str = "0") -> list[str]:
 
 # A comment that speaks to a linter, type checker or coverage tool (``# noqa``, ``# pragma: no cover``,
 # ``# ruff:ignore[print]``): it says nothing of what the line does, and its "no" or "ignore" negates nothing
-_PRAGMA = re.compile(r"(?<![`'\"])(?:#|//)\s*(?:noqa|nosec|nolint|type:\s*ignore|pragma:|pylint:|ruff:|mypy:|pyright:|fmt:|isort:"
-                     r"|flake8:|coverage:|codespell:|zizmor:|eslint-disable|ts-ignore)(?:[^#\n]*)", re.IGNORECASE)
+# A pragma's "#" (or a JS/Go pragma's "//") starts the line or follows a space: not a URL's fragment
+# (``/#noqa``), nor a floor division (``b // noqa_count``); its keyword is whole (not ``noqa_count``), and a
+# noqa's or type: ignore's codes end it: "# noqa: E501 -- this disables the cache" still says what it says
+_PRAGMA = re.compile(r"(?<!\S)(?:#\s*(?:(?:noqa|nosec)\b(?::?\s*[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)?|type:\s*ignore\b(?:\[[\w\s,-]*\])?"
+                     r"|(?:pragma|pylint|ruff|mypy|pyright|fmt|isort|flake8|coverage|codespell|zizmor)\s*:[^#\n]*)"
+                     r"|//\s*(?:nolint|eslint-disable|@?ts-ignore)\b[^#\n]*)", re.IGNORECASE)
 
 
 def _glossed(ln: Line) -> str:
