@@ -892,3 +892,18 @@ def test_version_checks_over_long_blocks_are_read_in_time() -> None:
 def test_a_pragma_is_only_the_pragma(sentence: str, rows: list[str], kept: bool) -> None:
     reason = _cited(rows, sentence, "pkg/cache.py")[0]
     assert (reason is None) == kept, reason
+
+
+_TABLE = ["LEVELS = {", "    0: logging.ERROR,", "    1: logging.WARNING,", "    2: logging.INFO,", "    3: logging.DEBUG,", "}"]
+
+
+@pytest.mark.parametrize("sentence, kept", [
+    # a number and a row's name with other words between them are no pair of that row
+    ("Levels 0 to 3 go from ERROR to DEBUG [L1-L6].", True),
+    ("3 levels above ERROR exist [L1-L6].", True),
+    ("Verbosity 2 maps to WARNING [L1-L6].", False),
+    ("WARNING is level 2 [L1-L6].", False),
+])
+def test_a_table_row_is_paired_only_through_linking_words(sentence: str, kept: bool) -> None:
+    reason = _cited(_TABLE, sentence, "pkg/report.py")[0]
+    assert (reason is None) == kept, reason

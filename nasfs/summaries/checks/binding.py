@@ -365,6 +365,11 @@ def mapped(sentence: str, reading: Reading) -> str | None:
     return None
 
 
+# the words that pair a number with a name ("2 means INFO", "INFO is level 2", "2 corresponds to logging.INFO")
+_LINKS = frozenset("""is are was means mean meaning maps map mapped to corresponds correspond gives give selects select
+sets set becomes become equals equal stands for as level verbosity value the a""".split())
+
+
 def _mapped_name(sentence: str, toks: list[Token], k: int, names: set[str]) -> Token | None:
     """The name of a table nearest after toks[k] (or else before it), within three words, across no
     comma, coordinator or other number."""
@@ -378,4 +383,6 @@ def _mapped_name(sentence: str, toks: list[Token], k: int, names: set[str]) -> T
                 break
             if toks[j].lower in names or toks[j].lower.rsplit(".", 1)[-1] in names:
                 return toks[j]
+            if toks[j].lower not in _LINKS:
+                break  # "levels 0 to 3 go from ERROR", "3 levels above ERROR": no pair of a row
     return None
