@@ -907,3 +907,8 @@ _TABLE = ["LEVELS = {", "    0: logging.ERROR,", "    1: logging.WARNING,", "   
 def test_a_table_row_is_paired_only_through_linking_words(sentence: str, kept: bool) -> None:
     reason = _cited(_TABLE, sentence, "pkg/report.py")[0]
     assert (reason is None) == kept, reason
+
+
+def test_an_un_part_negates_nothing_the_lines_also_say_plain() -> None:
+    rows = ["def load(path):", "    return yaml.safe_load(open(path))", "", "def dump(obj):", "    return yaml.unsafe_dump(obj)"]
+    assert _cited(rows, "load reads the file with yaml's safe loader [L1-L5].", "pkg/io.py")[0] is None

@@ -325,6 +325,7 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
         return opposite
     stems = _stems_of([t for t in toks if content(t)])
     theirs = [(s, _stems_of(s.tokens)) for s in reading.statements]
+    plain = [t for t in toks if stem(t.lower) not in reading.stems]  # a word the lines say plain somewhere (safe_load)
     best = max((len(stems & their) for _, their in theirs), default=0)
     if best == 0:
         return None
@@ -335,7 +336,7 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
         return f"{clause!r} negates what the cited text affirms"
     said = stems | {n for t in toks for n in numbers_of(t)}
     if not negated and (any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top)
-                        or any(_negates(s, stems, 2) or _unequal(s, said) or (stems & their and _flipped(s.tokens, [toks]))
+                        or any(_negates(s, stems, 2) or _unequal(s, said) or (stems & their and _flipped(s.tokens, [plain]))
                                for s, their in theirs)):
         return f"{clause!r} affirms what the cited text negates"
     if any(is_restriction(t) for t in toks) and not any(_restricts(s) for s in reading.statements):
