@@ -912,3 +912,11 @@ def test_a_table_row_is_paired_only_through_linking_words(sentence: str, kept: b
 def test_an_un_part_negates_nothing_the_lines_also_say_plain() -> None:
     rows = ["def load(path):", "    return yaml.safe_load(open(path))", "", "def dump(obj):", "    return yaml.unsafe_dump(obj)"]
     assert _cited(rows, "load reads the file with yaml's safe loader [L1-L5].", "pkg/io.py")[0] is None
+
+
+def test_an_un_word_the_sentence_says_itself_is_no_flip() -> None:
+    rows = ["asyncio_default_fixture_loop_scope", "==================================",
+            "Determines the default event loop scope of asynchronous fixtures. When this option is unset, it defaults"
+            " to the fixture scope."]
+    sentence = "The option sets the default loop scope of fixtures and, when unset, falls back to the fixture scope [L1-L3]."
+    assert _cited(rows, sentence, "docs/configuration.rst")[0] is None

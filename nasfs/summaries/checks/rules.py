@@ -336,7 +336,7 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
         return f"{clause!r} negates what the cited text affirms"
     said = stems | {n for t in toks for n in numbers_of(t)}
     if not negated and (any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top)
-                        or any(_negates(s, stems, 2) or _unequal(s, said) or (stems & their and _flipped(s.tokens, [plain]))
+                        or any(_negates(s, stems, 2) or _unequal(s, said) or (stems & their and _flipped(s.tokens, [plain]) and _flipped(s.tokens, [toks]))
                                for s, their in theirs)):
         return f"{clause!r} affirms what the cited text negates"
     if any(is_restriction(t) for t in toks) and not any(_restricts(s) for s in reading.statements):
