@@ -920,3 +920,9 @@ def test_an_un_word_the_sentence_says_itself_is_no_flip() -> None:
             " to the fixture scope."]
     sentence = "The option sets the default loop scope of fixtures and, when unset, falls back to the fixture scope [L1-L3]."
     assert _cited(rows, sentence, "docs/configuration.rst")[0] is None
+
+
+@pytest.mark.parametrize("line", ["We keep a cache that is not used by the CLI.", "It builds a cache which is not used."])
+def test_a_relative_clause_is_not_says_no_of_the_noun_before_it(line: str) -> None:
+    reason = _cited([line], "The cache is used [L1].", "README.md")[0]
+    assert reason is not None and "negates" in reason, reason

@@ -346,8 +346,9 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
 
 _SCOPE_END = re.compile(r"[,;.(){}#]")
 # where the subject of an "is not" begins: a stop, or a subordinator ("enables color if colorize is not
-# provided": what is not provided is colorize, not color)
-_SCOPE_BEGIN = re.compile(r"[,;.(){}#]|\b(?:if|when|unless|because|since|while|whereas|where|which|that)\s", re.IGNORECASE)
+# provided": what is not provided is colorize, not color); not a relative "that"/"which", whose subject is
+# the noun before it ("a cache that is not used": the cache)
+_SCOPE_BEGIN = re.compile(r"[,;.(){}#]|\b(?:if|when|unless|because|since|while|whereas|where)\s", re.IGNORECASE)
 _NOT_IN_LIST = re.compile(r"\s+in\s*[(\[{]([^()\[\]{}]{0,200})[)\]}]")
 _NEGATIVE_FORM = re.compile(r"!=|\bnot in\b|<(?!=)\s*['\"]?\d|:\s*(?:\{\}|\[\]|null|~|none|\"\")\s*(?:#.*)?$", re.IGNORECASE)
 _CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|\binclude\s*[:=]|!=|(?<![\w.=<>!~*-])==(?!=)|;\s*\w+\s*[<>=!]"
