@@ -884,7 +884,7 @@ def test_version_checks_over_long_blocks_are_read_in_time() -> None:
 @pytest.mark.parametrize("sentence, rows, kept", [
     # a floor division, a URL's fragment and a name that starts with a pragma's word are code, not pragmas
     ("The cache is used [L1].", ["x = total // noqa_count, the cache is not used"], False),
-    ("The cache is used [L1].", ["x = 'http://example.com/#noqa the cache is not used'"], False),
+    ("The cache is used [L1].", ["x = 'http://example.com/#coverage: the cache is not used'"], False),
     # a noqa's codes end it: the comment after them still says no
     ("The cache is used [L1].", ["CACHE = load()  # noqa: E501 -- the cache is not used"], False),
     ("The cache is used [L1].", ["CACHE = load()  # noqa: E501"], True),
