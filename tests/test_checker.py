@@ -926,3 +926,18 @@ def test_an_un_word_the_sentence_says_itself_is_no_flip() -> None:
 def test_a_relative_clause_is_not_says_no_of_the_noun_before_it(line: str) -> None:
     reason = _cited([line], "The cache is used [L1].", "README.md")[0]
     assert reason is not None and "negates" in reason, reason
+
+
+@pytest.mark.parametrize("rows, sentence, path, kept", [
+    # a matrix's include: or setuptools' find include = restricts; a GitLab pipeline's include: takes in a file
+    (["    matrix:", "      include:", "        - os: macos-latest", "          python: '3.14'"],
+     "macOS runs only for Python 3.14 [L1-L4].", ".github/workflows/ci.yml", True),
+    (["[tool.setuptools.packages.find]", 'include = ["mypkg*"]'], "Only packages matching mypkg* are found [L1-L2].",
+     "pyproject.toml", True),
+    (["include:", "  - local: templates/test.yml", "test:", "  script: pytest"], "Only the test job runs pytest [L1-L4].",
+     ".gitlab-ci.yml", False),
+])
+def test_an_include_restricts_only_in_a_matrix_or_a_package_find(rows: list[str], sentence: str, path: str,
+                                                                  kept: bool) -> None:
+    reason = _cited(rows, sentence, path)[0]
+    assert (reason is None) if kept else (reason is not None and "restricts" in reason), reason

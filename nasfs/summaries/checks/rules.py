@@ -339,7 +339,8 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
                         or any(_negates(s, stems, 2) or _unequal(s, said) or (stems & their and _flipped(s.tokens, [plain]) and _flipped(s.tokens, [toks]))
                                for s, their in theirs)):
         return f"{clause!r} affirms what the cited text negates"
-    if any(is_restriction(t) for t in toks) and not any(_restricts(s) for s in reading.statements):
+    if any(is_restriction(t) for t in toks) and not any(_restricts(s) for s in reading.statements) and not (
+            _INCLUDED.search(reading.lowered) and any(_INCLUDE.search(s.text) for s in reading.statements)):
         return f"{clause!r} restricts (only, except) what the cited text does not"
     return None
 
@@ -351,14 +352,20 @@ _SCOPE_END = re.compile(r"[,;.(){}#]")
 _SCOPE_BEGIN = re.compile(r"[,;.(){}#]|\b(?:if|when|unless|because|since|while|whereas|where)\s", re.IGNORECASE)
 _NOT_IN_LIST = re.compile(r"\s+in\s*[(\[{]([^()\[\]{}]{0,200})[)\]}]")
 _NEGATIVE_FORM = re.compile(r"!=|\bnot in\b|<(?!=)\s*['\"]?\d|:\s*(?:\{\}|\[\]|null|~|none|\"\")\s*(?:#.*)?$", re.IGNORECASE)
-_CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|\binclude\s*[:=]|!=|(?<![\w.=<>!~*-])==(?!=)|;\s*\w+\s*[<>=!]"
+_CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|!=|(?<![\w.=<>!~*-])==(?!=)|;\s*\w+\s*[<>=!]"
                         r"|^\s*[\d.]+\s*:\s+\S", re.IGNORECASE)
+
+
+# an include: that adds those combinations alone (a CI matrix's) or takes those packages alone (setuptools'
+# find); not any include: (a GitLab pipeline's, a Makefile's, an mkdocs nav's take in another file)
+_INCLUDE = re.compile(r"\binclude\s*[:=]", re.IGNORECASE)
+_INCLUDED = re.compile(r"\bmatrix\b|packages\.find\b|\bfind_(?:namespace_)?packages\b")
 
 
 def _restricts(statement: Statement) -> bool:
     """A cited statement that restricts: only/except, or a condition (``if:``, ``when``, ``!=``, a
-    requirement's marker ``; python_version < "3.11"``, a tox factor ``3.13: twisted``, a path filter, a
-    matrix's ``include:``, which adds those combinations alone)."""
+    requirement's marker ``; python_version < "3.11"``, a tox factor ``3.13: twisted``, a path filter; a
+    matrix's ``include:`` restricts too, where _INCLUDED says it is one)."""
     return any(is_restriction(x) for x in statement.tokens) or bool(_CONDITION.search(statement.text))
 
 
