@@ -941,3 +941,15 @@ def test_an_include_restricts_only_in_a_matrix_or_a_package_find(rows: list[str]
                                                                   kept: bool) -> None:
     reason = _cited(rows, sentence, path)[0]
     assert (reason is None) if kept else (reason is not None and "restricts" in reason), reason
+
+
+@pytest.mark.parametrize("sentence, kept", [
+    # a range of one series of a line of several (py{...}, pypy{...}) is read against that series alone
+    ("The envlist runs PyPy 3.8 to 3.9 [L1].", True),
+    ("The envlist runs CPython 3.9 to 3.12 [L1].", False),
+    # every tag of a brace gives its version to the word before it, not the first alone
+    ("PyPy 3.9 is tested [L1].", True),
+])
+def test_a_range_and_a_brace_of_tags_are_read_by_series(sentence: str, kept: bool) -> None:
+    reason = _cited(["envlist = py{38,39,310,311,312}, pypy{38,39}, docs"], sentence, "x/tox.ini")[0]
+    assert (reason is None) == kept, reason

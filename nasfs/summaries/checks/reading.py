@@ -304,10 +304,8 @@ class Reading:
 def _tagged(ln: Line, t: Token) -> list[str]:
     """The versions of a brace of tags (``pypy{39,310,311}``: 3.9, 3.10, 3.11), not one number of
     thousands (39,310,311)."""
-    if t.start < 1 or ln.raw[t.start - 1] != "{":
-        return []
-    head = re.search(r"[a-z]+$", ln.raw[:t.start - 1].lower())
-    versions = [tag_version(f"{head.group(0)}{p}") for p in t.parts] if head else []
+    head = re.search(r"([a-z]+)\{[\d,\s]*$", ln.raw[max(0, t.start - 200):t.start].lower())  # pypy{38,39}: 39 too
+    versions = [tag_version(f"{head.group(1)}{p}") for p in t.parts] if head else []
     return [v for v in versions if v]
 
 

@@ -30,7 +30,7 @@ from .reading import Reading, Statement, same_meaning, spelled
 from .sentences import split_clauses
 from .words import (ANTONYMS, COORDINATORS, INTERFACES, JUDGEMENTS, NEGATING_PREFIXES, NEGATIONS, NUMBER_WORDS, STOP,
                     TOOL_WORDS, TOOLS, Token, content, is_identifier, is_name, is_negation, is_restriction, key, normal_number,
-                    numbers_of,
+                    numbers_of, tag_version,
                     stem, tokens)
 
 OVERLAP = 0.4
@@ -117,6 +117,28 @@ def _version(number: str) -> tuple[int, ...]:
     return tuple(int(p) for p in number.split("."))
 
 
+_BRACED_TAGS = re.compile(r"([a-z]*)\{([^{}]{1,200})\}")
+_SERIES_NUMBER = re.compile(r"(?<![\w.])([a-z]*)[-_]?(\d{1,3}(?:\.\d{1,3})?)(?![\w.])")
+_CPYTHON_HEADS = frozenset({"", "py", "cp", "python", "cpython"})
+
+
+def _series(raw: str) -> dict[str, set[str]]:
+    """A line's versions by the series its words put them in: ``py{38,39}`` and ``'3.10'`` are CPython's,
+    ``pypy{38,39}`` and ``pypy-3.9`` PyPy's; a range of one series is not an omission of the other's."""
+    out: dict[str, set[str]] = {}
+    low = raw.lower()
+    for m in _BRACED_TAGS.finditer(low):
+        for item in m.group(2).split(","):
+            if version := tag_version(f"{m.group(1)}{item.strip()}"):
+                out.setdefault("" if m.group(1) in _CPYTHON_HEADS else m.group(1), set()).add(version)
+    for m in _SERIES_NUMBER.finditer(_BRACED_TAGS.sub(" ", low)):
+        head, number = m.groups()
+        version = normal_number(number) if "." in number else tag_version(f"{head}{number}")
+        if version:
+            out.setdefault("" if head in _CPYTHON_HEADS else head, set()).add(version)
+    return out
+
+
 def _range_ends(text: str, reading: Reading) -> str | None:
     """A range of versions ("3.7 to 3.11") whose ends are both in one cited list that runs further
     (``py{36,37,38,39,310,311}``): the range leaves out versions the list names."""
@@ -134,9 +156,16 @@ def _range_ends(text: str, reading: Reading) -> str | None:
         low, high = _version(a), _version(b)
         if not low < high or low[0] != high[0]:
             continue
-        for said in reading.line_numbers:
+        for line, said in zip(reading.lines, reading.line_numbers):
             if a not in said or b not in said:
                 continue
+            series = {head: v for head, v in _series(line.raw).items() if a in v and b in v}
+            head = re.findall(r"([a-z]+)\s*$", text[:m.start()].lower())
+            if len(series) > 1:  # both series hold the ends: the one the sentence names, or none
+                series = {h: v for h, v in series.items() if head and h == ("" if head[0] in _CPYTHON_HEADS else head[0])}
+            if len(series) != 1:
+                continue  # the ends are of two series (py{38,39}, pypy{38,39}) or none the line spells plainly
+            said = set().union(*series.values())
             listed = sorted(_version(n) for n in said if re.fullmatch(r"\d{1,3}\.\d{1,3}", n)
                             and _version(n)[0] == low[0] and (n in (a, b) or not apart(n, (low, high))))
             if listed[0] < low or listed[-1] > high:
