@@ -953,3 +953,9 @@ def test_an_include_restricts_only_in_a_matrix_or_a_package_find(rows: list[str]
 def test_a_range_and_a_brace_of_tags_are_read_by_series(sentence: str, kept: bool) -> None:
     reason = _cited(["envlist = py{38,39,310,311,312}, pypy{38,39}, docs"], sentence, "x/tox.ini")[0]
     assert (reason is None) == kept, reason
+
+
+def test_a_long_word_on_a_line_of_versions_is_read_in_time() -> None:
+    """_series' braced tags: [a-z]* from every letter of a long word scanned to its end (96 s at 100 KB)."""
+    _, seconds = _cited(["3.8 3.9 3.10 " + "a" * 100_000], "Python 3.8 to 3.9 is tested [L1].")
+    assert seconds < 5

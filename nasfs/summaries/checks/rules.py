@@ -117,7 +117,7 @@ def _version(number: str) -> tuple[int, ...]:
     return tuple(int(p) for p in number.split("."))
 
 
-_BRACED_TAGS = re.compile(r"([a-z]*)\{([^{}]{1,200})\}")
+_BRACED_TAGS = re.compile(r"(?<![a-z])([a-z]*)\{([^{}]{1,200})\}")
 _SERIES_NUMBER = re.compile(r"(?<![\w.])([a-z]*)[-_]?(\d{1,3}(?:\.\d{1,3})?)(?![\w.])")
 _CPYTHON_HEADS = frozenset({"", "py", "cp", "python", "cpython"})
 
