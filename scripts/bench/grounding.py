@@ -10,7 +10,9 @@ swap, negation, name, clause, miscite), written before any checker ran on them.
 The parts: ``tuned`` (the rules were tuned on it), ``check`` and ``check-b``
 (written by people who never saw the checker, then tuned on), ``held-out`` and
 ``held-out-2`` to ``held-out-7`` (written the same way, each run once, then
-tuned on) and ``held-out-8`` (written the same way; run once, at the end).
+tuned on), ``held-out-8`` (written the same way; run once, at the end) and
+``held-out-9`` and ``held-out-10`` (written the same way; run once, then tuned on)
+and ``held-out-11`` and ``held-out-12`` (written the same way; run once, at the end).
 docs/summaries.md says what each part has been through.
 
 Each sentence is read as a model's answer is (split_answer) and checked
@@ -53,7 +55,7 @@ from nasfs.summaries.settings import SummarySettings  # noqa: E402
 
 SETS = Path(__file__).resolve().parent / "grounding" / "sets"
 PARTS = ("tuned", "check", "check-b", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5",
-         "held-out-6", "held-out-7", "held-out-8")
+         "held-out-6", "held-out-7", "held-out-8", "held-out-9", "held-out-10", "held-out-11", "held-out-12")
 KINDS = ("number", "swap", "negation", "name", "clause", "miscite")
 TARGET_KEPT, TARGET_DROPPED, TARGET_KIND = 0.90, 0.90, 0.80
 

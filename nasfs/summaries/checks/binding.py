@@ -24,7 +24,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import combinations
 
-from .reading import Reading
+from .reading import Line, Reading
 from .words import Token, content, is_name, numbers_of, stem, tokens
 
 NEAR = 8
@@ -210,6 +210,7 @@ _JOINS = {
 }
 JOIN_GAP = 60  # characters between a word and its join: unbounded, a long line's every word was read to its end
 _FILLER = r"(?:\s|`|'|\"|\ban?\b|\bthe\b|\bis\b|\bare\b)*"
+_NOUN = r"(?:archives?|files?|ones?|formats?|packages?|versions?|values?|names?)"  # "A archives into B": A into B
 
 
 def reversed_pair(sentence: str, reading: Reading) -> str | None:
@@ -220,7 +221,7 @@ def reversed_pair(sentence: str, reading: Reading) -> str | None:
     for a, b in ((a, b) for k, a in enumerate(words) for b in words[k + 1:k + 4]):
         between = sentence[a.start + len(a.text):b.start]
         for family, join in _JOINS.items():
-            if not re.fullmatch(f"{_FILLER}(?:{join}){_FILLER}", between, re.IGNORECASE):
+            if not re.fullmatch(f"{_FILLER}(?:{_NOUN}\\s+)?(?:{join}){_FILLER}", between, re.IGNORECASE):
                 continue
             if family == "range" and not (numbers_of(a) and numbers_of(b)):
                 continue
@@ -232,7 +233,40 @@ def reversed_pair(sentence: str, reading: Reading) -> str | None:
                 and _joined(cited, a, b, _JOINS["choice"]) and not _joined(cited, b, a, _JOINS["choice"])):
             # "moves from A to B" where the lines choose A over B ("A instead of B"): the move was from B to A
             return f"from {a.text!r} to {b.text!r} is the other way round in the cited text"
-    return _reversed_key(sentence, tokens(sentence), words, reading)
+    return _reversed_key(sentence, tokens(sentence), words, reading) or _out_of_order(tokens(sentence), reading)
+
+
+_ORDER = {"before": True, "after": False}  # "A before B": A comes first in the cited lines
+_WAITING = re.compile(r"^\s*(?:needs|depends(?:_on)?|depends-on)\s*[:=]", re.MULTILINE)
+
+
+def _out_of_order(toks: list[Token], reading: Reading) -> str | None:
+    """``A ... before B`` (or ``after``) where A and B are names each on one cited line of a list, a
+    file's lines in the order they run or are searched, and B's line comes first (``make typecheck``
+    before ``make format-check`` where the commands run the other way)."""
+    said = [(i, ln) for i, ln in enumerate(reading.lines) if i not in reading.named and ln.kind != "prose"]
+    for k, t in enumerate(toks):
+        if t.lower not in _ORDER or not 0 < k < len(toks) - 1:
+            continue
+        a = next((x for x in reversed(toks[max(0, k - 3):k]) if is_name(x, False)), None)
+        b = next((x for x in toks[k + 1:k + 4] if is_name(x, False)), None)
+        if a is None or b is None:
+            continue
+        where_a, where_b = (_places(x, said) for x in (a, b))
+        if len(where_a) != 1 or len(where_b) != 1 or where_a == where_b:
+            continue
+        if reading.parents[where_a[0]] != reading.parents[where_b[0]] or _WAITING.search(reading.lowered):
+            continue  # not one list; or jobs that run in the order they wait for, not as they are written
+        first, then = (a, b) if _ORDER[t.lower] else (b, a)
+        if _places(then, said)[0] < _places(first, said)[0]:
+            return f"{first.text!r} {t.text} {then.text!r} is the other way round in the cited lines' order"
+    return None
+
+
+def _places(t: Token, said: list[tuple[int, Line]]) -> list[int]:
+    """The cited lines (structured ones) that hold the word whole."""
+    low = t.lower.strip(".")
+    return [i for i, ln in said if any(x.lower.strip(".") == low for x in ln.tokens)]
 
 
 # A key that makes the section it sits under wait for its values (a CI job's needs:, a tox env's depends =),
@@ -244,6 +278,8 @@ _FIRST = frozenset({"before"})
 # first, and once it passes, A runs" says what "A needs B" says, so the words before it are another clause's
 _OPENS = frozenset({"once", "after", "before"})
 _CLAUSE_JOINS = frozenset({"and", "but", "so", "then", "while", "whereas"})
+_DETERMINERS = frozenset("a an the its their this that these those his her our your".split())
+_POSSESSIVE = re.compile(r"['\u2019]s?\s")
 
 
 def _reversed_key(sentence: str, toks: list[Token], words: list[Token], reading: Reading) -> str | None:
@@ -261,6 +297,8 @@ def _reversed_key(sentence: str, toks: list[Token], words: list[Token], reading:
             continue  # it opens a clause: the words before it are not what waits
         if t + 1 < len(toks) and toks[t + 1].lower == "to" and stem(verb.lower) in _WAITS:
             continue  # "B needs to finish before A": a modal, not "B needs A"
+        if t and (toks[t - 1].lower in _DETERMINERS or _POSSESSIVE.match(sentence, toks[t - 1].start + len(toks[t - 1].text))):
+            continue  # "pip's cache", "the needs": a noun, no verb joining the words around it
         for i, ln in enumerate(lines):
             if ln.kind not in ("key", "item") or not ln.tokens:
                 continue
@@ -294,4 +332,57 @@ def _form(t: Token) -> str:
     if nums:
         return rf"(?<![\d.]){re.escape(nums[0])}(?![\d])"
     word = re.escape(stem(t.lower)) if len(t.lower) > 4 else re.escape(t.lower)
-    return rf"\b{word}\w{{0,3}}\b"
+    return rf"(?<!\w){word}\w{{0,3}}(?!\w)"  # not \b: a word may start with a dot (.egg)
+
+
+_MAPPED = re.compile(r"^\s*['\"]?(\d{1,6})['\"]?\s*(?::|=>?|->)\s*['\"]?([\w.-]{1,80})")
+
+
+def mapped(sentence: str, reading: Reading) -> str | None:
+    """A number the sentence pairs with a name (``verbosity 2 is INFO``) where the cited lines map
+    that number to another name and the name to another number (``2: logging.WARNING``,
+    ``3: logging.INFO``): a table's rows swapped."""
+    table: dict[str, set[str]] = {}
+    for i, ln in enumerate(reading.lines):
+        m = _MAPPED.match(ln.raw)
+        if m and i not in reading.named:
+            name = m.group(2).lower()
+            table.setdefault(m.group(1), set()).update({name, name.rsplit(".", 1)[-1]})
+    if len(table) < 2:
+        return None
+    toks = tokens(sentence)
+    names = set().union(*table.values())
+    for k, t in enumerate(toks):
+        for n in numbers_of(t):
+            other = _mapped_name(sentence, toks, k, names)
+            if n not in table or other is None:
+                continue
+            low = other.lower
+            rows = [m for m, held in table.items() if low in held or low.rsplit(".", 1)[-1] in held]
+            if rows and n not in rows:
+                return (f"{t.text} goes with {other.text!r} here, but the cited lines map {n} to "
+                        f"{sorted(table[n])[0]!r} and {other.text!r} to {rows[0]}")
+    return None
+
+
+# the words that pair a number with a name ("2 means INFO", "INFO is level 2", "2 corresponds to logging.INFO")
+_LINKS = frozenset("""is are was means mean meaning maps map mapped to corresponds correspond gives give selects select
+sets set becomes become equals equal stands for as level verbosity value the a""".split())
+
+
+def _mapped_name(sentence: str, toks: list[Token], k: int, names: set[str]) -> Token | None:
+    """The name of a table nearest after toks[k] (or else before it), within three words, across no
+    comma, coordinator or other number."""
+    for step in (1, -1):
+        for j in range(k + step, k + 4 * step, step):
+            if not 0 <= j < len(toks):
+                break
+            a, b = sorted((toks[j], toks[j - step]), key=lambda x: x.start)
+            if re.search(r"[,;:()]", sentence[a.start + len(a.text):b.start]) or numbers_of(toks[j]) or \
+                    toks[j].lower in ("and", "or", "but", "while", "whereas"):
+                break
+            if toks[j].lower in names or toks[j].lower.rsplit(".", 1)[-1] in names:
+                return toks[j]
+            if toks[j].lower not in _LINKS:
+                break  # "levels 0 to 3 go from ERROR", "3 levels above ERROR": no pair of a row
+    return None

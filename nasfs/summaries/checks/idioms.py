@@ -117,8 +117,8 @@ IDIOMS: tuple[Idiom, ...] = (
     _idiom(r"--strict-markers\b", "unknown markers are errors, strict"),
     _idiom(r"\busedevelop\s*=\s*true\b|(?<![\w-])-e\s+\.|--editable\b", "editable, develop mode install"),
     _idiom(r"\bskip_install\s*=\s*true\b|^\s*package\s*=\s*skip\b", "without installing the package, skips install"),
-    _idiom(r"\bpassenv\b", "passes environment variables through"),
-    _idiom(r"\bsetenv\b", "sets environment variables"),
+    _idiom(r"\bpass_?env\b", "passes environment variables through from the outside environment"),
+    _idiom(r"\bset_?env\b", "sets environment variables"),
     _idiom(r"^\s*deps\s*=", "dependencies installed, requirements"),
     # -r only after a space, quote, bracket or comma and its file name never across one: a run of "/-r/-r"
     # is not a start at every "-r" with a scan to the run's end from each

@@ -23,6 +23,9 @@ _ITEM = re.compile(r"\s*(?:[-*+](?:\s|$)|\d+[.)]\s|[\"'{\[])")
 _KEY = re.compile(r"\s*[\w.$\"'/-]+\s*(?::(?:\s|$)|=)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(\[])")
 _BRACE = re.compile(r"\{([^{}]{1,200})\}")  # tox's py{39,310}, a shell's {a,b}
+_CRON = re.compile(r"\bcron:\s*['\"]?[\d*/,-]+\s+([\d*/,-]+)\s+([\d*/,?LW-]+)\s+[\w*/,-]+\s+([\w*/,?#-]+)")
+_DAYS = "sunday monday tuesday wednesday thursday friday saturday sunday".split()
+_VERSION_TUPLE = re.compile(r"version_info\s*(?:\[[^\]\n]{0,10}\]\s*)?[<>=!]=?\s*\(\s*(\d{1,3})\s*,\s*(\d{1,3})\b")
 _WORD_CHAR = re.compile(r"[\w.-]")
 _AT_LEAST = re.compile(r">=?|\u2265|(?<=\d)\+|\bor (?:newer|later|above|higher)\b")
 _BELOW = re.compile(r"<=?(?!<)|\u2264")
@@ -81,6 +84,7 @@ class Reading:
     parents: list[int | None] = field(default_factory=list)
     counts: set[str] = field(default_factory=set)  # how many entries its lists hold
     compounds: set[str] = field(default_factory=set)  # its hyphenated words (ubuntu-latest)
+    line_numbers: list[set[str]] = field(default_factory=list)  # of each line: its numbers (py{39,310}'s too)
 
     def __post_init__(self) -> None:
         pieces = self.ranges or [([], self.text)]
@@ -95,6 +99,7 @@ class Reading:
         glossed = glosser(self.path, self.lowered)
         for n, raw in enumerate(raws):
             toks = tokens(raw)
+            self.line_numbers.append(set())
             if not raw.strip():
                 kind = "blank"
             elif _HEADER.match(raw) and not (structured and raw.lstrip().startswith("#")):
@@ -112,6 +117,13 @@ class Reading:
             self.lines.append(Line(raw, toks, len(raw) - len(raw.lstrip()), kind, gloss))
             for t in (*toks, *tokens(gloss)):
                 self._learn(t)
+            for hour, day, weekday in _CRON.findall(raw):
+                self._add_words(cron_words(day, weekday, hour))
+            for major, minor in _VERSION_TUPLE.findall(raw):  # sys.version_info >= (3, 11): Python 3.11
+                self._number(f"{major}.{minor}")
+                self._add_words(("python",))
+                if any(re.match(r"\s*else\s*:", r) for r in raws):  # its else: branch is for the others
+                    self._add_words((*AT_LEAST_WORDS, *BELOW_WORDS))
             for head, inner, tail in _braced(raw):
                 for item in inner.split(","):
                     for t in tokens(f"{head}{item.strip()}{tail}"):
@@ -136,14 +148,19 @@ class Reading:
         self.stems.update(stem(p) for p in (t.lower, joined, *t.parts))
         if re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", t.lower):
             self.compounds.add(t.lower)
-        self.numbers.update(numbers_of(t))
-        self.numbers.update(normal_number(p) for p in t.parts if "." in p and p[0].isdigit())  # pypy-3.11: 3.11
+        self._number(*numbers_of(t))
+        self._number(*(normal_number(p) for p in t.parts if "." in p and p[0].isdigit()))  # pypy-3.11: 3.11
         for p in t.parts:
             self._add_words(spelled(p))
         for piece in {t.lower, *re.split(r"[-_:]", t.lower)}:  # py313, cp311, pypy3, py39-pytestlatest: a Python
             if version := tag_version(piece):
-                self._add_words(("python", "pypy") if piece.startswith("pypy") else ("python",))
-                self.numbers.add(version)
+                self._add_words(("python", "pypy") if piece.startswith("pypy") else ("python", "cpython"))
+                self._number(version)
+
+    def _number(self, *numbers: str) -> None:
+        self.numbers.update(numbers)
+        if self.line_numbers:
+            self.line_numbers[-1].update(numbers)
 
     def _add_words(self, words: tuple[str, ...] | list[str]) -> None:
         self.words.update(words)
@@ -275,7 +292,7 @@ class Reading:
                 span = toks[k + 1:] if after else list(reversed(toks[:k]))
                 near: list[str] = []
                 for n, other in enumerate(span):
-                    got = numbers_of(other)
+                    got = _tagged(ln, other) or numbers_of(other)
                     if got:
                         near.extend(got)
                     elif (near and content(other)) or (not near and n >= 4):
@@ -284,11 +301,49 @@ class Reading:
         return found
 
 
+def _tagged(ln: Line, t: Token) -> list[str]:
+    """The versions of a brace of tags (``pypy{39,310,311}``: 3.9, 3.10, 3.11), not one number of
+    thousands (39,310,311)."""
+    head = re.search(r"([a-z]+)\{[\d,\s]*$", ln.raw[max(0, t.start - 200):t.start].lower())  # pypy{38,39}: 39 too
+    versions = [tag_version(f"{head.group(1)}{p}") for p in t.parts] if head else []
+    return [v for v in versions if v]
+
+
+def cron_words(day: str, weekday: str, hour: str = "0") -> list[str]:
+    """What a cron schedule's day-of-month and day-of-week fields say in words (``0 6 * * 1``: weekly,
+    on Mondays; ``1-5``: weekdays; ``0 6 1 * *``: monthly); its minute and hour are numbers already.
+    Only plain ASCII fields of one hour say a period: ``*/2`` days is no month, ``*/6`` hours no day,
+    and several weekdays (``1-5``, ``1,4``) are no week's one run."""
+    if not (weekday + day + hour).isascii() or not re.fullmatch(r"\d{1,2}", hour):
+        return []
+    if re.fullmatch(r"\d(?:[,-]\d)*", weekday):
+        days: set[str] = set()
+        for part in weekday.split(","):
+            a, _, b = part.partition("-")
+            days.update(_DAYS[int(a):int(b or a) + 1] if int(b or a) <= 7 else [])
+        return [*(["weekly", "week"] if weekday.isdigit() else []), *days,
+                *(["weekdays", "weekday"] if weekday == "1-5" else [])]
+    if re.fullmatch(r"\d{1,2}", day) and weekday in ("*", "?"):
+        return ["monthly", "month"]
+    return ["daily", "day", "nightly"] if day in ("*", "?") and weekday in ("*", "?") else []
+
+
+# A comment that speaks to a linter, type checker or coverage tool (``# noqa``, ``# pragma: no cover``,
+# ``# ruff:ignore[print]``): it says nothing of what the line does, and its "no" or "ignore" negates nothing
+# A pragma's "#" (or a JS/Go pragma's "//") starts the line or follows a space: not a URL's fragment
+# (``/#noqa``), nor a floor division (``b // noqa_count``); its keyword is whole (not ``noqa_count``), and a
+# noqa's or type: ignore's codes end it: "# noqa: E501 -- this disables the cache" still says what it says
+_PRAGMA = re.compile(r"(?<!\S)(?:#\s*(?:(?:noqa|nosec)\b(?::?\s*[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)?|type:\s*ignore\b(?:\[[\w\s,-]*\])?"
+                     r"|(?:pragma|pylint|ruff|mypy|pyright|fmt|isort|flake8|coverage|codespell|zizmor)\s*:[^#\n]*)"
+                     r"|//\s*(?:nolint|eslint-disable|@?ts-ignore)\b[^#\n]*)", re.IGNORECASE)
+
+
 def _glossed(ln: Line) -> str:
-    """A line as a statement: its text, then what idioms.py says of it between semicolons, where the scope
-    of a negation ends: a prose line's gloss stands amid its paragraph, and "no assertion rewriting" bore
-    on the next line's "keeps the tracebacks short"."""
-    return f"{ln.raw.strip()} ; {ln.gloss} ;" if ln.gloss else ln.raw.strip()
+    """A line as a statement: its text (without a tool's pragma), then what idioms.py says of it between
+    semicolons, where the scope of a negation ends: a prose line's gloss stands amid its paragraph, and
+    "no assertion rewriting" bore on the next line's "keeps the tracebacks short"."""
+    text = _PRAGMA.sub("", ln.raw).strip() if "#" in ln.raw or "//" in ln.raw else ln.raw.strip()
+    return f"{text} ; {ln.gloss} ;" if ln.gloss else text
 
 
 def _braced(raw: str) -> list[tuple[str, str, str]]:

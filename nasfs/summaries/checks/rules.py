@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import re
 
-from .binding import reversed_pair, swapped
+from .branches import version_side
+from .binding import mapped, reversed_pair, swapped
 from .reading import Reading, Statement, same_meaning, spelled
 from .sentences import split_clauses
 from .words import (ANTONYMS, COORDINATORS, INTERFACES, JUDGEMENTS, NEGATING_PREFIXES, NEGATIONS, NUMBER_WORDS, STOP,
-                    TOOL_WORDS, TOOLS, Token, content, is_identifier, is_name, is_negation, is_restriction, key, numbers_of,
+                    TOOL_WORDS, TOOLS, Token, content, is_identifier, is_name, is_negation, is_restriction, key, normal_number,
+                    numbers_of, tag_version,
                     stem, tokens)
 
 OVERLAP = 0.4
@@ -50,6 +52,8 @@ def unsupported_by(text: str, source: str, path: str = "",
         for n in numbers_of(t):
             if n not in reading.numbers and not (_counting(t) and (n in reading.counts or _counts_own_list(text, t, n))):
                 return f"the number {t.text} is not in the cited text"
+    if reason := _range_ends(text, reading):
+        return reason
     for m in _QUOTED.finditer(text):
         quoted = next(g for g in m.groups() if g is not None)
         if quoted.lower() not in source.lower() and not all(_named(t, reading) for t in tokens(quoted)):
@@ -75,7 +79,8 @@ def unsupported_by(text: str, source: str, path: str = "",
         reason = _clause(clause, reading, toks)
         if reason:
             return reason
-    return swapped(text, reading) or reversed_pair(text, reading)
+    return (swapped(text, reading) or reversed_pair(text, reading) or version_side(_phrases(text), reading)
+            or mapped(text, reading))
 
 
 def _compound_of(t: Token, reading: Reading) -> bool:
@@ -103,6 +108,70 @@ def _counts_own_list(text: str, t: Token, n: str) -> bool:
         return False
     items = [x for x in _LIST_SEPARATOR.split(m.group(1).rstrip(" .")) if x.strip()]
     return str(len(items)) == n
+
+
+_RANGE_SAID = re.compile(r"(?<![\w.])(\d{1,3}\.\d{1,3})\s*(?:to|through|thru|-|\u2013)\s*(?:[A-Za-z]+\s+)?(\d{1,3}\.\d{1,3})(?!\w|\.\d)")
+
+
+def _version(number: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in number.split("."))
+
+
+_BRACED_TAGS = re.compile(r"(?<![a-z])([a-z]*)\{([^{}]{1,200})\}")
+_SERIES_NUMBER = re.compile(r"(?<![\w.])([a-z]*)[-_]?(\d{1,3}(?:\.\d{1,3})?)(?![\w.])")
+_CPYTHON_HEADS = frozenset({"", "py", "cp", "python", "cpython"})
+
+
+def _series(raw: str) -> dict[str, set[str]]:
+    """A line's versions by the series its words put them in: ``py{38,39}`` and ``'3.10'`` are CPython's,
+    ``pypy{38,39}`` and ``pypy-3.9`` PyPy's; a range of one series is not an omission of the other's."""
+    out: dict[str, set[str]] = {}
+    low = raw.lower()
+    for m in _BRACED_TAGS.finditer(low):
+        for item in m.group(2).split(","):
+            if version := tag_version(f"{m.group(1)}{item.strip()}"):
+                out.setdefault("" if m.group(1) in _CPYTHON_HEADS else m.group(1), set()).add(version)
+    for m in _SERIES_NUMBER.finditer(_BRACED_TAGS.sub(" ", low)):
+        head, number = m.groups()
+        version = normal_number(number) if "." in number else tag_version(f"{head}{number}")
+        if version:
+            out.setdefault("" if head in _CPYTHON_HEADS else head, set()).add(version)
+    return out
+
+
+def _range_ends(text: str, reading: Reading) -> str | None:
+    """A range of versions ("3.7 to 3.11") whose ends are both in one cited list that runs further
+    (``py{36,37,38,39,310,311}``): the range leaves out versions the list names."""
+    named = {n for t in tokens(text) for n in numbers_of(t)}
+    ranges = [tuple(_version(normal_number(x)) for x in m.groups()) for m in _RANGE_SAID.finditer(text)]
+
+    def apart(n: str, own: tuple[tuple[int, ...], ...]) -> bool:
+        """A version the sentence names apart, or within another of its ranges (CPython 3.9 to 3.13 and
+        PyPy 3.9 to 3.11, of one list): no omission of this range."""
+        v = _version(n)
+        return n in named or any(lo <= v <= hi for lo, hi in ranges if (lo, hi) != own)
+
+    for m in _RANGE_SAID.finditer(text):
+        a, b = (normal_number(x) for x in m.groups())
+        low, high = _version(a), _version(b)
+        if not low < high or low[0] != high[0]:
+            continue
+        for line, said in zip(reading.lines, reading.line_numbers):
+            if a not in said or b not in said:
+                continue
+            series = {head: v for head, v in _series(line.raw).items() if a in v and b in v}
+            head = re.findall(r"([a-z]+)\s*$", text[:m.start()].lower())
+            if len(series) > 1:  # both series hold the ends: the one the sentence names, or none
+                series = {h: v for h, v in series.items() if head and h == ("" if head[0] in _CPYTHON_HEADS else head[0])}
+            if len(series) != 1:
+                continue  # the ends are of two series (py{38,39}, pypy{38,39}) or none the line spells plainly
+            said = set().union(*series.values())
+            listed = sorted(_version(n) for n in said if re.fullmatch(r"\d{1,3}\.\d{1,3}", n)
+                            and _version(n)[0] == low[0] and (n in (a, b) or not apart(n, (low, high))))
+            if listed[0] < low or listed[-1] > high:
+                ends = ".".join(map(str, listed[0])), ".".join(map(str, listed[-1]))
+                return f"{a} to {b} leaves out what the cited list holds: it runs from {ends[0]} to {ends[1]}"
+    return None
 
 
 def _first_word(text: str) -> int:
@@ -285,6 +354,7 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
         return opposite
     stems = _stems_of([t for t in toks if content(t)])
     theirs = [(s, _stems_of(s.tokens)) for s in reading.statements]
+    plain = [t for t in toks if stem(t.lower) not in reading.stems]  # a word the lines say plain somewhere (safe_load)
     best = max((len(stems & their) for _, their in theirs), default=0)
     if best == 0:
         return None
@@ -295,23 +365,36 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
         return f"{clause!r} negates what the cited text affirms"
     said = stems | {n for t in toks for n in numbers_of(t)}
     if not negated and (any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top)
-                        or any(_negates(s, stems, 2) or _unequal(s, said) for s in reading.statements)):
+                        or any(_negates(s, stems, 2) or _unequal(s, said) or (stems & their and _flipped(s.tokens, [plain]) and _flipped(s.tokens, [toks]))
+                               for s, their in theirs)):
         return f"{clause!r} affirms what the cited text negates"
-    if any(is_restriction(t) for t in toks) and not any(_restricts(s) for s in reading.statements):
+    if any(is_restriction(t) for t in toks) and not any(_restricts(s) for s in reading.statements) and not (
+            _INCLUDED.search(reading.lowered) and any(_INCLUDE.search(s.text) for s in reading.statements)):
         return f"{clause!r} restricts (only, except) what the cited text does not"
     return None
 
 
 _SCOPE_END = re.compile(r"[,;.(){}#]")
+# where the subject of an "is not" begins: a stop, or a subordinator ("enables color if colorize is not
+# provided": what is not provided is colorize, not color); not a relative "that"/"which", whose subject is
+# the noun before it ("a cache that is not used": the cache)
+_SCOPE_BEGIN = re.compile(r"[,;.(){}#]|\b(?:if|when|unless|because|since|while|whereas|where)\s", re.IGNORECASE)
 _NOT_IN_LIST = re.compile(r"\s+in\s*[(\[{]([^()\[\]{}]{0,200})[)\]}]")
 _NEGATIVE_FORM = re.compile(r"!=|\bnot in\b|<(?!=)\s*['\"]?\d|:\s*(?:\{\}|\[\]|null|~|none|\"\")\s*(?:#.*)?$", re.IGNORECASE)
 _CONDITION = re.compile(r"\b(?:if|when|unless|except|only|paths|exclude|platform)\b|!=|(?<![\w.=<>!~*-])==(?!=)|;\s*\w+\s*[<>=!]"
                         r"|^\s*[\d.]+\s*:\s+\S", re.IGNORECASE)
 
 
+# an include: that adds those combinations alone (a CI matrix's) or takes those packages alone (setuptools'
+# find); not any include: (a GitLab pipeline's, a Makefile's, an mkdocs nav's take in another file)
+_INCLUDE = re.compile(r"\binclude\s*[:=]", re.IGNORECASE)
+_INCLUDED = re.compile(r"\bmatrix\b|packages\.find\b|\bfind_(?:namespace_)?packages\b")
+
+
 def _restricts(statement: Statement) -> bool:
     """A cited statement that restricts: only/except, or a condition (``if:``, ``when``, ``!=``, a
-    requirement's marker ``; python_version < "3.11"``, a tox factor ``3.13: twisted``, a path filter)."""
+    requirement's marker ``; python_version < "3.11"``, a tox factor ``3.13: twisted``, a path filter; a
+    matrix's ``include:`` restricts too, where _INCLUDED says it is one)."""
     return any(is_restriction(x) for x in statement.tokens) or bool(_CONDITION.search(statement.text))
 
 
@@ -372,8 +455,8 @@ def _negates(statement: Statement, stems: set[str], shared: int = 1) -> bool:
     package" under a header that shares more). A value (``strip_inline_comments=False``) negates its
     key, and a clause that says the key's opposite ("keeps inline comments") says what the value does."""
     for t in statement.tokens:
-        if not is_negation(t) or (_joined_name(t) and statement.text[t.start - 1:t.start] in ("'", '"')):
-            continue  # a quoted compound is a name ("ignore-without-code"); a quoted 'false' still says no
+        if not is_negation(t) or (_joined_name(t) and statement.text[t.start - 1:t.start] in ("'", '"', "`")):
+            continue  # a quoted compound is a name ("ignore-without-code", ``NO_COLOR``); a quoted 'false' still says no
         if t.lower in VALUE_NEGATIONS and statement.gloss_says_no:
             continue  # a gloss that says no itself says what the value means ("fail-fast: false": does not stop)
         if _joined_name(t):  # no-default-groups, paths-ignore
@@ -404,7 +487,7 @@ def _scope(text: str, t: Token) -> set[str]:
         end = _SCOPE_END.search(text, after)
         scope = [x for x in tokens(text[after:end.start() if end else len(text)]) if content(x)][:6]
     if t.lower == "not" and re.search(r"\b(?:is|are|was|were|be|been)\s+(?:\w+\s+)?$", text[:t.start]):
-        begin = max((m.end() for m in _SCOPE_END.finditer(text[:t.start])), default=0)  # "/etc/hosts is thus not used"
+        begin = max((m.end() for m in _SCOPE_BEGIN.finditer(text[:t.start])), default=0)  # "/etc/hosts is thus not used"
         scope += [x for x in tokens(text[begin:t.start]) if content(x)][-4:]
     if t.lower in VALUE_NEGATIONS:
         begin = max((m.end() for m in re.finditer(r"[,{\[]", text[:t.start])), default=0)
@@ -417,8 +500,7 @@ def _flipped(toks: list[Token], others: list[list[Token]]) -> bool:
     that ``toks`` do not say plain too: "signing, ... unsigning" names two operations, negates neither."""
     plain = {stem(p) for s in others for x in s for p in (x.lower, *x.parts)}
     own = {stem(p) for x in toks for p in (x.lower, *x.parts)}
-    for t in toks:
-        low = t.lower
+    for low in {p for t in toks for p in (t.lower, *t.parts)}:  # --unsafe-fixes: unsafe
         for prefix in NEGATING_PREFIXES:
             rest = low[len(prefix):]
             if (low.startswith(prefix) and (len(rest) >= 4 or low in SHORT_NEGATED) and stem(rest) in plain

@@ -41,7 +41,7 @@ readme page pages
 """.split())
 # Generic words of technical writing that name no product: not names, though the common list lacks them.
 TECH_WORDS = frozenset("""
-api apis app apps arg args async backend boolean cli config configs configuration dev dir dirs doc docs env envs
+api apis app apps arg args async backend boolean cli clis gui guis ui uis config configs configuration dev dir dirs doc docs env envs
 http https json lib libs metadata os plugin plugins repo repos runtime stdin stdout stderr toml url urls utf workflow
 workflows
 yaml yml
@@ -126,13 +126,13 @@ enable/disable enabled/disabled required/optional mandatory/optional public/priv
 parallel/serial concurrently/sequentially first/last minimum/maximum min/max add/remove
 added/removed adds/removes allow/deny allow/forbid allowed/forbidden accept/reject start/stop open/close
 opened/closed static/dynamic synchronous/asynchronous blocking/nonblocking upper/lower uppercase/lowercase
-older/newer earlier/later oldest/newest above/below increase/decrease success/failure succeed/fail pass/fail
+older/newer earlier/later oldest/newest above/below increase/decrease increase/reduce success/failure succeed/fail pass/fail
 local/remote internal/external always/never faster/slower more/fewer more/less larger/smaller higher/lower
 greater/less ascending/descending import/export input/output explicit/implicit strict/lenient keep/strip
 keep/drop keep/discard keeps/strips preserve/strip preserves/strips created/deleted create/delete
 client/server request/response send/receive sent/received sends/receives outgoing/incoming inbound/outbound
 lazily/eagerly lazy/eager linear/quadratic linear/exponential stable/experimental include/exclude
-only/except manual/automatic manually/automatically hand/automatically succeeded/failed succeeds/fails
+hourly/daily daily/weekly nightly/weekly daily/monthly weekly/monthly only/except manual/automatic manually/automatically hand/automatically succeeded/failed succeeds/fails
 """.split())
 COORDINATORS = frozenset("and or nor as well plus".split())
 
