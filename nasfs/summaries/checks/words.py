@@ -14,7 +14,7 @@ from __future__ import annotations
 import gzip
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 _TOKEN = re.compile(r"\.?[\w$](?:[\w.+/@'-]|,(?=\d{3}\b)|(?<=\d):(?=\d))*[\w+%](?:\(\))?|[\w%]")
@@ -169,6 +169,7 @@ def tokens(text: str) -> list[Token]:
     return out
 
 
+@lru_cache(maxsize=1 << 16)  # called for every word of every statement and clause, again and again
 def stem(word: str) -> str:
     """A light suffix strip, enough that ``pushes``/``push`` and ``cached``/``cache`` meet."""
     w = word.lower()
