@@ -4,10 +4,12 @@ run on a slice of its labelled set with every kept sentence's pointer verified."
 
 from __future__ import annotations
 
+import gc
 import re
 import subprocess
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from nasfs.summaries.checker import Sentence, check_lines, split_answer
 from nasfs.summaries.checks.idioms import glosser
 from nasfs.summaries.checks.rules import unsupported_by
 from nasfs.summaries.checks.sentences import split_clauses, split_sentences
+from nasfs.summaries.checks.words import stem
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "scripts" / "bench" / "grounding.py"
@@ -959,3 +962,17 @@ def test_a_long_word_on_a_line_of_versions_is_read_in_time() -> None:
     """_series' braced tags: [a-z]* from every letter of a long word scanned to its end (96 s at 100 KB)."""
     _, seconds = _cited(["3.8 3.9 3.10 " + "a" * 100_000], "Python 3.8 to 3.9 is tested [L1].")
     assert seconds < 5
+
+
+def test_a_long_word_is_stemmed_without_being_kept() -> None:
+    """stem() is memoized for a daemon's lifetime: a cited line's long blobs (untrusted text) are not kept."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        assert [stem(f"{i}{'x' * 100_000}ing") for i in range(100)][0] == f"0{'x' * 100_000}"
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 1_000_000, f"{kept} bytes kept after stemming 100 long words"
+    assert stem("pushes") == stem("push") and stem("cached") == stem("cache")

@@ -340,13 +340,28 @@ def _opposite(toks: list[Token], reading: Reading) -> str | None:
     ``experimental``, ``quadratic`` for ``linear-time``, ``earlier`` for ``>=``)."""
     if any(is_negation(t) for t in toks):
         return None  # "not optional": the opposite, negated
+    seen: set[str] = set()
     for t in toks:
         for p in (t.lower, *t.parts):
-            for a, b in ANTONYMS:
-                for mine, theirs in ((a, b), (b, a)):
-                    if stem(p) == stem(mine) and not reading.has(p) and reading.says(theirs):
-                        return f"it says {t.text!r} where the cited text says {theirs!r}"
+            if p in seen:
+                continue  # a word said again is read once (a long sentence says "after" thousands of times)
+            seen.add(p)
+            for theirs in _OPPOSITES.get(stem(p), ()):
+                if not reading.has(p) and reading.says(theirs):
+                    return f"it says {t.text!r} where the cited text says {theirs!r}"
     return None
+
+
+def _opposites() -> dict[str, tuple[str, ...]]:
+    """Each word's stem, and the words ANTONYMS pairs it with, in their order there."""
+    out: dict[str, list[str]] = {}
+    for a, b in ANTONYMS:
+        for mine, theirs in ((a, b), (b, a)):
+            out.setdefault(stem(mine), []).append(theirs)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+_OPPOSITES = _opposites()
 
 
 def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:

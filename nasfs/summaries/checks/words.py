@@ -14,7 +14,7 @@ from __future__ import annotations
 import gzip
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 _TOKEN = re.compile(r"\.?[\w$](?:[\w.+/@'-]|,(?=\d{3}\b)|(?<=\d):(?=\d))*[\w+%](?:\(\))?|[\w%]")
@@ -169,8 +169,19 @@ def tokens(text: str) -> list[Token]:
     return out
 
 
+MAX_STEM_CACHED = 64  # the longest word whose stem is kept: a longer one (a blob, a hash) is stemmed afresh
+
+
 def stem(word: str) -> str:
     """A light suffix strip, enough that ``pushes``/``push`` and ``cached``/``cache`` meet."""
+    # memoized (it is called for every word of every statement and clause, again and again), but only for
+    # words of a word's length: a cited line of untrusted text may hold long blobs, and a cache of 65,536
+    # of them would keep gigabytes alive in the daemon
+    return _stem(word) if len(word) <= MAX_STEM_CACHED else _stem.__wrapped__(word)
+
+
+@lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
     w = word.lower()
     w = IRREGULAR.get(w, w)
     if len(w) <= 3:
