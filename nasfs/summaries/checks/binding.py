@@ -244,6 +244,8 @@ def _out_of_order(toks: list[Token], reading: Reading) -> str | None:
     """``A ... before B`` (or ``after``) where A and B are names each on one cited line of a list, a
     file's lines in the order they run or are searched, and B's line comes first (``make typecheck``
     before ``make format-check`` where the commands run the other way)."""
+    if _WAITING.search(reading.lowered):
+        return None  # jobs that run in the order they wait for, not as they are written
     said = [(i, ln) for i, ln in enumerate(reading.lines) if i not in reading.named and ln.kind != "prose"]
     for k, t in enumerate(toks):
         if t.lower not in _ORDER or not 0 < k < len(toks) - 1:
@@ -255,10 +257,11 @@ def _out_of_order(toks: list[Token], reading: Reading) -> str | None:
         where_a, where_b = (_places(x, said) for x in (a, b))
         if len(where_a) != 1 or len(where_b) != 1 or where_a == where_b:
             continue
-        if reading.parents[where_a[0]] != reading.parents[where_b[0]] or _WAITING.search(reading.lowered):
-            continue  # not one list; or jobs that run in the order they wait for, not as they are written
-        first, then = (a, b) if _ORDER[t.lower] else (b, a)
-        if _places(then, said)[0] < _places(first, said)[0]:
+        if reading.parents[where_a[0]] != reading.parents[where_b[0]]:
+            continue  # not one list
+        here_a, here_b = (a, where_a[0]), (b, where_b[0])
+        (first, at_first), (then, at_then) = (here_a, here_b) if _ORDER[t.lower] else (here_b, here_a)
+        if at_then < at_first:
             return f"{first.text!r} {t.text} {then.text!r} is the other way round in the cited lines' order"
     return None
 

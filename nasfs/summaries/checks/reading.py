@@ -97,6 +97,7 @@ class Reading:
         prosy = sum(1 for raw in raws if raw.strip() and not (_KEY.match(raw) or _ITEM.match(raw) or raw.lstrip()[:1] in "#["))
         structured = keyed > prosy  # then "# ..." at the margin is a comment, not a Markdown heading
         glossed = glosser(self.path, self.lowered)
+        version_checked = False
         for n, raw in enumerate(raws):
             toks = tokens(raw)
             self.line_numbers.append(set())
@@ -122,12 +123,13 @@ class Reading:
             for major, minor in _VERSION_TUPLE.findall(raw):  # sys.version_info >= (3, 11): Python 3.11
                 self._number(f"{major}.{minor}")
                 self._add_words(("python",))
-                if any(re.match(r"\s*else\s*:", r) for r in raws):  # its else: branch is for the others
-                    self._add_words((*AT_LEAST_WORDS, *BELOW_WORDS))
+                version_checked = True
             for head, inner, tail in _braced(raw):
                 for item in inner.split(","):
                     for t in tokens(f"{head}{item.strip()}{tail}"):
                         self._learn(t)
+        if version_checked and any(re.match(r"\s*else\s*:", raw) for raw in raws):  # its else: is for the others
+            self._add_words((*AT_LEAST_WORDS, *BELOW_WORDS))
         if _AT_LEAST.search(self.lowered):  # ">=3.10" says "3.10 or newer" (a path's "+" says nothing)
             self._add_words(AT_LEAST_WORDS)
         if _BELOW.search(self.lowered):

@@ -143,7 +143,8 @@ def _range_ends(text: str, reading: Reading) -> str | None:
     """A range of versions ("3.7 to 3.11") whose ends are both in one cited list that runs further
     (``py{36,37,38,39,310,311}``): the range leaves out versions the list names."""
     named = {n for t in tokens(text) for n in numbers_of(t)}
-    ranges = [tuple(_version(normal_number(x)) for x in m.groups()) for m in _RANGE_SAID.finditer(text)]
+    said_ranges = list(_RANGE_SAID.finditer(text))
+    ranges = [tuple(_version(normal_number(x)) for x in m.groups()) for m in said_ranges]
 
     def apart(n: str, own: tuple[tuple[int, ...], ...]) -> bool:
         """A version the sentence names apart, or within another of its ranges (CPython 3.9 to 3.13 and
@@ -151,16 +152,16 @@ def _range_ends(text: str, reading: Reading) -> str | None:
         v = _version(n)
         return n in named or any(lo <= v <= hi for lo, hi in ranges if (lo, hi) != own)
 
-    for m in _RANGE_SAID.finditer(text):
+    for m in said_ranges:
         a, b = (normal_number(x) for x in m.groups())
         low, high = _version(a), _version(b)
         if not low < high or low[0] != high[0]:
             continue
+        head = re.findall(r"([a-z]+)\s*$", text[:m.start()].lower())  # the series the sentence names
         for line, said in zip(reading.lines, reading.line_numbers):
             if a not in said or b not in said:
                 continue
             series = {head: v for head, v in _series(line.raw).items() if a in v and b in v}
-            head = re.findall(r"([a-z]+)\s*$", text[:m.start()].lower())
             if len(series) > 1:  # both series hold the ends: the one the sentence names, or none
                 series = {h: v for h, v in series.items() if head and h == ("" if head[0] in _CPYTHON_HEADS else head[0])}
             if len(series) != 1:
