@@ -157,12 +157,12 @@ def _range_ends(text: str, reading: Reading) -> str | None:
         low, high = _version(a), _version(b)
         if not low < high or low[0] != high[0]:
             continue
-        head = re.findall(r"([a-z]+)\s*$", text[:m.start()].lower())  # the series the sentence names
         for line, said in zip(reading.lines, reading.line_numbers):
             if a not in said or b not in said:
                 continue
             series = {head: v for head, v in _series(line.raw).items() if a in v and b in v}
             if len(series) > 1:  # both series hold the ends: the one the sentence names, or none
+                head = re.findall(r"([a-z]+)\s*$", text[:m.start()].lower())  # read only here: a scan of the text
                 series = {h: v for h, v in series.items() if head and h == ("" if head[0] in _CPYTHON_HEADS else head[0])}
             if len(series) != 1:
                 continue  # the ends are of two series (py{38,39}, pypy{38,39}) or none the line spells plainly
