@@ -195,3 +195,28 @@ def test_two_listings_of_one_folder_opened_in_c_each_keep_their_own(home: Path, 
         assert len(seen) == len(set(seen)) and int(stats(m.mountpoint)["fast_folder_opens"]) >= 2
     finally:
         assert m.stop() == 0
+
+
+def test_a_daemon_that_may_not_open_by_handle_reopens_an_evicted_file_by_its_path(home: Path, tmp_path: Path) -> None:
+    """The inode table keeps a descriptor per inode in an LRU and reopened an
+    evicted one by its file handle: without CAP_DAC_READ_SEARCH that is EPERM,
+    so once more files were read than the LRU holds (64 under a limit of 256
+    descriptors), the first ones could no longer be read. Such a daemon
+    reopens by path, as on a filesystem without handles, and a rename
+    through the mount moves the path it reopens by."""
+    files = home / "many"
+    files.mkdir()
+    for i in range(200):
+        (files / f"f{i:03d}").write_bytes(b"line %d\n" % i)
+    m = Mount(home, tmp_path / "mnt", prefix=("prlimit", "--nofile=256:256", "setpriv", "--bounding-set",
+                                               "-dac_read_search", "--inh-caps", "-dac_read_search"))
+    try:
+        for i in range(200):
+            assert cat(m.mountpoint / "many" / f"f{i:03d}") == b"line %d\n" % i
+        os.rename(m.mountpoint / "many" / "f000", m.mountpoint / "many" / "moved")  # through the mount: its path changes
+        for i in range(1, 200):  # each evicted file is reopened
+            assert cat(m.mountpoint / "many" / f"f{i:03d}") == b"line %d\n" % i
+        assert cat(m.mountpoint / "many" / "moved") == b"line 0\n"
+        assert m.alive()
+    finally:
+        assert m.stop() == 0

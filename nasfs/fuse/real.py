@@ -9,7 +9,9 @@ reopened from it, and names are resolved with ``*at()`` calls relative to
 their directory's descriptor, so renames beside the mount, unlinked-but-open
 files and paths near PATH_MAX behave as they do natively. Descriptors are
 cached (an LRU, so a tree of any size fits the process's fd limit); a
-filesystem without handles falls back to reopening by path.
+filesystem without handles, or a daemon that may not open by them
+(``open_by_handle_at`` needs CAP_DAC_READ_SEARCH, which a daemon not run as
+root lacks), falls back to reopening by path.
 
 Entries the kernel forgot are kept for the last RETAINED ones: NFS and Samba
 re-open by handle long after a lookup.
@@ -55,6 +57,16 @@ def _raise_fd_limit() -> int:
     return soft
 
 
+def _may_open_by_handle(mount_fd: int, handle: bytes) -> bool:
+    """Whether this process may reopen inodes by handle (EPERM without
+    CAP_DAC_READ_SEARCH): tried once, on the root's."""
+    try:
+        os.close(open_by_handle(mount_fd, handle, O_PATH))
+    except OSError:
+        return False
+    return True
+
+
 @dataclass(slots=True)
 class RealInode:
     key: tuple[int, int]  # (st_dev, st_ino) in the source
@@ -76,6 +88,7 @@ class RealInodes:
         self._by_key: dict[tuple[int, int], int] = {(st.st_dev, st.st_ino): ROOT}
         self._mount_fds: dict[int, int] = {mount_id: os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)}
         self._fds: OrderedDict[int, int] = OrderedDict({ROOT: fd})
+        self.by_handle = handle is not None and _may_open_by_handle(self._mount_fds[mount_id], handle)
         self._forgotten: OrderedDict[int, None] = OrderedDict()
         self._next_remapped = REMAPPED_BASE
         self.capacity = max(64, min(DESCRIPTORS, _raise_fd_limit() // 4))
@@ -100,9 +113,12 @@ class RealInodes:
 
     def _reopen(self, entry: RealInode) -> int:
         mount_fd = self._mount_fds.get(entry.mount_id)
-        if entry.handle is not None and mount_fd is not None:
+        if self.by_handle and entry.handle is not None and mount_fd is not None:
             return open_by_handle(mount_fd, entry.handle, O_PATH)
-        fd = os.open(os.path.join(self.root, entry.hint), O_PATH)  # no handles: by the last path
+        try:  # no handles: by the last path
+            fd = os.open(os.path.join(self.root, entry.hint), O_PATH)
+        except FileNotFoundError:
+            raise OSError(errno.ESTALE, f"{entry.hint} is gone") from None
         st = os.fstat(fd)
         if (st.st_dev, st.st_ino) != entry.key:
             os.close(fd)
@@ -203,6 +219,13 @@ class RealInodes:
             return None
         st = os.fstat(fd)
         return self.learn(fd, st, hint), st
+
+    def moved(self, st: os.stat_result, hint: str) -> None:
+        """A known entry was renamed through the mount to ``hint``: the path
+        it is reopened by without handles (a folder's entries keep theirs)."""
+        ino = self._by_key.get((st.st_dev, st.st_ino))
+        if ino is not None:
+            self._entries[ino].hint = hint
 
     def looked_up(self, ino: int) -> None:
         entry = self._entries[ino]
