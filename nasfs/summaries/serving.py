@@ -70,9 +70,8 @@ class Summaries:
 
     def folder_view(self, nas: Reader, path: str, at: str | None) -> Served:
         self.check_mode()
-        listing = fold.listing_of(nas, path, at)
+        listing, sig = fold.walked_signature(nas, path, at, self.store.disk)
         path = listing.folder  # "." and "" are the root; a link, the folder it names
-        sig = fold.signature(nas, listing, path, at, self.store.disk)
         shown = path or "."
         record = self.store.get("folder", sig)
         if record is not None:
