@@ -115,15 +115,41 @@ class RealInodes:
         mount_fd = self._mount_fds.get(entry.mount_id)
         if self.by_handle and entry.handle is not None and mount_fd is not None:
             return open_by_handle(mount_fd, entry.handle, O_PATH)
-        try:  # no handles: by the last path
-            fd = os.open(os.path.join(self.root, entry.hint), O_PATH)
-        except FileNotFoundError:
-            raise OSError(errno.ESTALE, f"{entry.hint} is gone") from None
+        fd = self._open_hint(entry.hint)  # no handles: by the last path
         st = os.fstat(fd)
-        if (st.st_dev, st.st_ino) != entry.key:
+        same = (st.st_dev, st.st_ino) == entry.key
+        if same and entry.handle is not None:  # (name_to_handle_at needs no privilege) its generation too:
+            same = (file_handle(fd) or (None,))[0] == entry.handle  # an inode number given to a new file is not it
+        if not same:
             os.close(fd)
             raise OSError(errno.ESTALE, f"{entry.hint} is no longer the file it was")
         return fd
+
+    def _open_hint(self, hint: str) -> int:
+        """An O_PATH descriptor of what ``hint`` names now, resolved one name at
+        a time from the root's descriptor following no symlink: a folder on
+        the way swapped for a link (into the mount itself: the daemon would
+        wait on its own request) or a path longer than PATH_MAX is ESTALE or
+        opened as on the disk, never followed."""
+        names = [n for n in hint.split("/") if n] or ["."]
+        at, owned = self._fds[ROOT], False
+        try:
+            for name in names:
+                if name == "..":
+                    raise FileNotFoundError(errno.ENOENT, name)
+                fd = os.open(name, O_PATH, dir_fd=at)
+                if owned:
+                    os.close(at)
+                at, owned = fd, True
+        except (FileNotFoundError, NotADirectoryError):
+            if owned:
+                os.close(at)
+            raise OSError(errno.ESTALE, f"{hint} is gone") from None
+        except BaseException:
+            if owned:
+                os.close(at)
+            raise
+        return at
 
     def _cache(self, ino: int, fd: int) -> None:
         old = self._fds.pop(ino, None)
@@ -145,9 +171,8 @@ class RealInodes:
             return ""
         try:
             where = os.readlink(f"/proc/self/fd/{self.fd(ino)}")
-        except OSError:
-            entry = self._entries.get(ino)
-            return entry.hint if entry else None
+        except OSError:  # not reopened: its last path names nothing, or another file (ESTALE)
+            return None
         if where.endswith(" (deleted)") or not where.startswith(self.root + "/"):
             return None
         return where[len(self.root) + 1:]
