@@ -258,7 +258,8 @@ for what, do in (("fstat", lambda: os.fstat(fd).st_size), ("cwd", lambda: os.sta
 """
 
 
-@pytest.mark.parametrize("how", ["file renamed through the mount", "folder swapped for a link into the mount"])
+@pytest.mark.parametrize("how", ["file renamed through the mount", "folder renamed through the mount",
+                                 "folder swapped for a link into the mount"])
 def test_an_evicted_inode_reopened_by_path_after_a_rename(home: Path, tmp_path: Path, how: str) -> None:
     """A daemon that may not open by handle reopens an evicted inode by the
     path it last saw: a file or folder renamed through the mount moves that

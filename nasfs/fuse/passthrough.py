@@ -207,15 +207,17 @@ class PassThrough:
                 rename2(old_fd, old, new_fd, new, flags)
             else:
                 os.rename(old, new, src_dir_fd=old_fd, dst_dir_fd=new_fd)
-        moved = [(new_parent, new), (old_parent, old)] if flags & RENAME_EXCHANGE else [(new_parent, new)]
-        for parent, name in moved:  # the kernel now holds each moved inode under its new name
+        names = [(new_parent, new), (old_parent, old)] if flags & RENAME_EXCHANGE else [(new_parent, new)]
+        moved = []
+        for parent, name in names:  # the kernel now holds each moved inode under its new name
             try:
                 st = os.stat(name, dir_fd=self.real.fd(parent), follow_symlinks=False)
             except OSError:
                 continue
-            self.real.moved(st, self.hint_of(parent, name))
+            moved.append((st, self.hint_of(parent, name)))
             if parent == new_parent and name == new:
                 self.watcher.seen(parent, name, self.real.number_of(st))
+        self.real.moved(moved)
 
     # -- attributes -----------------------------------------------------------------
     def real_setattr(self, ino: int, attr: pyfuse3.EntryAttributes, fields: pyfuse3.SetattrFields,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import os
 import resource
+import stat
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -245,12 +246,30 @@ class RealInodes:
         st = os.fstat(fd)
         return self.learn(fd, st, hint), st
 
-    def moved(self, st: os.stat_result, hint: str) -> None:
-        """A known entry was renamed through the mount to ``hint``: the path
-        it is reopened by without handles (a folder's entries keep theirs)."""
-        ino = self._by_key.get((st.st_dev, st.st_ino))
-        if ino is not None:
-            self._entries[ino].hint = hint
+    def moved(self, moves: list[tuple[os.stat_result, str]]) -> None:
+        """Known entries were renamed through the mount, each to its ``hint``
+        (two at once: RENAME_EXCHANGE): the path each is reopened by without
+        handles. A folder's entries below it move with it, or a shell whose
+        folder is below it, an open file's fstat, would be ESTALE for good
+        (the kernel looks up no name again for them); one pass over the
+        table, only when reopening by path."""
+        prefixes: list[tuple[str, str]] = []
+        for st, hint in moves:
+            ino = self._by_key.get((st.st_dev, st.st_ino))
+            if ino is None:
+                continue
+            entry = self._entries[ino]
+            if stat.S_ISDIR(st.st_mode) and entry.hint and entry.hint != hint:
+                prefixes.append((entry.hint + "/", hint + "/"))
+            entry.hint = hint
+        if not prefixes or self.by_handle:
+            return
+        prefixes.sort(key=lambda p: -len(p[0]))  # the deepest first
+        for entry in self._entries.values():
+            for old, new in prefixes:
+                if entry.hint.startswith(old):
+                    entry.hint = new + entry.hint[len(old):]
+                    break
 
     def looked_up(self, ino: int) -> None:
         entry = self._entries[ino]
