@@ -465,3 +465,40 @@ def test_a_child_saved_by_rename_during_the_walk_costs_a_walk_not_an_error(home:
         with pytest.raises(NasError, match="changed since its folder was walked"):
             gen.make_folder(gen.core(), "mine", None)
         assert walks == ["mine"] * fold.WALKS
+
+
+def test_a_folder_summary_walked_again_is_decided_again(home: Path, tmp_path: Path, monkeypatch) -> None:
+    """A reader's folder summary is told only if they may read every file it
+    is made from. Walked again because a child was saved by rename after the
+    walk, it is made from the new file: that one is decided too, not the one
+    the reader's decision saw (here: saved as another account's 0600 file,
+    whose summary the daemon had made for its owner)."""
+    from nasfs.access import AccessDenied, Caller
+    from nasfs.summaries import folders as fold
+
+    secret = "# Kvxvault\n\nKVXSECRETBODY the vault code is 3141.\n"
+    (home / "mine").mkdir()
+    x = home / "mine" / "x"
+    x.write_text(secret)
+    os.chmod(x, 0o600)
+    nas = nas_for(home, command(tmp_path))
+    gen = nas.summaries.generator
+    assert "Kvxvault" in str(gen.make_folder(gen.core(), "mine", None))  # made for its owner (root)
+    saved = home / "mine" / ".x.swp"
+    saved.write_text("# Mine\n\nOnly mine, nothing secret in these notes.\n")
+    os.chmod(saved, 0o644)
+    os.rename(saved, x)  # the reader may read the folder's one file now
+    hashed, walks = fold.signature, []
+
+    def saved_then_hashed(nas, listing, *args):
+        walks.append(listing.folder)
+        if len(walks) == 1:  # the secret saved back, by rename, after the walk and its decision, before its hashing
+            saved.write_text(secret)
+            os.chmod(saved, 0o600)
+            os.rename(saved, x)
+        return hashed(nas, listing, *args)
+
+    monkeypatch.setattr(fold, "signature", saved_then_hashed)
+    with pytest.raises(AccessDenied, match="may not read"):  # (it was told: "Kvxvault [mine/x] ...")
+        nas.read("mine@summary", caller=Caller(54321, 54321))
+    assert walks == ["mine"]  # hashed once: the second walk's decision refused it
