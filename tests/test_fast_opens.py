@@ -239,6 +239,9 @@ if how == "folder renamed through the mount":
 elif how == "folder swapped for a link into the mount":
     os.rename(f"{home}/d", f"{home}/e")
     os.symlink(f"{mnt}/e", f"{home}/d")
+elif how == "file deleted beside the mount":
+    os.unlink(f"{home}/d/sub/f000")
+    real = f"{home}/d/sub/f001"
 else:
     os.rename(f"{mnt}/d/sub/f000", f"{mnt}/d/sub/moved")
     real = f"{home}/d/sub/moved"
@@ -259,13 +262,14 @@ for what, do in (("fstat", lambda: os.fstat(fd).st_size), ("cwd", lambda: os.sta
 
 
 @pytest.mark.parametrize("how", ["file renamed through the mount", "folder renamed through the mount",
-                                 "folder swapped for a link into the mount"])
+                                 "file deleted beside the mount", "folder swapped for a link into the mount"])
 def test_an_evicted_inode_reopened_by_path_after_a_rename(home: Path, tmp_path: Path, how: str) -> None:
     """A daemon that may not open by handle reopens an evicted inode by the
     path it last saw: a file or folder renamed through the mount moves that
-    path (an open file's fstat, a shell's cwd below it still work); a folder
+    path (an open file's fstat, a shell's cwd below it still work), and an
+    open file is reopened by that open, deleted or not; a folder
     swapped beside the mount for a link into the mount itself is never
-    followed (the daemon would ask itself, and hang), the inode is ESTALE."""
+    followed (the daemon would ask itself, and hang): the folder is ESTALE."""
     (home / "d" / "sub").mkdir(parents=True)
     (home / "d" / "sub" / "f000").write_bytes(b"line 0\n")
     (home / "other").mkdir()
@@ -275,7 +279,9 @@ def test_an_evicted_inode_reopened_by_path_after_a_rename(home: Path, tmp_path: 
     try:
         out = run_on_mount(m.mountpoint, [sys.executable, "-c", PROBE, str(m.mountpoint), str(home), how], 60, how)
         if how == "folder swapped for a link into the mount":
-            assert out.split() == ["fstat", "ESTALE", "cwd", "ESTALE"], out
+            assert out.split() == ["fstat", "12", "cwd", "ESTALE"], out  # the open file: by its open
+        elif how == "file deleted beside the mount":  # open: reopened by that open, deleted or not
+            assert out.split() == ["fstat", "7", "cwd", "4"], out
         else:
             assert out.split() == ["fstat", "12", "cwd", "4"], out
         assert m.alive()

@@ -65,7 +65,7 @@ class PassThrough:
         self.watcher = Watcher(attr_timeout)  # real entries are cached for as long as it watches
         self.watcher.watch(ROOT, self.real.fd(ROOT))
         self._fd_ino: dict[int, int] = {}  # open real fds -> inode
-        self._ino_fds: dict[int, set[int]] = {}
+        self._ino_fds: dict[int, set[int]] = self.real.opened  # (the table reopens an inode from them)
         self._unprivileged: set[int] = set()  # fds opened by a non-root caller
         self._opened_at: dict[int, tuple[int, int, int]] = {}  # inode -> fast.version at last open
         self._passed: dict[int, bool] = {}  # inode -> whether its opens are passed through, while it has any

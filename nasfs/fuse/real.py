@@ -93,6 +93,7 @@ class RealInodes:
         self._forgotten: OrderedDict[int, None] = OrderedDict()
         self._next_remapped = REMAPPED_BASE
         self.capacity = max(64, min(DESCRIPTORS, _raise_fd_limit() // 4))
+        self.opened: dict[int, set[int]] = {}  # inode -> the open descriptors of it (PassThrough's), reopened from first
 
     def __contains__(self, ino: int) -> bool:
         return ino in self._entries
@@ -108,15 +109,21 @@ class RealInodes:
         entry = self._entries.get(ino)
         if entry is None:
             raise pyfuse3.FUSEError(errno.ESTALE)
-        fd = self._reopen(entry)
+        fd = self._reopen(ino, entry)
         self._cache(ino, fd)
         return fd
 
-    def _reopen(self, entry: RealInode) -> int:
+    def _reopen(self, ino: int, entry: RealInode) -> int:
         mount_fd = self._mount_fds.get(entry.mount_id)
         if self.by_handle and entry.handle is not None and mount_fd is not None:
             return open_by_handle(mount_fd, entry.handle, O_PATH)
-        fd = self._open_hint(entry.hint)  # no handles: by the last path
+        for held in self.opened.get(ino, ()):  # no handles: by an open of it, the very inode, deleted or renamed
+            fd = os.open(f"/proc/self/fd/{held}", os.O_PATH)
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) == entry.key:
+                return fd
+            os.close(fd)
+        fd = self._open_hint(entry.hint)  # else by the last path
         st = os.fstat(fd)
         same = (st.st_dev, st.st_ino) == entry.key
         if same and entry.handle is not None:  # (name_to_handle_at needs no privilege) its generation too:
