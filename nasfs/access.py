@@ -242,18 +242,23 @@ class Decider:
         a search under it) may name ``path``, a real path below ``base`` as
         a walk finds it: the caller may read it and list every folder from
         ``base`` down to it (``ls`` would show them the name)."""
-        if self.caller.is_root:
-            return True
+        return self.caller.is_root or self.finds(path, base) is not None
+
+    def finds(self, path: str, base: str = "") -> Identity | None:
+        """``may_find``, and the identity of what it allowed (the last
+        component's lstat, as ``judge``): an answer made from a walk is
+        this caller's only if the walk saw that very inode. None: refused."""
         folder = path.rsplit("/", 1)[0] if "/" in path else ""
         while True:
             if folder not in self.listable:
                 self.listable[folder] = self.may_see_folder(folder)
             if not self.listable[folder]:
-                return False
+                return None
             if folder == base or not folder:
                 break
             folder = folder.rsplit("/", 1)[0] if "/" in folder else ""
-        return self.may_see(path)
+        seen, allowed = self.judge(path)
+        return allowed if seen is Seen.ALLOWED else None
 
     def check(self, path: str, want_dir: bool = False) -> Identity | None:
         """Raise ``AccessDenied`` unless the caller may see ``path``; a missing

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import errno
 import unicodedata
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class NasError(Exception):
@@ -98,6 +102,18 @@ class FileChanged(NasError):
     http_status = 409
     errno = errno.ESTALE
     kind = "file_changed"
+
+
+def settled(make: Callable[[], T], tries: int = 3) -> T:
+    """``make()``, made again while it raises FileChanged: a file replaced
+    between a walk or a decision and its read (an editor saves by rename)
+    costs a second look, not an error; one replaced at every try still is."""
+    for _ in range(tries - 1):
+        try:
+            return make()
+        except FileChanged:
+            continue
+    return make()
 
 
 class Unavailable(NasError):

@@ -54,6 +54,7 @@ from .views import VIEW_FORMAT, Analysis, Served
 
 if TYPE_CHECKING:
     from .evidence.publish import Publisher
+    from .folders import Listing
 
 
 @dataclass
@@ -503,15 +504,24 @@ class Nas:
         budget; told only to a caller who may see every file it is made from."""
         if self.summaries is None:
             raise NotServable("no summarizer is configured for this tree (--summarizer CMD or URL, or NASFS_SUMMARIZER)", VALID_NOW)
+        check = None
         if at is None and not sees_all(caller):
-            from .folders import visible, walk_worktree
+            who = caller or Caller.current()
 
-            listing = walk_worktree(self, path)
-            if len(visible(listing, self.tree.root, caller or Caller.current()).items) != len(listing.items):
-                shown = path or "."
-                raise AccessDenied(f"the summary of {shown} is made from files {caller} may not read",
-                                   f"{shown}@outline (the map of the files this account may read), or FILE@summary of one of them")
-        served = self.summaries.folder_view(self, path, at)
+            def check(listing: Listing) -> None:
+                """Made on each walk the summary is made from (walked again
+                when a child was replaced: the new file is decided too), and
+                of the very inodes it saw."""
+                judge = decider(self.tree.root, who)
+                for item in listing.items:
+                    allowed = judge.finds(item.path, listing.folder)
+                    if allowed is None:
+                        shown = listing.folder or "."
+                        raise AccessDenied(f"the summary of {shown} is made from files {who} may not read",
+                                           f"{shown}@outline (the map of the files this account may read), or FILE@summary of one of them")
+                    if item.stamp and allowed[1] != item.stamp[0]:
+                        raise FileChanged(f"{item.path!r} changed since its folder was walked", "read it again")
+        served = self.summaries.folder_view(self, path, at, check)
         nothing = Served("none", b"", served.evidence[:1], truncated=True)
         declared = lambda s: declare(s, None, self.tokenizer, view.budget)  # noqa: E731
         response = declared(served) if view.budget is None else fit([lambda: served], declared, view.budget, nothing)

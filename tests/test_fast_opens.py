@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 
 from nasfs.fuse import fast
 
-from .mounts import Mount, stats
+from .mounts import Mount, run_on_mount, stats
 from .test_passthrough import settle
 
 pytestmark = pytest.mark.skipif(not fast.ON, reason="needs the pyfuse3 scripts/setup builds (fast opens)")
@@ -193,5 +194,96 @@ def test_two_listings_of_one_folder_opened_in_c_each_keep_their_own(home: Path, 
         missing = set(os.listdir(many)) - set(seen)
         assert not missing, f"{len(missing)} names that never went away missing from the first listing"
         assert len(seen) == len(set(seen)) and int(stats(m.mountpoint)["fast_folder_opens"]) >= 2
+    finally:
+        assert m.stop() == 0
+
+
+NOT_ROOT = ("prlimit", "--nofile=256:256", "setpriv", "--bounding-set", "-dac_read_search,-sys_resource",
+            "--inh-caps", "-dac_read_search,-sys_resource")
+# as a daemon not run as root: no open by handle, and 256 descriptors it cannot raise
+# (with CAP_SYS_RESOURCE it would, and its LRU of 64 would never let a file go)
+
+
+def test_a_daemon_that_may_not_open_by_handle_reopens_an_evicted_file_by_its_path(home: Path, tmp_path: Path) -> None:
+    """The inode table keeps a descriptor per inode in an LRU and reopened an
+    evicted one by its file handle: without CAP_DAC_READ_SEARCH that is EPERM,
+    so once more files were read than the LRU holds (64 under a limit of 256
+    descriptors), the first ones could no longer be read. Such a daemon
+    reopens by path, as on a filesystem without handles, and a rename
+    through the mount moves the path it reopens by."""
+    files = home / "many"
+    files.mkdir()
+    for i in range(200):
+        (files / f"f{i:03d}").write_bytes(b"line %d\n" % i)
+    m = Mount(home, tmp_path / "mnt", prefix=NOT_ROOT)
+    try:
+        for i in range(200):
+            assert cat(m.mountpoint / "many" / f"f{i:03d}") == b"line %d\n" % i
+        os.rename(m.mountpoint / "many" / "f000", m.mountpoint / "many" / "moved")  # through the mount: its path changes
+        for i in range(1, 200):  # each evicted file is reopened
+            assert cat(m.mountpoint / "many" / f"f{i:03d}") == b"line %d\n" % i
+        assert cat(m.mountpoint / "many" / "moved") == b"line 0\n"
+        assert m.alive()
+    finally:
+        assert m.stop() == 0
+
+
+PROBE = """
+import errno, os, sys, time
+mnt, home, how = sys.argv[1:]
+fd = os.open(f"{mnt}/d/sub/f000", os.O_RDONLY)
+os.chdir(f"{mnt}/d/sub")
+real = f"{home}/e/sub/f000"
+if how == "folder renamed through the mount":
+    os.rename(f"{mnt}/d", f"{mnt}/e")
+elif how == "folder swapped for a link into the mount":
+    os.rename(f"{home}/d", f"{home}/e")
+    os.symlink(f"{mnt}/e", f"{home}/d")
+elif how == "file deleted beside the mount":
+    os.unlink(f"{home}/d/sub/f000")
+    real = f"{home}/d/sub/f001"
+else:
+    os.rename(f"{mnt}/d/sub/f000", f"{mnt}/d/sub/moved")
+    real = f"{home}/d/sub/moved"
+for i in range(100):  # past the LRU: f000 and its folders are let go
+    with open(f"{mnt}/other/g{i:03d}", "rb") as fh:
+        fh.read()
+with open(real, "ab") as fh:  # beside the mount: the watcher drops what the kernel holds of them
+    fh.write(b"more\\n")
+with open(os.path.join(os.path.dirname(real), "new"), "wb") as fh:
+    fh.write(b"new\\n")
+time.sleep(1.0)
+for what, do in (("fstat", lambda: os.fstat(fd).st_size), ("cwd", lambda: os.stat("new").st_size)):
+    try:
+        print(what, do())
+    except OSError as exc:
+        print(what, errno.errorcode[exc.errno])
+"""
+
+
+@pytest.mark.parametrize("how", ["file renamed through the mount", "folder renamed through the mount",
+                                 "file deleted beside the mount", "folder swapped for a link into the mount"])
+def test_an_evicted_inode_reopened_by_path_after_a_rename(home: Path, tmp_path: Path, how: str) -> None:
+    """A daemon that may not open by handle reopens an evicted inode by the
+    path it last saw: a file or folder renamed through the mount moves that
+    path (an open file's fstat, a shell's cwd below it still work), and an
+    open file is reopened by that open, deleted or not; a folder
+    swapped beside the mount for a link into the mount itself is never
+    followed (the daemon would ask itself, and hang): the folder is ESTALE."""
+    (home / "d" / "sub").mkdir(parents=True)
+    (home / "d" / "sub" / "f000").write_bytes(b"line 0\n")
+    (home / "other").mkdir()
+    for i in range(100):
+        (home / "other" / f"g{i:03d}").write_bytes(b"line %d\n" % i)
+    m = Mount(home, tmp_path / "mnt", prefix=NOT_ROOT)
+    try:
+        out = run_on_mount(m.mountpoint, [sys.executable, "-c", PROBE, str(m.mountpoint), str(home), how], 60, how)
+        if how == "folder swapped for a link into the mount":
+            assert out.split() == ["fstat", "12", "cwd", "ESTALE"], out  # the open file: by its open
+        elif how == "file deleted beside the mount":  # open: reopened by that open, deleted or not
+            assert out.split() == ["fstat", "7", "cwd", "4"], out
+        else:
+            assert out.split() == ["fstat", "12", "cwd", "4"], out
+        assert m.alive()
     finally:
         assert m.stop() == 0

@@ -222,3 +222,50 @@ def test_a_source_the_kernel_will_not_back_is_served_by_the_daemon(overlay_sourc
         assert "passthrough_open: Too many levels of symbolic links" in m.log.read_text()
     finally:
         assert m.stop() == 0
+
+
+def test_an_inode_reopened_by_its_path_is_the_very_file_it_was(tmp_path: Path) -> None:
+    """The inode table of a daemon that may not open by handle reopens an
+    evicted inode by its last path: a RENAME_EXCHANGE of two folders through
+    the mount moves each one's entries with it (not back and forth), and a
+    path naming a new file that was given the old one's inode number (same
+    dev and inode, another generation: its handle differs) is ESTALE, and has
+    no path, not the other file's bytes or attributes."""
+    import errno
+
+    from nasfs.fuse.passthrough import RENAME_EXCHANGE
+    from nasfs.fuse.real import ROOT, RealInodes
+    from nasfs.fuse.syscalls import rename2
+
+    root = tmp_path / "src"
+    (root / "a" / "in").mkdir(parents=True)
+    (root / "b").mkdir()
+    for rel in ("a/in/f", "b/g", "x", "y"):
+        (root / rel).write_text(rel)
+    table = RealInodes(str(root))
+    table.by_handle = False  # as without CAP_DAC_READ_SEARCH
+
+    def learn(rel: str) -> int:
+        fd = os.open(root / rel, os.O_PATH | os.O_NOFOLLOW)
+        return table.learn(fd, os.fstat(fd), rel)
+
+    f, g, x = learn("a/in/f"), learn("b/g"), learn("x")
+    learn("a/in"), learn("a"), learn("b")
+
+    def evict() -> None:
+        for ino in list(table._fds):
+            if ino != ROOT:
+                os.close(table._fds.pop(ino))
+
+    rename2(table.fd(ROOT), b"a", table.fd(ROOT), b"b", RENAME_EXCHANGE)
+    table.moved([(os.stat(root / "b"), "b"), (os.stat(root / "a"), "a")])
+    evict()
+    assert table.path(f) == "b/in/f" and table.path(g) == "a/g"
+    os.rename(root / "y", root / "x")
+    st = os.stat(root / "x")
+    table._entries[x].key = (st.st_dev, st.st_ino)  # as if the new x had been given the old one's number
+    evict()
+    with pytest.raises(OSError) as refused:
+        table.fd(x)
+    assert refused.value.errno == errno.ESTALE
+    assert table.path(x) is None

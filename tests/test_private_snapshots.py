@@ -206,6 +206,35 @@ def test_no_request_snapshots_a_file_its_reader_may_not_see(tree: Path, accounts
         assert m.stop() == 0, m.log.read_text()[-2000:]
 
 
+def test_a_file_saved_by_rename_while_snapshotted_for_a_reader_is_looked_at_again(tree: Path, accounts,
+                                                                                 monkeypatch) -> None:
+    """An editor saves by rename: a file replaced between the reader's access
+    decision and its read was FileChanged, and the whole snapshot (a diff
+    against now, a folder map) refused; the tree is looked at again, and the
+    snapshot holds what was saved."""
+    from nasfs.repo import snapshots
+
+    _, other = accounts
+    readme = tree / "public" / "readme.md"
+    readme.write_text("# Readme\n\nfirst save\n")
+    opened, saves = snapshots.open_regular, []
+
+    def saved_then_opened(path):
+        if not saves:
+            saves.append(path)
+            (tree / "public" / ".readme.md.swp").write_text("# Readme\n\nsecond save\n")
+            os.rename(tree / "public" / ".readme.md.swp", readme)
+        return opened(path)
+
+    monkeypatch.setattr(snapshots, "open_regular", saved_then_opened)
+    t = GitTree(tree)
+    commit = t.snapshot_worktree(other)
+    assert saves == [readme]
+    shown = subprocess.run(["git", "-c", "safe.directory=*", "-C", str(tree), "show", f"{commit}:public/readme.md"],
+                           capture_output=True, check=True)
+    assert shown.stdout == b"# Readme\n\nsecond save\n"
+
+
 def test_the_audience_decides_the_store(tree: Path) -> None:
     git_dir = tree / ".git"
     assert not narrower_than_git(tree, git_dir, ["public/readme.md"])

@@ -388,12 +388,12 @@ SWAPPED_SECRET = "# Vault\n\nKVXSECRETBODY the vault code is 3141.\n"
 def test_a_file_swapped_after_the_walk_never_feeds_a_summary(home: Path, tmp_path: Path, monkeypatch) -> None:
     """The daemon reads a folder's children by path: a file the walk saw
     (mine/x) swapped for a symlink to another file before its bytes are read
-    feeds no record (file, folder, or the last one served as stale)."""
+    feeds no record (file, folder, or the last one served as stale): the
+    folder is walked again, and the link is not read."""
     import json
 
     import pygit2
 
-    from nasfs.errors import NasError
     from nasfs.summaries import folders as fold
     from nasfs.summaries.store import file_ident
 
@@ -415,8 +415,8 @@ def test_a_file_swapped_after_the_walk_never_feeds_a_summary(home: Path, tmp_pat
     nas = nas_for(home, command(tmp_path))
     gen, store = nas.summaries.generator, nas.summaries.store
     monkeypatch.setattr(fold, "listing_of", walked_then_swapped)
-    with pytest.raises(NasError, match="changed since its folder was walked"):
-        gen.make_folder(gen.core(), "mine", None)
+    record = gen.make_folder(gen.core(), "mine", None)  # walked again: mine/x is a link now, and not read
+    assert "KVXSECRET" not in json.dumps(record)
     gen.file_job("mine/x", "0" * 40, "0" * 40)  # a file's record is keyed by the real path read (theirs/key.md), not mine/x
     assert store.get("file", file_ident(secret_blob, "mine/x")) is None
     last = store.last("file", "mine/x")
@@ -426,3 +426,79 @@ def test_a_file_swapped_after_the_walk_never_feeds_a_summary(home: Path, tmp_pat
     monkeypatch.setattr(fold, "listing_of", walk)
     record = gen.make_folder(gen.core(), "mine", None)  # unswapped: made as ever
     assert "KVXSECRET" not in json.dumps(record)
+
+
+@pytest.mark.parametrize("saves", [1, 3])
+def test_a_child_saved_by_rename_during_the_walk_costs_a_walk_not_an_error(home: Path, tmp_path: Path, monkeypatch,
+                                                                           saves: int) -> None:
+    """An editor saves by rename (a new inode under the name): saved between
+    the walk and its hashing, the child is FileChanged (child_content), and
+    the folder is walked again rather than the read refused (ESTALE, 409).
+    Saved at every one of its WALKS walks, the read still says so."""
+    from nasfs.errors import NasError
+    from nasfs.summaries import folders as fold
+
+    assert fold.WALKS == 3
+    (home / "mine").mkdir()
+    x = home / "mine" / "x"
+    x.write_text("# Mine\n\nOnly mine, version 0.\n")
+    walk, walks = fold.listing_of, []
+
+    def walked_then_saved(nas, path, at):
+        listing = walk(nas, path, at)
+        walks.append(path)
+        if len(walks) <= saves:
+            (home / "mine" / ".x.swp").write_text(f"# Mine\n\nOnly mine, version {len(walks)}.\n")
+            os.rename(home / "mine" / ".x.swp", x)
+        return listing
+
+    nas = nas_for(home, command(tmp_path))
+    gen = nas.summaries.generator
+    monkeypatch.setattr(fold, "listing_of", walked_then_saved)
+    if saves < fold.WALKS:
+        with pytest.raises(NasError, match="not generated yet"):  # the read: walked again, queued, not refused
+            nas.summaries.folder_view(gen.core(), "mine", None)
+        assert walks[:saves + 1] == ["mine"] * (saves + 1)
+        assert gen.make_folder(gen.core(), "mine", None)["kept"]  # made from the saved file
+        assert nas.summaries.folder_view(gen.core(), "mine", None)  # and served
+    else:
+        with pytest.raises(NasError, match="changed since its folder was walked"):
+            gen.make_folder(gen.core(), "mine", None)
+        assert walks == ["mine"] * fold.WALKS
+
+
+def test_a_folder_summary_walked_again_is_decided_again(home: Path, tmp_path: Path, monkeypatch) -> None:
+    """A reader's folder summary is told only if they may read every file it
+    is made from. Walked again because a child was saved by rename after the
+    walk, it is made from the new file: that one is decided too, not the one
+    the reader's decision saw (here: saved as another account's 0600 file,
+    whose summary the daemon had made for its owner)."""
+    from nasfs.access import AccessDenied, Caller
+    from nasfs.summaries import folders as fold
+
+    secret = "# Kvxvault\n\nKVXSECRETBODY the vault code is 3141.\n"
+    (home / "mine").mkdir()
+    x = home / "mine" / "x"
+    x.write_text(secret)
+    os.chmod(x, 0o600)
+    nas = nas_for(home, command(tmp_path))
+    gen = nas.summaries.generator
+    assert "Kvxvault" in str(gen.make_folder(gen.core(), "mine", None))  # made for its owner (root)
+    saved = home / "mine" / ".x.swp"
+    saved.write_text("# Mine\n\nOnly mine, nothing secret in these notes.\n")
+    os.chmod(saved, 0o644)
+    os.rename(saved, x)  # the reader may read the folder's one file now
+    hashed, walks = fold.signature, []
+
+    def saved_then_hashed(nas, listing, *args):
+        walks.append(listing.folder)
+        if len(walks) == 1:  # the secret saved back, by rename, after the walk and its decision, before its hashing
+            saved.write_text(secret)
+            os.chmod(saved, 0o600)
+            os.rename(saved, x)
+        return hashed(nas, listing, *args)
+
+    monkeypatch.setattr(fold, "signature", saved_then_hashed)
+    with pytest.raises(AccessDenied, match="may not read"):  # (it was told: "Kvxvault [mine/x] ...")
+        nas.read("mine@summary", caller=Caller(54321, 54321))
+    assert walks == ["mine"]  # hashed once: the second walk's decision refused it

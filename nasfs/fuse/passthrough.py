@@ -65,7 +65,7 @@ class PassThrough:
         self.watcher = Watcher(attr_timeout)  # real entries are cached for as long as it watches
         self.watcher.watch(ROOT, self.real.fd(ROOT))
         self._fd_ino: dict[int, int] = {}  # open real fds -> inode
-        self._ino_fds: dict[int, set[int]] = {}
+        self._ino_fds: dict[int, set[int]] = self.real.opened  # (the table reopens an inode from them)
         self._unprivileged: set[int] = set()  # fds opened by a non-root caller
         self._opened_at: dict[int, tuple[int, int, int]] = {}  # inode -> fast.version at last open
         self._passed: dict[int, bool] = {}  # inode -> whether its opens are passed through, while it has any
@@ -207,11 +207,17 @@ class PassThrough:
                 rename2(old_fd, old, new_fd, new, flags)
             else:
                 os.rename(old, new, src_dir_fd=old_fd, dst_dir_fd=new_fd)
-        try:  # the kernel now holds the moved inode under its new name
-            st = os.stat(new, dir_fd=new_fd, follow_symlinks=False)
-        except OSError:
-            return
-        self.watcher.seen(new_parent, new, self.real.number_of(st))
+        names = [(new_parent, new), (old_parent, old)] if flags & RENAME_EXCHANGE else [(new_parent, new)]
+        moved = []
+        for parent, name in names:  # the kernel now holds each moved inode under its new name
+            try:
+                st = os.stat(name, dir_fd=self.real.fd(parent), follow_symlinks=False)
+            except OSError:
+                continue
+            moved.append((st, self.hint_of(parent, name)))
+            if parent == new_parent and name == new:
+                self.watcher.seen(parent, name, self.real.number_of(st))
+        self.real.moved(moved)
 
     # -- attributes -----------------------------------------------------------------
     def real_setattr(self, ino: int, attr: pyfuse3.EntryAttributes, fields: pyfuse3.SetattrFields,

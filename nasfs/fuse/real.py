@@ -9,7 +9,9 @@ reopened from it, and names are resolved with ``*at()`` calls relative to
 their directory's descriptor, so renames beside the mount, unlinked-but-open
 files and paths near PATH_MAX behave as they do natively. Descriptors are
 cached (an LRU, so a tree of any size fits the process's fd limit); a
-filesystem without handles falls back to reopening by path.
+filesystem without handles, or a daemon that may not open by them
+(``open_by_handle_at`` needs CAP_DAC_READ_SEARCH, which a daemon not run as
+root lacks), falls back to reopening by path.
 
 Entries the kernel forgot are kept for the last RETAINED ones: NFS and Samba
 re-open by handle long after a lookup.
@@ -20,6 +22,7 @@ from __future__ import annotations
 import errno
 import os
 import resource
+import stat
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -55,6 +58,16 @@ def _raise_fd_limit() -> int:
     return soft
 
 
+def _may_open_by_handle(mount_fd: int, handle: bytes) -> bool:
+    """Whether this process may reopen inodes by handle (EPERM without
+    CAP_DAC_READ_SEARCH): tried once, on the root's."""
+    try:
+        os.close(open_by_handle(mount_fd, handle, O_PATH))
+    except OSError:
+        return False
+    return True
+
+
 @dataclass(slots=True)
 class RealInode:
     key: tuple[int, int]  # (st_dev, st_ino) in the source
@@ -76,9 +89,11 @@ class RealInodes:
         self._by_key: dict[tuple[int, int], int] = {(st.st_dev, st.st_ino): ROOT}
         self._mount_fds: dict[int, int] = {mount_id: os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)}
         self._fds: OrderedDict[int, int] = OrderedDict({ROOT: fd})
+        self.by_handle = handle is not None and _may_open_by_handle(self._mount_fds[mount_id], handle)
         self._forgotten: OrderedDict[int, None] = OrderedDict()
         self._next_remapped = REMAPPED_BASE
         self.capacity = max(64, min(DESCRIPTORS, _raise_fd_limit() // 4))
+        self.opened: dict[int, set[int]] = {}  # inode -> the open descriptors of it (PassThrough's), reopened from first
 
     def __contains__(self, ino: int) -> bool:
         return ino in self._entries
@@ -94,20 +109,55 @@ class RealInodes:
         entry = self._entries.get(ino)
         if entry is None:
             raise pyfuse3.FUSEError(errno.ESTALE)
-        fd = self._reopen(entry)
+        fd = self._reopen(ino, entry)
         self._cache(ino, fd)
         return fd
 
-    def _reopen(self, entry: RealInode) -> int:
+    def _reopen(self, ino: int, entry: RealInode) -> int:
         mount_fd = self._mount_fds.get(entry.mount_id)
-        if entry.handle is not None and mount_fd is not None:
+        if self.by_handle and entry.handle is not None and mount_fd is not None:
             return open_by_handle(mount_fd, entry.handle, O_PATH)
-        fd = os.open(os.path.join(self.root, entry.hint), O_PATH)  # no handles: by the last path
+        for held in self.opened.get(ino, ()):  # no handles: by an open of it, the very inode, deleted or renamed
+            fd = os.open(f"/proc/self/fd/{held}", os.O_PATH)
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) == entry.key:
+                return fd
+            os.close(fd)
+        fd = self._open_hint(entry.hint)  # else by the last path
         st = os.fstat(fd)
-        if (st.st_dev, st.st_ino) != entry.key:
+        same = (st.st_dev, st.st_ino) == entry.key
+        if same and entry.handle is not None:  # (name_to_handle_at needs no privilege) its generation too:
+            same = (file_handle(fd) or (None,))[0] == entry.handle  # an inode number given to a new file is not it
+        if not same:
             os.close(fd)
             raise OSError(errno.ESTALE, f"{entry.hint} is no longer the file it was")
         return fd
+
+    def _open_hint(self, hint: str) -> int:
+        """An O_PATH descriptor of what ``hint`` names now, resolved one name at
+        a time from the root's descriptor following no symlink: a folder on
+        the way swapped for a link (into the mount itself: the daemon would
+        wait on its own request) or a path longer than PATH_MAX is ESTALE or
+        opened as on the disk, never followed."""
+        names = [n for n in hint.split("/") if n] or ["."]
+        at, owned = self._fds[ROOT], False
+        try:
+            for name in names:
+                if name == "..":
+                    raise FileNotFoundError(errno.ENOENT, name)
+                fd = os.open(name, O_PATH, dir_fd=at)
+                if owned:
+                    os.close(at)
+                at, owned = fd, True
+        except (FileNotFoundError, NotADirectoryError):
+            if owned:
+                os.close(at)
+            raise OSError(errno.ESTALE, f"{hint} is gone") from None
+        except BaseException:
+            if owned:
+                os.close(at)
+            raise
+        return at
 
     def _cache(self, ino: int, fd: int) -> None:
         old = self._fds.pop(ino, None)
@@ -129,9 +179,8 @@ class RealInodes:
             return ""
         try:
             where = os.readlink(f"/proc/self/fd/{self.fd(ino)}")
-        except OSError:
-            entry = self._entries.get(ino)
-            return entry.hint if entry else None
+        except OSError:  # not reopened: its last path names nothing, or another file (ESTALE)
+            return None
         if where.endswith(" (deleted)") or not where.startswith(self.root + "/"):
             return None
         return where[len(self.root) + 1:]
@@ -203,6 +252,31 @@ class RealInodes:
             return None
         st = os.fstat(fd)
         return self.learn(fd, st, hint), st
+
+    def moved(self, moves: list[tuple[os.stat_result, str]]) -> None:
+        """Known entries were renamed through the mount, each to its ``hint``
+        (two at once: RENAME_EXCHANGE): the path each is reopened by without
+        handles. A folder's entries below it move with it, or a shell whose
+        folder is below it, an open file's fstat, would be ESTALE for good
+        (the kernel looks up no name again for them); one pass over the
+        table, only when reopening by path."""
+        prefixes: list[tuple[str, str]] = []
+        for st, hint in moves:
+            ino = self._by_key.get((st.st_dev, st.st_ino))
+            if ino is None:
+                continue
+            entry = self._entries[ino]
+            if stat.S_ISDIR(st.st_mode) and entry.hint and entry.hint != hint:
+                prefixes.append((entry.hint + "/", hint + "/"))
+            entry.hint = hint
+        if not prefixes or self.by_handle:
+            return
+        prefixes.sort(key=lambda p: -len(p[0]))  # the deepest first
+        for entry in self._entries.values():
+            for old, new in prefixes:
+                if entry.hint.startswith(old):
+                    entry.hint = new + entry.hint[len(old):]
+                    break
 
     def looked_up(self, ino: int) -> None:
         entry = self._entries[ino]

@@ -20,7 +20,7 @@ import pygit2
 
 from ..access import NOTHING, Caller, Decider, Identity, Seen, decider, identity
 from ..audience import narrower_than_git
-from ..errors import FileChanged, NotFound, NotServable
+from ..errors import FileChanged, NotFound, NotServable, settled
 from .one_version import open_regular
 from .paths import tree_get
 from .private_stores import PrivateStores, as_owner
@@ -67,7 +67,12 @@ class Snapshots(Revisions, Writing, PrivateStores):
         not recorded on that caller's request. ``keep``: besides, only the
         changed paths it accepts are recorded (an answer made for a reader
         records only what that reader could find: the commit's tree is
-        listed to whoever may read it in ``.at/``)."""
+        listed to whoever may read it in ``.at/``). A file replaced between
+        the caller's decision and its read (an editor saves by rename) is
+        FileChanged: the tree is looked at again (errors.settled)."""
+        return settled(lambda: self._snapshot_worktree(caller, keep))
+
+    def _snapshot_worktree(self, caller: Caller | None, keep: Callable[[str], bool] | None) -> str:
         head = self.head()
         seen = decider(self.root, caller) if caller is not None else None
         changed: list[tuple[str, Path | None, Identity | None]] = []  # and the inode the caller's decision allowed

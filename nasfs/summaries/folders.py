@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FileChanged
+from ..errors import FileChanged, settled
 from ..folders import Listing, walk_commit, walk_worktree
 from .backends import Backend
 from .checker import check_children, content_words, split_answer
@@ -45,6 +45,24 @@ def listing_of(nas: Reader, path: str, at: str | None) -> Listing:
     if at is None:
         return walk_worktree(nas, path)
     return walk_commit(nas, str(nas.tree.resolve(at).id), path)
+
+
+WALKS = 3  # a folder walked again when a child was replaced meanwhile (an editor saves by rename)
+
+
+def walked_signature(nas: Reader, path: str, at: str | None, disk: DiskCache | None = None,
+                     check: Callable[[Listing], None] | None = None) -> tuple[Listing, str]:
+    """The folder's listing and signature. A child replaced between the walk
+    and its hashing is FileChanged (child_content): the folder is walked
+    again, WALKS times in all (errors.settled). ``check``: the reader's
+    decision, made on each walk's listing before anything is read of it
+    (a walk again sees a file the last decision never saw)."""
+    def walk() -> tuple[Listing, str]:
+        listing = listing_of(nas, path, at)
+        if check is not None:
+            check(listing)
+        return listing, signature(nas, listing, listing.folder, at, disk)
+    return settled(walk, WALKS)
 
 
 def signature(nas: Reader, listing: Listing, path: str, at: str | None, disk: DiskCache | None = None) -> str:

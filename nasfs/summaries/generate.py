@@ -114,9 +114,8 @@ class Generator:
 
     def make_folder(self, nas: Reader, path: str, at: str | None) -> dict[str, Any]:
         """A folder's record, its children's made first when missing (bottom-up)."""
-        listing = fold.listing_of(nas, path, at)
+        listing, sig = fold.walked_signature(nas, path, at, self.store.disk)
         path = listing.folder
-        sig = fold.signature(nas, listing, path, at, self.store.disk)
         record = self.store.get("folder", sig)
         if record is not None:
             return record

@@ -28,6 +28,7 @@ from .walk import Walk
 from .worker import QueueFull, Worker
 
 if TYPE_CHECKING:
+    from ..folders import Listing
     from ..reader import Reader
 
 
@@ -68,11 +69,12 @@ class Summaries:
             return self._file_served(last, nas.analysis(nas.tree.at(last["commit"], c.path)), stale=True)
         raise self._pending(c.path, ahead, self.store.failure("file", file_ident(c.blob_id, c.path)))
 
-    def folder_view(self, nas: Reader, path: str, at: str | None) -> Served:
+    def folder_view(self, nas: Reader, path: str, at: str | None,
+                    check: Callable[[Listing], None] | None = None) -> Served:
+        """``check``: the reader's decision, made on each walk (walked_signature)."""
         self.check_mode()
-        listing = fold.listing_of(nas, path, at)
+        listing, sig = fold.walked_signature(nas, path, at, self.store.disk, check)
         path = listing.folder  # "." and "" are the root; a link, the folder it names
-        sig = fold.signature(nas, listing, path, at, self.store.disk)
         shown = path or "."
         record = self.store.get("folder", sig)
         if record is not None:
