@@ -976,3 +976,33 @@ def test_a_long_word_is_stemmed_without_being_kept() -> None:
         tracemalloc.stop()
     assert kept < 1_000_000, f"{kept} bytes kept after stemming 100 long words"
     assert stem("pushes") == stem("push") and stem("cached") == stem("cache")
+
+
+def test_refusals_name_every_rule_that_refuses_in_order_and_check_lines_keeps_the_first() -> None:
+    from nasfs.summaries.checker import refusals
+
+    source = ["timeout = 30", "retries = 5"]
+
+    def lines(a: int, b: int) -> str:
+        return "\n".join(source[a - 1:b])
+
+    [s] = split_answer("The Frobnicator sets a timeout of 45 and never retries [L1-L2].")
+    found = list(refusals(s, 2, lines, "x/config.ini"))
+    rules = [rule for rule, _ in found]
+    assert rules[:2] == ["number", "name"] and "polarity" in rules, found
+    assert check_lines(s, 2, lines, "x/config.ini").reason == found[0][1]
+    [cited_nothing] = split_answer("The timeout is 30.")
+    assert list(refusals(cited_nothing, 2, lines)) == [("citation", "it cites no lines")]
+
+
+def test_the_ledger_weighs_a_rule_that_predicts_and_ignores_one_that_does_not() -> None:
+    sys.path.insert(0, str(BENCH.parent))
+    import grounding_ledger as L
+
+    rows = [({"number"}, 0)] * 40 + [(set(), 1)] * 40 + [({"polarity"}, 0)] * 10 + [({"polarity"}, 1)] * 10
+    w = L.fit([L.features(r) for r, _ in rows], [y for _, y in rows])
+    weight = dict(zip(("bias", *L.RULES, "count"), w))
+    assert weight["bias"] > 2  # refused by none: faithful, always
+    assert weight["bias"] + weight["number"] + weight["count"] < -2  # refused by number: false, always
+    assert abs(weight["bias"] + weight["polarity"] + weight["count"]) < 0.5  # by polarity: either, as often
+    assert L._solve([[2.0, 1.0], [1.0, 3.0]], [3.0, 5.0]) == pytest.approx([0.8, 1.4])
