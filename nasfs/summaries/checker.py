@@ -114,7 +114,10 @@ def check_lines(sentence: Sentence, line_count: int, lines: Callable[[int, int],
 
 def refusals(sentence: Sentence, line_count: int, lines: Callable[[int, int], str],
              path: str = "") -> Iterator[tuple[str, str]]:
-    """Each rule that refuses the sentence, as (rule, why), in order: check_lines keeps the first."""
+    """Each rule that refuses the sentence, as (rule, why), in order: check_lines keeps the first.
+    Lazy: check_lines runs no rule after the first refusal, as before. Reading them all runs rules no
+    verdict needs (100 s for a long sentence check_lines refuses in 0.01 s): for the labelled sets only,
+    never for a model's text."""
     if not sentence.cited:
         yield "citation", "it cites no lines"
         return
