@@ -1031,3 +1031,31 @@ def test_the_ledger_weighs_a_rule_that_predicts_and_ignores_one_that_does_not() 
     assert weight["bias"] + weight["number"] + weight["count"] < -2  # refused by number: false, always
     assert abs(weight["bias"] + weight["polarity"] + weight["count"]) < 0.5  # by polarity: either, as often
     assert L._solve([[2.0, 1.0], [1.0, 3.0]], [3.0, 5.0]) == pytest.approx([0.8, 1.4])
+
+
+def test_the_ledger_weighs_the_classes_bounds_the_weights_and_never_trains_on_the_part_it_tests(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    sys.path.insert(0, str(BENCH.parent))
+    import grounding as G
+    import grounding_ledger as L
+
+    # classes weighed to balance: 80 faithful and 20 false sentences no rule refuses weigh as 50 and 50
+    assert L.fit([L.features(set())] * 100, [1] * 80 + [0] * 20)[0] == pytest.approx(0.0, abs=1e-6)
+    # the ridge: a rule that always parts the classes gets a bounded weight (without it, bias 26, rule -52)
+    w = L.fit([L.features({"number"})] * 40 + [L.features(set())] * 40, [0] * 40 + [1] * 40)
+    assert 1 < w[0] < 5
+    # leave-one-part-out: each part's own sentences (refused by a rule only that part has) are never trained on
+    parts = ("a", "b", "c")
+    only = dict(zip(parts, ("number", "name", "polarity")))
+    cases, refused = [], []
+    for part in parts:
+        for label, rules in (("true", set()), ("true", {only[part]}), ("number", {only[part]}), ("swap", set())):
+            cases.append(G.Case("f", part, "p/f", "p", label, "It runs [L1]."))
+            refused.append(rules)
+    trained: list[list[list[float]]] = []
+    fit = L.fit
+    monkeypatch.setattr(L, "fit", lambda xs, ys: trained.append(xs) or fit(xs, ys))
+    L.weighed(cases, refused, parts)
+    assert len(trained) == len(parts)
+    for part, xs in zip(parts, trained):
+        assert len(xs) == 8 and L.features({only[part]}) not in xs, part
