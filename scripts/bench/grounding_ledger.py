@@ -10,9 +10,11 @@ check_lines does). Printed:
   ones it catches, in all and alone (no other rule refuses them: what taking
   the rule out would change);
 - the rules weighed: a sentence is dropped when any rule refuses it; a
-  logistic regression over which rules refuse it (and how many) might weigh
-  a noisy rule less. It is trained leave-one-part-out (on every other part,
-  tested on the one left out), and each part's faithful kept, false dropped
+  logistic regression over which rules refuse it might weigh a noisy rule
+  less (its last feature, how many refuse, is the sum of the others: it
+  adds no information to a linear model, only a share of the ridge). It is
+  trained leave-one-part-out (on every other part, tested on the one left
+  out), and each part's faithful kept, false dropped
   and weakest kind are printed both ways, with their means. A weighing that
   beat "any rule" on parts it never saw would be worth shipping; one that
   only moves along the same trade-off says the rules lack information, not
