@@ -976,3 +976,86 @@ def test_a_long_word_is_stemmed_without_being_kept() -> None:
         tracemalloc.stop()
     assert kept < 1_000_000, f"{kept} bytes kept after stemming 100 long words"
     assert stem("pushes") == stem("push") and stem("cached") == stem("cache")
+
+
+def test_refusals_name_every_rule_that_refuses_in_order_and_check_lines_keeps_the_first() -> None:
+    from nasfs.summaries.checker import refusals
+
+    source = ["timeout = 30", "retries = 5"]
+
+    def lines(a: int, b: int) -> str:
+        return "\n".join(source[a - 1:b])
+
+    [s] = split_answer("The Frobnicator sets a timeout of 45 and never retries [L1-L2].")
+    assert list(refusals(s, 2, lines, "x/config.ini")) == [
+        ("number", "the number 45 is not in the cited text"),
+        ("name", "the name 'Frobnicator' is not in the cited text"),
+        ("binding", "the number 45 goes with 'timeout' here, but with 30 in the cited text"),
+        ("polarity", "'The Frobnicator sets a timeout of 45 and never retries.' negates what the cited text affirms"),
+    ]
+    # the reason main gave (check_lines keeps the first by construction: pin the text, not the equality)
+    assert check_lines(s, 2, lines, "x/config.ini").reason == "the number 45 is not in the cited text"
+    [cited_nothing] = split_answer("The timeout is 30.")
+    assert list(refusals(cited_nothing, 2, lines)) == [("citation", "it cites no lines")]
+    [outside] = split_answer("The timeout is 45 [L1-L3, L9].")
+    assert list(refusals(outside, 2, lines)) == [
+        ("citation", "it cites L1-L3, which is not a range of this file's 2 lines")]
+    [restricted] = split_answer("Only the timeout is 30 [L1].")
+    assert list(refusals(restricted, 2, lines)) == [
+        ("restriction", "'Only the timeout is 30.' restricts (only, except) what the cited text does not")]
+
+
+def test_check_lines_runs_no_rule_after_the_first_that_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """check_lines runs on a model's text: the rules after the first refusal are never run (reading them
+    all, as the ledger does, took 100 s for a 400-clause sentence that check_lines refuses in 0.01 s)."""
+    from nasfs.summaries.checks import rules
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a rule after the first refusal was run")
+
+    for name in ("_range_ends", "_clause", "swapped", "reversed_pair", "_version_side", "mapped"):
+        monkeypatch.setattr(rules, name, never)
+    [s] = split_answer("The timeout is 45 [L1].")
+    assert check_lines(s, 1, lambda a, b: "timeout = 30").reason == "the number 45 is not in the cited text"
+    assert unsupported_by("The timeout is 45.", "timeout = 30") == "the number 45 is not in the cited text"
+
+
+def test_the_ledger_weighs_a_rule_that_predicts_and_ignores_one_that_does_not() -> None:
+    sys.path.insert(0, str(BENCH.parent))
+    import grounding_ledger as L
+
+    rows = [({"number"}, 0)] * 40 + [(set(), 1)] * 40 + [({"polarity"}, 0)] * 10 + [({"polarity"}, 1)] * 10
+    w = L.fit([L.features(r) for r, _ in rows], [y for _, y in rows])
+    weight = dict(zip(("bias", *L.RULES, "count"), w))
+    assert weight["bias"] > 2  # refused by none: faithful, always
+    assert weight["bias"] + weight["number"] + weight["count"] < -2  # refused by number: false, always
+    assert abs(weight["bias"] + weight["polarity"] + weight["count"]) < 0.5  # by polarity: either, as often
+    assert L._solve([[2.0, 1.0], [1.0, 3.0]], [3.0, 5.0]) == pytest.approx([0.8, 1.4])
+
+
+def test_the_ledger_weighs_the_classes_bounds_the_weights_and_never_trains_on_the_part_it_tests(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    sys.path.insert(0, str(BENCH.parent))
+    import grounding as G
+    import grounding_ledger as L
+
+    # classes weighed to balance: 80 faithful and 20 false sentences no rule refuses weigh as 50 and 50
+    assert L.fit([L.features(set())] * 100, [1] * 80 + [0] * 20)[0] == pytest.approx(0.0, abs=1e-6)
+    # the ridge: a rule that always parts the classes gets a bounded weight (without it, bias 26, rule -52)
+    w = L.fit([L.features({"number"})] * 40 + [L.features(set())] * 40, [0] * 40 + [1] * 40)
+    assert 1 < w[0] < 5
+    # leave-one-part-out: each part's own sentences (refused by a rule only that part has) are never trained on
+    parts = ("a", "b", "c")
+    only = dict(zip(parts, ("number", "name", "polarity")))
+    cases, refused = [], []
+    for part in parts:
+        for label, rules in (("true", set()), ("true", {only[part]}), ("number", {only[part]}), ("swap", set())):
+            cases.append(G.Case("f", part, "p/f", "p", label, "It runs [L1]."))
+            refused.append(rules)
+    trained: list[list[list[float]]] = []
+    fit = L.fit
+    monkeypatch.setattr(L, "fit", lambda xs, ys: trained.append(xs) or fit(xs, ys))
+    L.weighed(cases, refused, parts)
+    assert len(trained) == len(parts)
+    for part, xs in zip(parts, trained):
+        assert len(xs) == 8 and L.features({only[part]}) not in xs, part

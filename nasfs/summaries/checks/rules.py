@@ -23,6 +23,7 @@ cited text; after them, two words it pairs must not be paired the other way roun
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from .branches import version_side
 from .binding import mapped, reversed_pair, swapped
@@ -34,6 +35,7 @@ from .words import (ANTONYMS, COORDINATORS, INTERFACES, JUDGEMENTS, NEGATING_PRE
                     stem, tokens)
 
 OVERLAP = 0.4
+RESTRICTS = "restricts (only, except) what the cited text does not"
 VALUE_NEGATIONS = ("false", "off", "disabled")  # a key's value that says no to the key
 NEGATING_PHRASE = re.compile(r"\b(?:(?:leaves?|left|leaving) out|instead of|rather than)\b", re.IGNORECASE)
 SHORT_NEGATED = frozenset({"unset"})  # a negating prefix before a word of three letters (most are not: "under")
@@ -44,43 +46,55 @@ def unsupported_by(text: str, source: str, path: str = "",
                    ranges: list[tuple[list[str], str]] | None = None) -> str | None:
     """Why ``text`` is not supported by ``source`` (the cited lines of the file at ``path``; given
     ``ranges``, each cited range under the lines above it: its section, key, class), or None."""
+    first = next(reasons(text, source, path, ranges), None)
+    return first[1] if first else None
+
+
+def reasons(text: str, source: str, path: str = "",
+            ranges: list[tuple[list[str], str]] | None = None) -> Iterator[tuple[str, str]]:
+    """Each rule that refuses ``text``, as (rule, why), in the rules' order: unsupported_by stops at
+    the first; scripts/bench/grounding_ledger.py reads them all, to weigh each rule."""
     reading = Reading(source, path, ranges or [])
     toks = tokens(text)
     if not any(content(t) for t in toks):
-        return "it says nothing that can be checked (no content words)"
+        yield "overlap", "it says nothing that can be checked (no content words)"
+        return
     for t in toks:
         for n in numbers_of(t):
             if n not in reading.numbers and not (_counting(t) and (n in reading.counts or _counts_own_list(text, t, n))):
-                return f"the number {t.text} is not in the cited text"
+                yield "number", f"the number {t.text} is not in the cited text"
     if reason := _range_ends(text, reading):
-        return reason
+        yield "range", reason
     for m in _QUOTED.finditer(text):
         quoted = next(g for g in m.groups() if g is not None)
         if quoted.lower() not in source.lower() and not all(_named(t, reading) for t in tokens(quoted)):
-            return f"the quoted name {quoted!r} is not in the cited text"
+            yield "name", f"the quoted name {quoted!r} is not in the cited text"
     first = _first_word(text)
     for t in toks:
         if (is_name(t, t.start == first) or _compound_of(t, reading)) and not _named(t, reading):
             kind = "identifier" if is_identifier(t) else "name"
-            return f"the {kind} {t.text!r} is not in the cited text"
+            yield "name", f"the {kind} {t.text!r} is not in the cited text"
     for i, t in enumerate(toks):
         named = _present(t, reading) or t.lower in reading.path_words  # whole: not "hub" at the end of "github"
         if (t.lower in TOOL_WORDS and not named and not _english_use(toks, i)
                 and any(w in reading.words for w in TOOLS - {t.lower})):
-            return f"the name {t.text!r} is not in the cited text, which names another tool"
+            yield "tool", f"the name {t.text!r} is not in the cited text, which names another tool"
     said = {INTERFACES[w] for w in reading.words if w in INTERFACES}
     for t in toks:
         if t.lower in INTERFACES and INTERFACES[t.lower] not in said and said:
-            return f"the name {t.text!r} is not in the cited text, which names another interface"
+            yield "tool", f"the name {t.text!r} is not in the cited text, which names another interface"
     for t in toks:
         if t.lower in JUDGEMENTS and not reading.has(t.lower):
-            return f"it judges ({t.text!r}) where the cited text does not"
+            yield "judgement", f"it judges ({t.text!r}) where the cited text does not"
     for clause in split_clauses(text):
-        reason = _clause(clause, reading, toks)
-        if reason:
-            return reason
-    return (swapped(text, reading) or reversed_pair(text, reading) or version_side(_phrases(text), reading)
-            or mapped(text, reading))
+        yield from _clause(clause, reading, toks)
+    for rule, check in (("pairs", swapped), ("pairs", reversed_pair), ("version", _version_side), ("table", mapped)):
+        if reason := check(text, reading):
+            yield rule, reason
+
+
+def _version_side(text: str, reading: Reading) -> str | None:
+    return version_side(_phrases(text), reading)
 
 
 def _compound_of(t: Token, reading: Reading) -> bool:
@@ -245,22 +259,26 @@ def _present(t: Token, reading: Reading) -> bool:
     return bool(letters) and all(p in reading.words or stem(p) in reading.stems for p in letters)
 
 
-def _clause(clause: str, reading: Reading, sentence: list[Token]) -> str | None:
+def _clause(clause: str, reading: Reading, sentence: list[Token]) -> Iterator[tuple[str, str]]:
     toks = tokens(clause)
     words = [t for t in toks if (content(t) or numbers_of(t)) and not _path_only(t, reading)]
     if not words:
-        return None
+        return
     hits = sum(1 for t in words if numbers_of(t) or reading.has(t.lower) or _present(t, reading))
     if hits == 0 or hits / len(words) < OVERLAP:
-        return f"only {hits} of its {len(words)} content words occur in the cited text (needs {OVERLAP:.0%}): {clause!r}"
+        yield "overlap", f"only {hits} of its {len(words)} content words occur in the cited text (needs {OVERLAP:.0%}): {clause!r}"
     for phrase in _phrases(clause)[1:]:
         said = [t for t in tokens(phrase)[1:] if (content(t) or numbers_of(t)) and not _path_only(t, reading)]
         found = sum(1 for t in said if any(n in reading.numbers for n in numbers_of(t)) or reading.has(t.lower)
                     or _present(t, reading))
         if said and not found:  # an added phrase needs one of its words there
-            return f"only {found} of the {len(said)} words of {phrase!r} occur in the cited text"
-    return (_numbers_bound(clause, toks, reading, sentence) or _names_bound(toks, reading, sentence)
-            or _names_next(clause, toks, reading, sentence) or _polarity(clause, toks, reading))
+            yield "overlap", f"only {found} of the {len(said)} words of {phrase!r} occur in the cited text"
+    for bound in (lambda: _numbers_bound(clause, toks, reading, sentence), lambda: _names_bound(toks, reading, sentence),
+                  lambda: _names_next(clause, toks, reading, sentence)):
+        if reason := bound():
+            yield "binding", reason
+    if reason := _polarity(clause, toks, reading):
+        yield ("restriction" if reason.endswith(RESTRICTS) else "polarity"), reason
 
 
 _PHRASE = re.compile(r"\s+(?=(?:because|since|so that|in order to|before|after|unless|until|"
@@ -386,7 +404,7 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
         return f"{clause!r} affirms what the cited text negates"
     if any(is_restriction(t) for t in toks) and not any(_restricts(s) for s in reading.statements) and not (
             _INCLUDED.search(reading.lowered) and any(_INCLUDE.search(s.text) for s in reading.statements)):
-        return f"{clause!r} restricts (only, except) what the cited text does not"
+        return f"{clause!r} {RESTRICTS}"
     return None
 
 
