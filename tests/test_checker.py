@@ -1059,3 +1059,18 @@ def test_the_ledger_weighs_the_classes_bounds_the_weights_and_never_trains_on_th
     assert len(trained) == len(parts)
     for part, xs in zip(parts, trained):
         assert len(xs) == 8 and L.features({only[part]}) not in xs, part
+
+
+def test_a_sentence_over_max_words_is_refused_at_once() -> None:
+    """Some rules weigh each clause against the whole sentence: 200 supported clauses took 85 s."""
+    from nasfs.summaries.checks.rules import MAX_WORDS
+
+    rows = [f"  step{i}: run tox -e py3{i % 10} with pytest {i}" for i in range(40)]
+    clauses = [f"step{i % 40} runs tox with pytest {i % 40}" for i in range(200)]
+    for n, refused in ((4, False), (200, True)):
+        reason, seconds = _cited(rows, "The workflow " + ", and ".join(clauses[:n]) + " [L1-L40].", "x/ci.yml")
+        assert (reason is not None and "too long to check" in reason) == refused, reason
+        assert seconds < 1
+    words = " ".join(["runs"] * (MAX_WORDS - 2))
+    assert "too long" not in (_cited(["step runs"], f"The step {words} [L1].")[0] or "")
+    assert "too long" in (_cited(["step runs"], f"The step {words} runs [L1].")[0] or "")

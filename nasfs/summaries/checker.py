@@ -21,7 +21,7 @@ from .checks.rules import reasons, unsupported_by
 from .checks.sentences import split_sentences
 from .checks.words import content, tokens
 
-VERSION = 37  # raised with any change to what the rules keep, so records they made are made again
+VERSION = 38  # raised with any change to what the rules keep, so records they made are made again
 
 MAX_CITED_LINES = 40
 MAX_CITED_TOTAL = 3 * MAX_CITED_LINES  # all of a sentence's ranges together: the rules' reading grows with it

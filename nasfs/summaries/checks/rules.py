@@ -35,6 +35,7 @@ from .words import (ANTONYMS, COORDINATORS, INTERFACES, JUDGEMENTS, NEGATING_PRE
                     stem, tokens)
 
 OVERLAP = 0.4
+MAX_WORDS = 100  # a sentence's words at most (the labelled sets' longest has 28)
 RESTRICTS = "restricts (only, except) what the cited text does not"
 VALUE_NEGATIONS = ("false", "off", "disabled")  # a key's value that says no to the key
 NEGATING_PHRASE = re.compile(r"\b(?:(?:leaves?|left|leaving) out|instead of|rather than)\b", re.IGNORECASE)
@@ -54,8 +55,11 @@ def reasons(text: str, source: str, path: str = "",
             ranges: list[tuple[list[str], str]] | None = None) -> Iterator[tuple[str, str]]:
     """Each rule that refuses ``text``, as (rule, why), in the rules' order: unsupported_by stops at
     the first; scripts/bench/grounding_ledger.py reads them all, to weigh each rule."""
-    reading = Reading(source, path, ranges or [])
     toks = tokens(text)
+    if len(toks) > MAX_WORDS:  # some rules weigh each clause against the sentence: 85 s at 200 clauses
+        yield "length", f"it is {len(toks)} words long, over {MAX_WORDS}: too long to check"
+        return
+    reading = Reading(source, path, ranges or [])
     if not any(content(t) for t in toks):
         yield "overlap", "it says nothing that can be checked (no content words)"
         return
