@@ -1086,3 +1086,17 @@ def test_a_sentence_of_many_clauses_reads_the_cited_text_once_not_once_a_clause(
     reason, seconds = _cited(rows, sentence, "x/ci.yml")
     assert reason is None
     assert seconds < 3
+
+
+def test_the_reading_finds_a_word_by_its_start_or_end_as_a_scan_of_every_word_would() -> None:
+    """_present and Reading.has ask whether some cited word starts or ends with a sentence's word: a scan of
+    every cited word for each word at each rule (seconds against 40 lines of distinct words), now a
+    search of the sorted words, which must answer as the scan did."""
+    from nasfs.summaries.checks.reading import Reading
+
+    r = Reading("pytestmain uses foo_bar and Requirements\nzeta renewal: 3.11\n  - unreleased-things", "x.yaml")
+    for probe in ["pytest", "main", "requ", "zet", "eta", "xyz", "foo", "bar", "ments", "zzzzz", "a", "renew",
+                  "unrel", "things", "3.1", ""]:
+        assert r.word_starting(probe) == any(w.startswith(probe) for w in r.words), probe
+        assert r.word_ending(probe) == any(w.endswith(probe) for w in r.words), probe
+        assert r.stem_starting(probe) == any(s.startswith(probe) for s in r.stems), probe

@@ -251,8 +251,8 @@ def _present(t: Token, reading: Reading) -> bool:
                 or (len(dotted) > 1 and all(p in reading.words for p in dotted)
                     and bool(re.search(rf"(?<![\w.]){re.escape(head)}(?![\w])", reading.lowered))))
     if re.fullmatch(r"[0-9a-f]{7,40}", low):  # an abbreviated commit or hash
-        return any(w.startswith(low) for w in reading.words)
-    if len(low) >= 5 and low.isalpha() and any(w.startswith(low) or w.endswith(low) for w in reading.words):
+        return reading.word_starting(low)
+    if len(low) >= 5 and low.isalpha() and (reading.word_starting(low) or reading.word_ending(low)):
         return True  # pytest in pytestmain
     if re.search(r"\d", low) and re.search(r"[a-z]", low):  # C11 is not C99: the whole of it must be there
         return low in reading.words or re.sub(r"\W", "", low) in reading.words
