@@ -183,5 +183,7 @@ def check_children(sentence: Sentence, children: list[str]) -> Verdict:
     for n, _ in sentence.cited:
         if not 1 <= n <= len(children):
             return Verdict(sentence, f"it cites [{n}], but the folder's summary was made from {len(children)} children")
-    source = "\n".join(children[n - 1] for n, _ in sentence.cited)
+    # each child read once, however often cited ("[1, 1, 1, ...]": the cited text grew with each mention, as
+    # check_lines reads each range once): citations are taken out before MAX_WORDS counts the words
+    source = "\n".join(children[n - 1] for n in dict.fromkeys(n for n, _ in sentence.cited))
     return Verdict(sentence, unsupported_by(sentence.text, source))
