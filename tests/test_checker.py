@@ -1128,3 +1128,21 @@ def test_a_child_cited_again_and_again_is_read_once() -> None:
     started = time.monotonic()
     assert check_children(often, [child]).reason == check_children(once, [child]).reason
     assert time.monotonic() - started < 3
+
+
+def test_a_sentence_over_max_chars_is_refused_at_once() -> None:
+    """MAX_WORDS counts words, and a word may be a blob: 30 clauses of two present 2 KB words each (60 words)
+    were read at each rule and clause. Over MAX_CHARS, a sentence is refused before it is read."""
+    from nasfs.summaries.checks.rules import MAX_CHARS
+
+    blobs = ["".join(chr(97 + (i * 7 + j * j) % 26) for j in range(2000)) for i in range(6)]
+    rows = [" ".join(blobs) for _ in range(40)]
+    reason, seconds = _cited(rows, "; ".join(f"{blobs[i % 6]} {blobs[(i + 1) % 6]}" for i in range(30)) + " [L1-L40].")
+    assert reason is not None and "characters long" in reason and "too long to check" in reason, reason
+    assert seconds < 1
+    steps = ["step_runs_fast_" + "x" * (i % 2) for i in range(60)]  # 60 words, of 15 and 16 characters
+    text = "The " + " ".join(steps)
+    text += "x" * (MAX_CHARS - 1 - len(text))
+    assert len(split_answer(f"{text} [L1].")[0].text) == MAX_CHARS  # its full stop kept, its citation taken out
+    assert "characters long" not in (_cited([" ".join(steps)], f"{text} [L1].")[0] or "")
+    assert "characters long" in (_cited([" ".join(steps)], f"{text}x [L1].")[0] or "")

@@ -36,7 +36,10 @@ from .words import (ANTONYMS, COORDINATORS, INTERFACES, JUDGEMENTS, NEGATING_PRE
                     stem, tokens)
 
 OVERLAP = 0.4
-MAX_WORDS = 100  # a sentence's words at most (the labelled sets' longest has 28)
+MAX_WORDS = 100  # a sentence's words at most, its citations taken out (the labelled sets' longest has 27)
+# and its characters: a word may be a blob of 20 KB, which the rules read again at each rule and clause
+# (60 words of 20 KB took 23 s); the longest labelled sentence has 174, and 100 words of ten letters 1,000
+MAX_CHARS = 1000
 RESTRICTS = "restricts (only, except) what the cited text does not"
 VALUE_NEGATIONS = ("false", "off", "disabled")  # a key's value that says no to the key
 NEGATING_PHRASE = re.compile(r"\b(?:(?:leaves?|left|leaving) out|instead of|rather than)\b", re.IGNORECASE)
@@ -56,6 +59,9 @@ def reasons(text: str, source: str, path: str = "",
             ranges: list[tuple[list[str], str]] | None = None) -> Iterator[tuple[str, str]]:
     """Each rule that refuses ``text``, as (rule, why), in the rules' order: unsupported_by stops at
     the first; scripts/bench/grounding_ledger.py reads them all, to weigh each rule."""
+    if len(text) > MAX_CHARS:
+        yield "length", f"it is {len(text)} characters long, over {MAX_CHARS}: too long to check"
+        return
     toks = tokens(text)
     if len(toks) > MAX_WORDS:  # some rules weigh each clause against the sentence: 85 s at 200 clauses
         yield "length", f"it is {len(toks)} words long, over {MAX_WORDS}: too long to check"
