@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from .idioms import glosser
 from .words import (SHORT_FORMS, SYNONYMS, Token, american, content, is_common, is_identifier, is_name, is_negation,
@@ -442,10 +442,15 @@ def same_meaning(word: str) -> list[str]:
     return [word, *(w for group in SYNONYMS if word in group or s in {stem(x) for x in group} for w in group)]
 
 
-def spelled(part: str) -> list[str]:
+def spelled(part: str) -> tuple[str, ...]:
     """What a short or joined part says: ``pkg`` package, ``pkgname`` pkg+name, ``includedir`` include+dir."""
-    if not part.isalpha():
-        return []
+    if not part.isalpha() or len(part) > MAX_JOINED:
+        return tuple([SHORT_FORMS[part]] if part in SHORT_FORMS else [])
+    return _spelled(part)
+
+
+@lru_cache(maxsize=1 << 16)  # the reading and each cited statement's stems (rules._stems_of) ask of each part
+def _spelled(part: str) -> tuple[str, ...]:
     out = [SHORT_FORMS[part]] if part in SHORT_FORMS else []
     if 5 <= len(part) <= MAX_JOINED and not is_common(part):  # each cut copies the word: a long one is quadratic
         for cut in range(2, len(part) - 1):
@@ -453,4 +458,4 @@ def spelled(part: str) -> list[str]:
             if all(x in SHORT_FORMS or (len(x) >= 3 and is_common(x)) for x in (head, tail)):
                 out += [head, tail, *(SHORT_FORMS[x] for x in (head, tail) if x in SHORT_FORMS)]
                 break
-    return out
+    return tuple(out)
