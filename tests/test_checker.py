@@ -1059,3 +1059,90 @@ def test_the_ledger_weighs_the_classes_bounds_the_weights_and_never_trains_on_th
     assert len(trained) == len(parts)
     for part, xs in zip(parts, trained):
         assert len(xs) == 8 and L.features({only[part]}) not in xs, part
+
+
+def test_a_sentence_over_max_words_is_refused_at_once() -> None:
+    """Some rules weigh each clause against the whole sentence: 200 supported clauses took 85 s."""
+    from nasfs.summaries.checks.rules import MAX_WORDS
+
+    rows = [f"  step{i}: run tox -e py3{i % 10} with pytest {i}" for i in range(40)]
+    clauses = [f"step{i % 40} runs tox with pytest {i % 40}" for i in range(200)]
+    for n, refused in ((4, False), (200, True)):
+        reason, seconds = _cited(rows, "The workflow " + ", and ".join(clauses[:n]) + " [L1-L40].", "x/ci.yml")
+        assert (reason is not None and "too long to check" in reason) == refused, reason
+        assert seconds < 1
+    words = " ".join(["runs"] * (MAX_WORDS - 2))
+    assert "too long" not in (_cited(["step runs"], f"The step {words} [L1].")[0] or "")
+    assert "too long" in (_cited(["step runs"], f"The step {words} runs [L1].")[0] or "")
+
+
+def test_a_sentence_of_many_clauses_reads_the_cited_text_once_not_once_a_clause() -> None:
+    """Under MAX_WORDS, fourteen clauses each with a number against 40 cited lines of 2 KB took 5 s: each
+    clause's polarity read the stems of every cited statement again, and each number's neighbours were
+    looked for by a scan of every cited token (numbers_next_to). Each is read once now."""
+    rows = [f"  step{i}: run tox -e py3{i % 10} with pytest {i} " + " ".join(f"step{j} runs tox with pytest" for j in range(60))
+            for i in range(40)]
+    sentence = "The workflow " + ", and ".join(f"step{i} runs tox with pytest {i}" for i in range(14)) + " [L1-L40]."
+    reason, seconds = _cited(rows, sentence, "x/ci.yml")
+    assert reason is None
+    assert seconds < 3
+
+
+def test_the_reading_finds_a_word_by_its_start_or_end_as_a_scan_of_every_word_would() -> None:
+    """_present and Reading.has ask whether some cited word starts or ends with a sentence's word: a scan of
+    every cited word for each word at each rule (seconds against 40 lines of distinct words), now a
+    search of the sorted words, which must answer as the scan did."""
+    from nasfs.summaries.checks.reading import Reading
+
+    r = Reading("pytestmain uses foo_bar and Requirements\nzeta renewal: 3.11\n  - unreleased-things", "x.yaml")
+    for probe in ["pytest", "main", "requ", "zet", "eta", "xyz", "foo", "bar", "ments", "zzzzz", "a", "renew",
+                  "unrel", "things", "3.1", ""]:
+        assert r.word_starting(probe) == any(w.startswith(probe) for w in r.words), probe
+        assert r.word_ending(probe) == any(w.endswith(probe) for w in r.words), probe
+        assert r.stem_starting(probe) == any(s.startswith(probe) for s in r.stems), probe
+
+
+def test_swapped_weighs_each_pair_of_words_once() -> None:
+    """binding.swapped asks how close two words are for every pair of words of two groups it tries, again and
+    again: 100 identifiers in 20 groups, each said on every one of 40 cited lines, asked 76,000 times (10 s;
+    2 s now, 0.6 s of it the reading)."""
+    ids = [f"kk_{i}" for i in range(100)]
+    rows = [" ".join(ids) + " " + " ".join(ids[j:] + ids[:j]) * 3 for j in range(40)]
+    sentence = ", ".join(" ".join(ids[i:i + 5]) for i in range(0, 100, 5)) + " [L1-L40]."
+    reason, seconds = _cited(rows, sentence)
+    assert reason is None
+    assert seconds < 5
+
+
+def test_a_child_cited_again_and_again_is_read_once() -> None:
+    """check_children joined a child's text once a mention: "[1, 1, 1, ...]" (no words, so under MAX_WORDS)
+    multiplied the text the rules read, 2.4 s at 60 mentions of a 4 KB child. Each child is read once, as
+    check_lines reads each range once."""
+    from nasfs.summaries.checker import check_children
+
+    words = [f"w{i}ord{'xyz'[i % 3]}" for i in range(500)]
+    child = "c.py\n" + ". ".join(" ".join(words[j:j + 10]) for j in range(0, 500, 10)) + "."
+    text = ", and ".join(" ".join(words[i:i + 3]) for i in range(0, 60, 3))
+    [once] = split_answer(text + " [1].", folder=True)
+    [often] = split_answer(text + " [" + ", ".join(["1"] * 200) + "].", folder=True)
+    started = time.monotonic()
+    assert check_children(often, [child]).reason == check_children(once, [child]).reason
+    assert time.monotonic() - started < 3
+
+
+def test_a_sentence_over_max_chars_is_refused_at_once() -> None:
+    """MAX_WORDS counts words, and a word may be a blob: 30 clauses of two present 2 KB words each (60 words)
+    were read at each rule and clause. Over MAX_CHARS, a sentence is refused before it is read."""
+    from nasfs.summaries.checks.rules import MAX_CHARS
+
+    blobs = ["".join(chr(97 + (i * 7 + j * j) % 26) for j in range(2000)) for i in range(6)]
+    rows = [" ".join(blobs) for _ in range(40)]
+    reason, seconds = _cited(rows, "; ".join(f"{blobs[i % 6]} {blobs[(i + 1) % 6]}" for i in range(30)) + " [L1-L40].")
+    assert reason is not None and "characters long" in reason and "too long to check" in reason, reason
+    assert seconds < 1
+    steps = ["step_runs_fast_" + "x" * (i % 2) for i in range(60)]  # 60 words, of 15 and 16 characters
+    text = "The " + " ".join(steps)
+    text += "x" * (MAX_CHARS - 1 - len(text))
+    assert len(split_answer(f"{text} [L1].")[0].text) == MAX_CHARS  # its full stop kept, its citation taken out
+    assert "characters long" not in (_cited([" ".join(steps)], f"{text} [L1].")[0] or "")
+    assert "characters long" in (_cited([" ".join(steps)], f"{text}x [L1].")[0] or "")

@@ -36,7 +36,7 @@ import grounding as G  # noqa: E402
 from nasfs.lines import LineIndex  # noqa: E402
 from nasfs.summaries.checker import refusals, split_answer  # noqa: E402
 
-RULES = ("citation", "overlap", "number", "range", "name", "tool", "judgement", "binding", "polarity",
+RULES = ("citation", "length", "overlap", "number", "range", "name", "tool", "judgement", "binding", "polarity",
          "restriction", "pairs", "version", "table")
 RIDGE = 1.0  # L2 weight of the regression, as scikit-learn's C=1
 ROUNDS = 25  # Newton steps

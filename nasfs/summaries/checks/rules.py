@@ -23,7 +23,8 @@ cited text; after them, two words it pairs must not be paired the other way roun
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from .branches import version_side
 from .binding import mapped, reversed_pair, swapped
@@ -35,6 +36,10 @@ from .words import (ANTONYMS, COORDINATORS, INTERFACES, JUDGEMENTS, NEGATING_PRE
                     stem, tokens)
 
 OVERLAP = 0.4
+MAX_WORDS = 100  # a sentence's words at most, its citations taken out (the labelled sets' longest has 27)
+# and its characters: a word may be a blob of 20 KB, which the rules read again at each rule and clause
+# (60 words of 20 KB took 23 s); the longest labelled sentence has 174, and 100 words of ten letters 1,000
+MAX_CHARS = 1000
 RESTRICTS = "restricts (only, except) what the cited text does not"
 VALUE_NEGATIONS = ("false", "off", "disabled")  # a key's value that says no to the key
 NEGATING_PHRASE = re.compile(r"\b(?:(?:leaves?|left|leaving) out|instead of|rather than)\b", re.IGNORECASE)
@@ -54,8 +59,14 @@ def reasons(text: str, source: str, path: str = "",
             ranges: list[tuple[list[str], str]] | None = None) -> Iterator[tuple[str, str]]:
     """Each rule that refuses ``text``, as (rule, why), in the rules' order: unsupported_by stops at
     the first; scripts/bench/grounding_ledger.py reads them all, to weigh each rule."""
-    reading = Reading(source, path, ranges or [])
+    if len(text) > MAX_CHARS:
+        yield "length", f"it is {len(text)} characters long, over {MAX_CHARS}: too long to check"
+        return
     toks = tokens(text)
+    if len(toks) > MAX_WORDS:  # some rules weigh each clause against the sentence: 85 s at 200 clauses
+        yield "length", f"it is {len(toks)} words long, over {MAX_WORDS}: too long to check"
+        return
+    reading = Reading(source, path, ranges or [])
     if not any(content(t) for t in toks):
         yield "overlap", "it says nothing that can be checked (no content words)"
         return
@@ -246,8 +257,8 @@ def _present(t: Token, reading: Reading) -> bool:
                 or (len(dotted) > 1 and all(p in reading.words for p in dotted)
                     and bool(re.search(rf"(?<![\w.]){re.escape(head)}(?![\w])", reading.lowered))))
     if re.fullmatch(r"[0-9a-f]{7,40}", low):  # an abbreviated commit or hash
-        return any(w.startswith(low) for w in reading.words)
-    if len(low) >= 5 and low.isalpha() and any(w.startswith(low) or w.endswith(low) for w in reading.words):
+        return reading.word_starting(low)
+    if len(low) >= 5 and low.isalpha() and (reading.word_starting(low) or reading.word_ending(low)):
         return True  # pytest in pytestmain
     if re.search(r"\d", low) and re.search(r"[a-z]", low):  # C11 is not C99: the whole of it must be there
         return low in reading.words or re.sub(r"\W", "", low) in reading.words
@@ -387,23 +398,24 @@ def _polarity(clause: str, toks: list[Token], reading: Reading) -> str | None:
     if opposite := _opposite(toks, reading):
         return opposite
     stems = _stems_of([t for t in toks if content(t)])
-    theirs = [(s, _stems_of(s.tokens)) for s in reading.statements]
+    theirs = [(s, _remembered(s, "stems", lambda s: _stems_of(s.tokens))) for s in reading.statements]
     plain = [t for t in toks if stem(t.lower) not in reading.stems]  # a word the lines say plain somewhere (safe_load)
     best = max((len(stems & their) for _, their in theirs), default=0)
     if best == 0:
         return None
     top = [s for s, their in theirs if len(stems & their) >= min(best, max(2, best - 1))]
     negated = (any(_negating(t, reading) for t in toks) or bool(NEGATING_PHRASE.search(clause))
-               or _flipped(toks, [s.tokens for s in top]))
+               or _flipped(toks, [_flip_forms_of(s)[0] for s in top]))
     if negated and not any(_negative(s, toks) and stems & _unprefixed(_said_no(s, toks, their)) for s, their in theirs):
         return f"{clause!r} negates what the cited text affirms"
     said = stems | {n for t in toks for n in numbers_of(t)}
-    if not negated and (any(_negates(s, stems) or _flipped(s.tokens, [toks]) for s in top)
-                        or any(_negates(s, stems, 2) or _unequal(s, said) or (stems & their and _flipped(s.tokens, [plain]) and _flipped(s.tokens, [toks]))
+    if not negated and (any(_negates(s, stems) or _statement_flipped(s, toks) for s in top)
+                        or any(_negates(s, stems, 2) or _unequal(s, said) or (stems & their and _statement_flipped(s, plain) and _statement_flipped(s, toks))
                                for s, their in theirs)):
         return f"{clause!r} affirms what the cited text negates"
-    if any(is_restriction(t) for t in toks) and not any(_restricts(s) for s in reading.statements) and not (
-            _INCLUDED.search(reading.lowered) and any(_INCLUDE.search(s.text) for s in reading.statements)):
+    if any(is_restriction(t) for t in toks) and not any(_remembered(s, "restricts", _restricts) for s in reading.statements) and not (
+            _INCLUDED.search(reading.lowered)
+            and any(_remembered(s, "include", lambda s: bool(_INCLUDE.search(s.text))) for s in reading.statements)):
         return f"{clause!r} {RESTRICTS}"
     return None
 
@@ -468,9 +480,9 @@ def _joined_name(t: Token) -> bool:
 def _negative(statement: Statement, toks: list[Token]) -> bool:
     """A cited statement that says no: a negating word, ``!=``, a strict upper bound (``<5`` excludes 5),
     an empty value (``permissions: {}``), or an un-/in- form of a word of the clause."""
-    return (any(is_negation(t) or is_restriction(t) for t in statement.tokens)
-            or bool(_NEGATIVE_FORM.search(statement.text) or NEGATING_PHRASE.search(statement.text))
-            or _flipped(statement.tokens, [toks]))
+    return (_remembered(statement, "negative", lambda s: any(is_negation(t) or is_restriction(t) for t in s.tokens)
+                        or bool(_NEGATIVE_FORM.search(s.text) or NEGATING_PHRASE.search(s.text)))
+            or _statement_flipped(statement, toks))
 
 
 def _said_no(statement: Statement, toks: list[Token], stems: set[str]) -> set[str]:
@@ -488,9 +500,7 @@ def _negates(statement: Statement, stems: set[str], shared: int = 1) -> bool:
     bear whatever else the statement says ("without installing the package" against "installs the
     package" under a header that shares more). A value (``strip_inline_comments=False``) negates its
     key, and a clause that says the key's opposite ("keeps inline comments") says what the value does."""
-    for t in statement.tokens:
-        if not is_negation(t) or (_joined_name(t) and statement.text[t.start - 1:t.start] in ("'", '"', "`")):
-            continue  # a quoted compound is a name ("ignore-without-code", ``NO_COLOR``); a quoted 'false' still says no
+    for t, scope in _remembered(statement, "negations", _negations):
         if t.lower in VALUE_NEGATIONS and statement.gloss_says_no:
             continue  # a gloss that says no itself says what the value means ("fail-fast: false": does not stop)
         if _joined_name(t):  # no-default-groups, paths-ignore
@@ -498,7 +508,6 @@ def _negates(statement: Statement, stems: set[str], shared: int = 1) -> bool:
             if len(rest) >= shared and rest <= stems:
                 return True
             continue
-        scope = _scope(statement.text, t)
         if len(scope & stems) >= shared and not (t.lower in VALUE_NEGATIONS and _opposed(scope, stems)):
             return True
     return False
@@ -529,15 +538,58 @@ def _scope(text: str, t: Token) -> set[str]:
     return {stem(p) for x in scope for p in (x.lower, *x.parts)} | {stem(p) for p in t.parts if p not in NEGATIONS}
 
 
-def _flipped(toks: list[Token], others: list[list[Token]]) -> bool:
+def _flipped(toks: list[Token], others: list[set[str]]) -> bool:
     """An ``un-``/``in-`` form of a word the others have plain (``unencrypted`` for ``encrypted``), and
-    that ``toks`` do not say plain too: "signing, ... unsigning" names two operations, negates neither."""
-    plain = {stem(p) for s in others for x in s for p in (x.lower, *x.parts)}
+    that ``toks`` do not say plain too: "signing, ... unsigning" names two operations, negates neither.
+    ``others``: the stems of each other's words and their parts (_flip_forms)."""
+    forms = _flip_forms(toks)
+    return bool(forms[1]) and _flipped_forms(forms, set().union(*others))
+
+
+def _statement_flipped(statement: Statement, toks: list[Token]) -> bool:
+    """_flipped of a cited statement against a clause's words: the statement's forms read once."""
+    forms = _flip_forms_of(statement)
+    return bool(forms[1]) and _flipped_forms(forms, _flip_forms(toks)[0])
+
+
+def _flipped_forms(forms: tuple[set[str], list[tuple[str, str]]], plain: set[str]) -> bool:
+    own, negated = forms
+    return any(rest in plain and low not in plain and rest not in own for rest, low in negated)
+
+
+def _flip_forms_of(statement: Statement) -> tuple[set[str], list[tuple[str, str]]]:
+    return _remembered(statement, "flip", lambda s: _flip_forms(s.tokens))
+
+
+def _flip_forms(toks: list[Token]) -> tuple[set[str], list[tuple[str, str]]]:
+    """The stems of the words and their parts, and each (stem of the rest, stem of the word) of a word with a
+    negating prefix (--unsafe-fixes: unsafe)."""
     own = {stem(p) for x in toks for p in (x.lower, *x.parts)}
-    for low in {p for t in toks for p in (t.lower, *t.parts)}:  # --unsafe-fixes: unsafe
+    negated = []
+    for low in {p for t in toks for p in (t.lower, *t.parts)}:
         for prefix in NEGATING_PREFIXES:
             rest = low[len(prefix):]
-            if (low.startswith(prefix) and (len(rest) >= 4 or low in SHORT_NEGATED) and stem(rest) in plain
-                    and stem(low) not in plain and stem(rest) not in own):
-                return True
-    return False
+            if low.startswith(prefix) and (len(rest) >= 4 or low in SHORT_NEGATED):
+                negated.append((stem(rest), stem(low)))
+    return own, negated
+
+
+def _negations(statement: Statement) -> list[tuple[Token, set[str]]]:
+    """The negating words of a cited statement, each with what it bears on (_scope; a joined name's own
+    parts are weighed by _negates)."""
+    out = []
+    for t in statement.tokens:
+        if not is_negation(t) or (_joined_name(t) and statement.text[t.start - 1:t.start] in ("'", '"', "`")):
+            continue  # a quoted compound is a name ("ignore-without-code", ``NO_COLOR``); a quoted 'false' still says no
+        out.append((t, set() if _joined_name(t) else _scope(statement.text, t)))
+    return out
+
+
+_T = TypeVar("_T")
+
+
+def _remembered(statement: Statement, name: str, read: Callable[[Statement], _T]) -> _T:
+    """What ``read`` says of a cited statement, read once: every clause asks it again."""
+    if name not in statement.memo:
+        statement.memo[name] = read(statement)
+    return statement.memo[name]  # type: ignore[return-value]
