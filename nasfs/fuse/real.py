@@ -149,13 +149,11 @@ class RealInodes:
                 if owned:
                     os.close(at)
                 at, owned = fd, True
-        except (FileNotFoundError, NotADirectoryError):
+        except BaseException as exc:
             if owned:
                 os.close(at)
-            raise OSError(errno.ESTALE, f"{hint} is gone") from None
-        except BaseException:
-            if owned:
-                os.close(at)
+            if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+                raise OSError(errno.ESTALE, f"{hint} is gone") from None
             raise
         return at
 
