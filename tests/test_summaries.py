@@ -502,3 +502,76 @@ def test_a_folder_summary_walked_again_is_decided_again(home: Path, tmp_path: Pa
     with pytest.raises(AccessDenied, match="may not read"):  # (it was told: "Kvxvault [mine/x] ...")
         nas.read("mine@summary", caller=Caller(54321, 54321))
     assert walks == ["mine"]  # hashed once: the second walk's decision refused it
+
+
+STALE_SECRET = "# Kvxvault\n\nKVXSECRETBODY the vault code is 3141.\n"
+
+
+def _made_for_the_owner_then_refused(home: Path, tmp_path: Path):
+    """mine/ holds a public file (committed) and root's untracked 0600 a.md; its folder summary is made
+    for root (its owner). Another reader is refused mine@summary. The summary stays the path's last
+    record, kept by path alone."""
+    from nasfs.access import AccessDenied, Caller
+
+    (home / "mine").mkdir()
+    (home / "mine" / "pub.md").write_text("# Public\n\nPublic notes about shipping.\n")
+    git(home, "add", "mine/pub.md")
+    git(home, "commit", "-q", "-m", "pub")
+    secret = home / "mine" / "a.md"
+    secret.write_text(STALE_SECRET)
+    os.chmod(secret, 0o600)
+    nas = nas_for(home, command(tmp_path))
+    gen = nas.summaries.generator
+    assert "Kvxvault" in str(gen.make_folder(gen.core(), "mine", None))
+    reader = Caller(54321, 54321)
+    with pytest.raises(AccessDenied):
+        nas.read("mine@summary", caller=reader)
+    return nas, secret, reader
+
+
+def _told(nas: Nas, path: str, reader, at: str | None = None) -> str:
+    """What ``reader`` is told of ``path`` (a summary, or that it is not made yet)."""
+    try:
+        return nas.read(path, at=at, caller=reader).text.decode()
+    except SummaryPending as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("then", ["ignored", "deleted", "read at HEAD"])
+def test_a_stale_folder_summary_is_told_only_from_files_the_reader_may_read(home: Path, tmp_path: Path,
+                                                                            then: str) -> None:
+    """The path's last folder record is served, stale, when no record fits the reader's walk. It was
+    served whatever it was made from: root's 0600 file's summary was told to another reader once the
+    file was git-ignored or deleted, or at HEAD with nothing changed. Now it is served only when every
+    child it names is in the reader's decided walk and every commit it points to is one they may read."""
+    nas, secret, reader = _made_for_the_owner_then_refused(home, tmp_path)
+    if then == "ignored":
+        (home / "mine" / ".gitignore").write_text("a.md\n")
+    elif then == "deleted":
+        secret.unlink()
+    told = _told(nas, "mine@summary", reader, at="HEAD" if then == "read at HEAD" else None)
+    assert "Kvxvault" not in told and "KVXSECRET" not in told, told
+    assert b"Kvxvault" in nas.read("mine@summary", at="HEAD").text  # root: its own file, stale at HEAD
+
+
+def test_a_stale_file_summary_is_told_only_from_a_version_the_reader_may_read(home: Path, tmp_path: Path) -> None:
+    """A file's last record, made from the owner's uncommitted 0600 edit (a private snapshot), was served
+    stale to another reader who read the committed file at HEAD."""
+    from nasfs.access import AccessDenied, Caller
+
+    (home / "mine").mkdir()
+    plan = home / "mine" / "plan.md"
+    plan.write_text("# Plan\n\nPublic plan about shipping.\n")
+    git(home, "add", "mine/plan.md")
+    git(home, "commit", "-q", "-m", "plan")
+    plan.write_text(STALE_SECRET)
+    os.chmod(plan, 0o600)
+    nas = nas_for(home, command(tmp_path))
+    gen = nas.summaries.generator
+    assert "Kvxvault" in str(gen.make_file(gen.core().analysis(gen.core().content("mine/plan.md", None))))
+    reader = Caller(54321, 54321)
+    with pytest.raises(AccessDenied):
+        nas.read("mine/plan.md@summary", caller=reader)
+    told = _told(nas, "mine/plan.md@summary", reader, at="HEAD")
+    assert "Kvxvault" not in told and "KVXSECRET" not in told, told
+    assert b"Kvxvault" in nas.read("mine/plan.md@summary", at="HEAD").text  # root may read that version
