@@ -498,19 +498,25 @@ class Nas:
         """The cached summary (summaries/serving.py): served at once or refused, never waited for."""
         if self.summaries is None:
             raise NotServable("no summarizer is configured for this tree (--summarizer CMD or URL, or NASFS_SUMMARIZER)", VALID_NOW)
-        served = self.summaries.file_view(self, a, lambda commit: self._may_hold(commit, caller))
+        served = self.summaries.file_view(self, a, self._may_hold(caller))
         return lambda: served
 
-    def _may_hold(self, commit: str, caller: Caller | None) -> bool:
-        """Whether a stale summary, made at ``commit`` (the last record of a
+    def _may_hold(self, caller: Caller | None) -> Callable[[str], bool] | None:
+        """Whether a stale summary made at a commit (the last record of a
         path, kept by path alone: of another version, maybe a private
-        snapshot of a file the caller may not read), may be told to
-        ``caller``: as that commit's content would be (check_commit)."""
-        try:
-            check_commit(self.tree, commit, caller)
-        except AccessDenied:
-            return False
-        return True
+        snapshot of a file the caller may not read) may be told to
+        ``caller``: as that commit's content would be (check_commit). None:
+        anything may (root and this process's own account)."""
+        if sees_all(caller):
+            return None
+
+        def may_hold(commit: str) -> bool:
+            try:
+                check_commit(self.tree, commit, caller)
+            except AccessDenied:
+                return False
+            return True
+        return may_hold
 
     def _folder_summary(self, path: str, view: View, at: str | None, record: bool, caller: Caller | None) -> Response:
         """A folder's summary, declared like a file's, degraded to none past a
@@ -534,7 +540,7 @@ class Nas:
                                            f"{shown}@outline (the map of the files this account may read), or FILE@summary of one of them")
                     if item.stamp and allowed[1] != item.stamp[0]:
                         raise FileChanged(f"{item.path!r} changed since its folder was walked", "read it again")
-        served = self.summaries.folder_view(self, path, at, check, lambda commit: self._may_hold(commit, caller))
+        served = self.summaries.folder_view(self, path, at, check, self._may_hold(caller))
         nothing = Served("none", b"", served.evidence[:1], truncated=True)
         declared = lambda s: declare(s, None, self.tokenizer, view.budget)  # noqa: E731
         response = declared(served) if view.budget is None else fit([lambda: served], declared, view.budget, nothing)

@@ -77,8 +77,9 @@ class Summaries:
                     may_hold: Callable[[str], bool] | None = None) -> Served:
         """``check``: the reader's decision, made on each walk (walked_signature).
         The path's last record (kept by path alone: made from other files, or
-        other versions) is served, stale, only when every child it names is in
-        that decided listing and ``may_hold`` allows every commit it points to."""
+        other versions) is served, stale, given ``may_hold`` (a reader who does
+        not see all), only when every child it names is in the listing (their
+        decided walk, or the revision's) and it allows every commit it points to."""
         self.check_mode()
         listing, sig = fold.walked_signature(nas, path, at, self.store.disk, check)
         path = listing.folder  # "." and "" are the root; a link, the folder it names
@@ -89,8 +90,8 @@ class Summaries:
             return self._folder_served(nas, record, shown, stale=False)
         ahead = self._queue(("folder", path, sig), path, lambda: self.generator.folder_job(path, at))
         last = self.store.last("folder", path)
-        if last is not None and all(nas.tree.hold(p["commit"]) and (may_hold is None or may_hold(p["commit"]))
-                                    for p in _folder_pointers(last)) and (check is None or _named_in(last, listing)):
+        if last is not None and all(nas.tree.hold(p["commit"]) for p in _folder_pointers(last)) and (
+                may_hold is None or (_named_in(last, listing) and all(may_hold(p["commit"]) for p in _folder_pointers(last)))):
             self.stale.add(shown + "/")
             return self._folder_served(nas, last, shown, stale=True)
         raise self._pending(shown, ahead, self.store.failure("folder", sig))
