@@ -575,3 +575,43 @@ def test_a_stale_file_summary_is_told_only_from_a_version_the_reader_may_read(ho
     told = _told(nas, "mine/plan.md@summary", reader, at="HEAD")
     assert "Kvxvault" not in told and "KVXSECRET" not in told, told
     assert b"Kvxvault" in nas.read("mine/plan.md@summary", at="HEAD").text  # root may read that version
+
+
+def test_the_mount_tells_a_stale_summary_at_a_revision_only_to_a_reader_who_may_read_it(tmp_path: Path) -> None:
+    """Through the mount, a file's view and any view at a revision (``.at/HEAD/...``) were read as
+    the daemon's own account, whatever the caller: the stale summary of root's uncommitted 0600 edit
+    of a committed file, and its folder's, were told to any reader of ``.git`` at HEAD."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="nasfs-stale-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    root = base / "t"
+    try:
+        (root / "mine").mkdir(parents=True)
+        plan = root / "mine" / "plan.md"
+        plan.write_text("# Plan\n\nPublic plan about shipping.\n")
+        git(root, "init", "-q", "-b", "main")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "plan")
+        plan.write_text(STALE_SECRET)
+        os.chmod(plan, 0o600)
+        m = Mount(root, base / "mnt", "--allow-other", "--no-warm", "--summarizer", command(tmp_path))
+        try:
+            mnt = m.mountpoint
+            for name in ("mine/plan.md@summary", "mine@summary"):  # made for root, its owner
+                deadline = time.monotonic() + 60
+                while b"Kvxvault" not in subprocess.run(["cat", str(mnt / name)], capture_output=True, timeout=30).stdout:
+                    assert time.monotonic() < deadline, m.log.read_text()[-2000:]
+                    time.sleep(0.2)
+            for name in ("mine/plan.md@summary", "mine@summary"):
+                at_head = mnt / ".at" / "HEAD" / name
+                assert b"Kvxvault" in at_head.read_bytes()  # root: its own edit, stale at HEAD
+                done = subprocess.run(["setpriv", "--reuid=54321", "--regid=54321", "--clear-groups", "cat", str(at_head)],
+                                      capture_output=True, timeout=30, env=dict(os.environ, HOME="/tmp"))
+                assert b"Kvxvault" not in done.stdout and b"KVXSECRET" not in done.stdout, done.stdout
+                assert done.returncode == 1 and b"Resource temporarily unavailable" in done.stderr, done.stderr
+        finally:
+            assert m.stop() == 0, m.log.read_text()[-2000:]
+    finally:
+        shutil.rmtree(base)
