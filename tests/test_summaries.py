@@ -615,3 +615,20 @@ def test_the_mount_tells_a_stale_summary_at_a_revision_only_to_a_reader_who_may_
             assert m.stop() == 0, m.log.read_text()[-2000:]
     finally:
         shutil.rmtree(base)
+
+
+def test_a_stale_folder_summary_citing_a_subfolder_is_told_to_a_reader_of_it(home: Path, tmp_path: Path) -> None:
+    """A folder record names a subfolder child ``top/sub/``; the listing's folders have no slash, so a
+    stale record citing one was never told to a reader who does not see all, however public."""
+    from nasfs.access import Caller
+
+    (home / "top" / "sub").mkdir(parents=True)
+    (home / "top" / "sub" / "x.md").write_text("# Shipping\n\nShipping notes for the public.\n")
+    nas = nas_for(home, command(tmp_path))
+    gen = nas.summaries.generator
+    made = gen.make_folder(gen.core(), "top", None)
+    assert made["kept"] and made["kept"][0]["children"] == ["top/sub/"], made
+    (home / "top" / "sub" / "x.md").write_text("# Shipping\n\nShipping notes for the public, revised.\n")
+    told = _told(nas, "top@summary", Caller(54321, 54321))
+    assert "stale=true" in told and "Shipping" in told, told
+

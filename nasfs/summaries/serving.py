@@ -170,10 +170,10 @@ class Summaries:
 
 def _named_in(record: dict[str, Any], listing: Listing) -> bool:
     """Every child a folder record's sentences and head name is a file of
-    ``listing``, or a folder holding one."""
+    ``listing``, or a folder holding one (named ``sub/`` by the record)."""
     found = {item.path for item in listing.items} | set(subfolders(listing))
     named = {c for k in record["kept"] for c in k.get("children", ())} | {p["path"] for p in _folder_pointers(record)}
-    return named <= found
+    return {c.rstrip("/") for c in named} <= found
 
 
 def _folder_pointers(record: dict[str, Any]) -> list[dict[str, Any]]:
