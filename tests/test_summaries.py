@@ -632,3 +632,39 @@ def test_a_stale_folder_summary_citing_a_subfolder_is_told_to_a_reader_of_it(hom
     told = _told(nas, "top@summary", Caller(54321, 54321))
     assert "stale=true" in told and "Shipping" in told, told
 
+
+UNSUPPORTED_SCRIPT = """\
+import re, sys
+prompt = sys.stdin.read()
+for label, text in re.findall(r'^(\\[L\\d+-L\\d+\\])\\n(.*[A-Za-z]{3}.*)$', prompt, re.M)[:1]:
+    print(label, text.strip('#-* '))
+items = re.findall(r'^\\[(\\d+)\\] [^:]+: (.*)$', prompt, re.M)
+if items:  # the first child's own sentence, and the last child's cited as the first's: refused
+    print('[' + items[0][0] + ']', items[0][1].split(' [')[0])
+    print('[' + items[0][0] + ']', items[-1][1].split(' [')[0])
+"""
+
+
+def test_a_stale_folder_summary_with_unsupported_sentences_shown_names_every_child(home: Path, tmp_path: Path) -> None:
+    """With --summaries-keep-unsupported a record's refused sentences are served too; one may be about a
+    child it does not cite (root's 0600 file, since deleted), so every child the model was shown must be
+    in the reader's walk."""
+    from nasfs.access import Caller
+
+    script = tmp_path / "unsupported.py"
+    script.write_text(UNSUPPORTED_SCRIPT)
+    (home / "mine").mkdir()
+    (home / "mine" / "pub.md").write_text("# Public\n\nPublic notes about shipping.\n")
+    git(home, "add", "mine/pub.md")
+    git(home, "commit", "-q", "-m", "pub")  # its pointers (and the head's) name a commit every reader of .git may
+    secret = home / "mine" / "z.md"
+    secret.write_text(STALE_SECRET)
+    os.chmod(secret, 0o600)
+    nas = nas_for(home, f"{sys.executable} {script}", keep_unsupported=True)
+    gen = nas.summaries.generator
+    made = gen.make_folder(gen.core(), "mine", None)
+    assert [k["children"] for k in made["kept"]] == [["mine/pub.md"]] and "Kvxvault" in str(made["refused"]), made
+    secret.unlink()
+    assert b"Kvxvault" in nas.read("mine@summary").text  # root, stale: its refused sentence shown
+    told = _told(nas, "mine@summary", Caller(54321, 54321))
+    assert "Kvxvault" not in told, told

@@ -91,7 +91,8 @@ class Summaries:
         ahead = self._queue(("folder", path, sig), path, lambda: self.generator.folder_job(path, at))
         last = self.store.last("folder", path)
         if last is not None and all(nas.tree.hold(p["commit"]) for p in _folder_pointers(last)) and (
-                may_hold is None or (_named_in(last, listing) and all(may_hold(p["commit"]) for p in _folder_pointers(last)))):
+                may_hold is None or (_named_in(last, listing, self.settings.keep_unsupported)
+                                     and all(may_hold(p["commit"]) for p in _folder_pointers(last)))):
             self.stale.add(shown + "/")
             return self._folder_served(nas, last, shown, stale=True)
         raise self._pending(shown, ahead, self.store.failure("folder", sig))
@@ -168,11 +169,16 @@ class Summaries:
                 f"summaries_stale={len(self.stale)}\n")
 
 
-def _named_in(record: dict[str, Any], listing: Listing) -> bool:
+def _named_in(record: dict[str, Any], listing: Listing, unsupported_shown: bool = False) -> bool:
     """Every child a folder record's sentences and head name is a file of
-    ``listing``, or a folder holding one (named ``sub/`` by the record)."""
+    ``listing``, or a folder holding one (named ``sub/`` by the record).
+    ``unsupported_shown`` (--summaries-keep-unsupported): its refused
+    sentences are served too, and they cite no child they may be about, so
+    every child the model was shown must be in ``listing``."""
     found = {item.path for item in listing.items} | set(subfolders(listing))
     named = {c for k in record["kept"] for c in k.get("children", ())} | {p["path"] for p in _folder_pointers(record)}
+    if unsupported_shown and record.get("refused"):
+        named |= set(record.get("children", ()))
     return {c.rstrip("/") for c in named} <= found
 
 
