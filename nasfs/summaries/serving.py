@@ -90,9 +90,10 @@ class Summaries:
             return self._folder_served(nas, record, shown, stale=False)
         ahead = self._queue(("folder", path, sig), path, lambda: self.generator.folder_job(path, at))
         last = self.store.last("folder", path)
-        if last is not None and all(nas.tree.hold(p["commit"]) for p in _folder_pointers(last)) and (
+        commits = {p["commit"] for p in _folder_pointers(last)} if last is not None else set()
+        if last is not None and all(nas.tree.hold(c) for c in commits) and (
                 may_hold is None or (_named_in(last, listing, self.settings.keep_unsupported)
-                                     and all(may_hold(p["commit"]) for p in _folder_pointers(last)))):
+                                     and all(may_hold(c) for c in commits))):
             self.stale.add(shown + "/")
             return self._folder_served(nas, last, shown, stale=True)
         raise self._pending(shown, ahead, self.store.failure("folder", sig))
