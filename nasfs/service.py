@@ -46,7 +46,7 @@ from .pointers import Pointer, parse_pointer
 from .progress import Progress
 from .repo import Content, GitTree, clean_path
 from .response_json import response_from_json, response_to_json
-from .snapshot_access import check_commit
+from .snapshot_access import check_commit, may_read_version
 from .summaries import SummarySettings
 from .summaries.serving import Summaries
 from .summaries.settings import VALID_NOW
@@ -505,18 +505,13 @@ class Nas:
         """Whether a stale summary made at a commit (the last record of a
         path, kept by path alone: of another version, maybe a private
         snapshot of a file the caller may not read) may be told to
-        ``caller``: as that commit's content would be (check_commit). None:
-        anything may (root and this process's own account)."""
+        ``caller``: as that commit's content would be (check_commit), and a
+        private snapshot's to the readers of its store only
+        (may_read_version: its path may be public now, with other text).
+        None: anything may (root and this process's own account)."""
         if sees_all(caller):
             return None
-
-        def may_hold(commit: str) -> bool:
-            try:
-                check_commit(self.tree, commit, caller)
-            except AccessDenied:
-                return False
-            return True
-        return may_hold
+        return lambda commit: may_read_version(self.tree, commit, caller)
 
     def _folder_summary(self, path: str, view: View, at: str | None, record: bool, caller: Caller | None) -> Response:
         """A folder's summary, declared like a file's, degraded to none past a

@@ -668,3 +668,61 @@ def test_a_stale_folder_summary_with_unsupported_sentences_shown_names_every_chi
     assert b"Kvxvault" in nas.read("mine@summary").text  # root, stale: its refused sentence shown
     told = _told(nas, "mine@summary", Caller(54321, 54321))
     assert "Kvxvault" not in told, told
+
+
+@pytest.mark.parametrize("kind", ["file", "folder"])
+def test_a_stale_summary_of_a_private_version_is_not_told_once_its_path_is_public(home: Path, tmp_path: Path,
+                                                                                 kind: str) -> None:
+    """Root's 0600 file is summarized (a private snapshot); root then writes public text to it and makes
+    it 0644. check_commit lets every reader of the path now read that snapshot, but the stale summary
+    describes a version they never could read: it is told to the owners of its private store only."""
+    from nasfs.access import Caller
+
+    (home / "mine").mkdir()
+    secret = home / "mine" / "a.md"
+    secret.write_text(STALE_SECRET)
+    os.chmod(secret, 0o600)
+    nas = nas_for(home, command(tmp_path))
+    gen = nas.summaries.generator
+    if kind == "file":
+        made = gen.make_file(gen.core().analysis(gen.core().content("mine/a.md", None)))
+    else:
+        made = gen.make_folder(gen.core(), "mine", None)
+    assert "Kvxvault" in str(made)
+    secret.write_text("# Public\n\nPublic notes about shipping.\n")
+    os.chmod(secret, 0o644)
+    told = _told(nas, "mine/a.md@summary" if kind == "file" else "mine@summary", Caller(54321, 54321))
+    assert "Kvxvault" not in told and "KVXSECRET" not in told, told
+    assert b"Kvxvault" in nas.read("mine/a.md@summary" if kind == "file" else "mine@summary").text  # root
+
+
+def test_a_stale_summary_of_an_owners_private_version_is_told_to_that_owner(tmp_path: Path) -> None:
+    """The owner of a 0600 file (not root) may read its private snapshots' store (theirs, when they may
+    reach .git/objects): the stale summary of their own uncommitted edit is told to them at HEAD, and
+    to no other reader."""
+    import shutil
+    import tempfile
+
+    from nasfs.access import Caller
+
+    owner, other = Caller(54321, 54321), Caller(54322, 54322)
+    base = Path(tempfile.mkdtemp(prefix="nasfs-stale-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    root = base / "t"
+    try:
+        (root / "mine").mkdir(parents=True)
+        plan = root / "mine" / "plan.md"
+        plan.write_text("# Plan\n\nPublic plan about shipping.\n")
+        git(root, "init", "-q", "-b", "main")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "plan")
+        plan.write_text(STALE_SECRET)
+        os.chmod(plan, 0o600)
+        os.chown(plan, owner.uid, owner.gid)
+        nas = nas_for(root, command(tmp_path))
+        gen = nas.summaries.generator
+        assert "Kvxvault" in str(gen.make_file(gen.core().analysis(gen.core().content("mine/plan.md", None))))
+        assert "Kvxvault" in _told(nas, "mine/plan.md@summary", owner, at="HEAD")
+        assert "Kvxvault" not in _told(nas, "mine/plan.md@summary", other, at="HEAD")
+    finally:
+        shutil.rmtree(base)
