@@ -726,3 +726,44 @@ def test_a_stale_summary_of_an_owners_private_version_is_told_to_that_owner(tmp_
         assert "Kvxvault" not in _told(nas, "mine/plan.md@summary", other, at="HEAD")
     finally:
         shutil.rmtree(base)
+
+
+MIXED_SCRIPT = """\
+import re, sys
+prompt = sys.stdin.read()
+for label, text in re.findall(r'^(\\[L\\d+-L\\d+\\])\\n(.*[A-Za-z]{3}.*)$', prompt, re.M)[:1]:
+    print(label, text.strip('#-* '))
+items = re.findall(r'^\\[(\\d+)\\] [^:]+: (.*)$', prompt, re.M)
+if len(items) > 1:  # one sentence citing both: its words mostly the first's, so its pointers are the first's
+    print(items[0][1].split(' [')[0], 'mention', items[-1][1].split(' [')[0], '[1][2]')
+"""
+
+
+def test_a_stale_folder_summary_citing_a_private_version_through_a_public_pointer_is_not_told(
+        home: Path, tmp_path: Path) -> None:
+    """A folder sentence cites public b.md and root's 0600 z.md, its pointers b.md's (the child sentence
+    sharing the most words; the head is b.md's too). Root then writes public text to z.md and makes it
+    0644: every child is in
+    the reader's walk and every pointer's commit is public, yet the sentence tells z.md's old text.
+    The record keeps the commit of every file it was made from, each checked as a pointer's is."""
+    from nasfs.access import Caller
+
+    script = tmp_path / "mixed.py"
+    script.write_text(MIXED_SCRIPT)
+    (home / "mine").mkdir()
+    (home / "mine" / "b.md").write_text("# Public shipping notes\n\nPublic shipping notes for everyone.\n")
+    git(home, "add", "mine/b.md")
+    git(home, "commit", "-q", "-m", "b")
+    secret = home / "mine" / "z.md"
+    secret.write_text(STALE_SECRET)
+    os.chmod(secret, 0o600)
+    nas = nas_for(home, f"{sys.executable} {script}")
+    gen = nas.summaries.generator
+    made = gen.make_folder(gen.core(), "mine", None)
+    [kept] = made["kept"]
+    assert "Kvxvault" in kept["text"] and {p["path"] for p in kept["pointers"]} == {"mine/b.md"}, made
+    secret.write_text("# Public\n\nPublic notes about shipping.\n")
+    os.chmod(secret, 0o644)
+    told = _told(nas, "mine@summary", Caller(54321, 54321))
+    assert "Kvxvault" not in told, told
+    assert b"Kvxvault" in nas.read("mine@summary").text  # root

@@ -79,7 +79,9 @@ class Summaries:
         The path's last record (kept by path alone: made from other files, or
         other versions) is served, stale, given ``may_hold`` (a reader who does
         not see all), only when every child it names is in the listing (their
-        decided walk, or the revision's) and it allows every commit it points to."""
+        decided walk, or the revision's) and it allows every commit it points to
+        and every commit of a file it was made from (``made_of``: a sentence
+        may cite a child its pointers do not name)."""
         self.check_mode()
         listing, sig = fold.walked_signature(nas, path, at, self.store.disk, check)
         path = listing.folder  # "." and "" are the root; a link, the folder it names
@@ -92,8 +94,8 @@ class Summaries:
         last = self.store.last("folder", path)
         commits = {p["commit"] for p in _folder_pointers(last)} if last is not None else set()
         if last is not None and all(nas.tree.hold(c) for c in commits) and (
-                may_hold is None or (_named_in(last, listing, self.settings.keep_unsupported)
-                                     and all(may_hold(c) for c in commits))):
+                may_hold is None or (_named_in(last, listing, self.settings.keep_unsupported) and "made_of" in last
+                                     and all(may_hold(c) for c in commits | set(last["made_of"])))):
             self.stale.add(shown + "/")
             return self._folder_served(nas, last, shown, stale=True)
         raise self._pending(shown, ahead, self.store.failure("folder", sig))
