@@ -46,7 +46,7 @@ from .pointers import Pointer, parse_pointer
 from .progress import Progress
 from .repo import Content, GitTree, clean_path
 from .response_json import response_from_json, response_to_json
-from .snapshot_access import check_commit
+from .snapshot_access import check_commit, may_read_version
 from .summaries import SummarySettings
 from .summaries.serving import Summaries
 from .summaries.settings import VALID_NOW
@@ -362,11 +362,12 @@ class Nas:
             from .diffs import split_range
 
             at = split_range(view.arg)[1]  # since=A..B reads the file as it is at B
-        return self.read_content(self.content(path, at, caller, source or allowed), view, record)
+        return self.read_content(self.content(path, at, caller, source or allowed), view, record, caller)
 
-    def read_content(self, content: Content, view: View, record: bool = True) -> Response:
+    def read_content(self, content: Content, view: View, record: bool = True, caller: Caller | None = None) -> Response:
         """A view of a file already found (``nasfs index`` goes on to use the
-        same content for its map facts, so the file is read and hashed once)."""
+        same content for its map facts, so the file is read and hashed once).
+        ``caller``: whom a summary is for (a stale one only if they may read it)."""
         cacheable = view.kind != "summary"
         key = self._response_key(content, view)
         hit = self.recall(key) if cacheable else None
@@ -376,7 +377,7 @@ class Nas:
                 self.stats.record(hit)
                 self.cite(hit)
             return hit
-        response = self._serve(content, view)
+        response = self._serve(content, view, caller)
         if cacheable:
             self.remember(key, response)
         if record:
@@ -412,7 +413,7 @@ class Nas:
             parts += ("summary", self.summaries.ladder_state(content.blob_id, content.path))
         return "resp:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
-    def _serve(self, content: Content, view: View) -> Response:
+    def _serve(self, content: Content, view: View, caller: Caller | None = None) -> Response:
         """Declare the view, or with a budget the richest rung of its ladder
         that fits; exact line ranges and raw reads carry no header."""
         a = self.analysis(content)
@@ -430,12 +431,13 @@ class Nas:
             done[id(served), headed] = (served, response)
             return response
 
-        rungs, nothing = self._ladder(a, view, declared)
+        rungs, nothing = self._ladder(a, view, declared, caller)
         if view.budget is None:
             return declared(rungs[0](), headed=view.kind not in ("raw", "lines"))
         return fit(rungs, declared, view.budget, nothing)
 
-    def _ladder(self, a: Analysis, view: View, declared: Callable[[Served], Response]) -> tuple[list[Rung], Served]:
+    def _ladder(self, a: Analysis, view: View, declared: Callable[[Served], Response],
+                caller: Caller | None = None) -> tuple[list[Rung], Served]:
         """The rungs of a view, richest (the view itself) first, and its none."""
         whole = a.whole_evidence()
         nothing = Served("none", b"", whole, truncated=True)
@@ -476,7 +478,7 @@ class Nas:
         if view.kind == "since":
             return self._since_rungs(a, view.arg), nothing
         if view.kind == "summary":
-            return [self._summary(a), skeleton], nothing
+            return [self._summary(a, caller), skeleton], nothing
         if view.kind == "keys":
             listing = a.key_view()
             return [lambda: listing, skeleton], nothing
@@ -492,12 +494,24 @@ class Nas:
         check_order(self, old, a.content.commit)
         return TreeDiff(self, old, a.content.commit, a.content.path).rungs()
 
-    def _summary(self, a: Analysis) -> Rung:
+    def _summary(self, a: Analysis, caller: Caller | None) -> Rung:
         """The cached summary (summaries/serving.py): served at once or refused, never waited for."""
         if self.summaries is None:
             raise NotServable("no summarizer is configured for this tree (--summarizer CMD or URL, or NASFS_SUMMARIZER)", VALID_NOW)
-        served = self.summaries.file_view(self, a)
+        served = self.summaries.file_view(self, a, self._may_hold(caller))
         return lambda: served
+
+    def _may_hold(self, caller: Caller | None) -> Callable[[str], bool] | None:
+        """Whether a stale summary made at a commit (the last record of a
+        path, kept by path alone: of another version, maybe a private
+        snapshot of a file the caller may not read) may be told to
+        ``caller``: as that commit's content would be (check_commit), and a
+        private snapshot's to the readers of its store only
+        (may_read_version: its path may be public now, with other text).
+        None: anything may (root and this process's own account)."""
+        if sees_all(caller):
+            return None
+        return lambda commit: may_read_version(self.tree, commit, caller)
 
     def _folder_summary(self, path: str, view: View, at: str | None, record: bool, caller: Caller | None) -> Response:
         """A folder's summary, declared like a file's, degraded to none past a
@@ -521,7 +535,7 @@ class Nas:
                                            f"{shown}@outline (the map of the files this account may read), or FILE@summary of one of them")
                     if item.stamp and allowed[1] != item.stamp[0]:
                         raise FileChanged(f"{item.path!r} changed since its folder was walked", "read it again")
-        served = self.summaries.folder_view(self, path, at, check)
+        served = self.summaries.folder_view(self, path, at, check, self._may_hold(caller))
         nothing = Served("none", b"", served.evidence[:1], truncated=True)
         declared = lambda s: declare(s, None, self.tokenizer, view.budget)  # noqa: E731
         response = declared(served) if view.budget is None else fit([lambda: served], declared, view.budget, nothing)

@@ -36,6 +36,25 @@ def check_commit(tree: GitTree, commit: str, caller: Caller | None) -> None:
                            "this account may not read", "commits of the repository, and snapshots of files this account may read")
 
 
+def may_read_version(tree: GitTree, commit: str, caller: Caller | None) -> bool:
+    """Whether ``caller`` may be told what a commit recorded of a path even
+    though the path may have held other content since (a summary made then,
+    served stale): :func:`check_commit`, and for a private snapshot also
+    the right to read its store (its owner's). check_commit lets every
+    reader of a private snapshot's sources *now* read it, so once its owner
+    wrote other text to a 0600 file and made it 0644, the old version's
+    summary would be told to readers who could never read that version."""
+    try:
+        check_commit(tree, commit, caller)
+    except AccessDenied:
+        return False
+    private = tree.private_sources(commit)
+    if private is None:
+        return True
+    who = caller or Caller.current()
+    return who.is_root or (private[0] != NOWHERE and _may_read(who, private[0]))
+
+
 def _may_read(caller: Caller, folder: str) -> bool:
     try:
         return caller.may(os.stat(folder), 0o5)

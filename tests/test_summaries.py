@@ -502,3 +502,268 @@ def test_a_folder_summary_walked_again_is_decided_again(home: Path, tmp_path: Pa
     with pytest.raises(AccessDenied, match="may not read"):  # (it was told: "Kvxvault [mine/x] ...")
         nas.read("mine@summary", caller=Caller(54321, 54321))
     assert walks == ["mine"]  # hashed once: the second walk's decision refused it
+
+
+STALE_SECRET = "# Kvxvault\n\nKVXSECRETBODY the vault code is 3141.\n"
+
+
+def _made_for_the_owner_then_refused(home: Path, tmp_path: Path):
+    """mine/ holds a public file (committed) and root's untracked 0600 a.md; its folder summary is made
+    for root (its owner). Another reader is refused mine@summary. The summary stays the path's last
+    record, kept by path alone."""
+    from nasfs.access import AccessDenied, Caller
+
+    (home / "mine").mkdir()
+    (home / "mine" / "pub.md").write_text("# Public\n\nPublic notes about shipping.\n")
+    git(home, "add", "mine/pub.md")
+    git(home, "commit", "-q", "-m", "pub")
+    secret = home / "mine" / "a.md"
+    secret.write_text(STALE_SECRET)
+    os.chmod(secret, 0o600)
+    nas = nas_for(home, command(tmp_path))
+    gen = nas.summaries.generator
+    assert "Kvxvault" in str(gen.make_folder(gen.core(), "mine", None))
+    reader = Caller(54321, 54321)
+    with pytest.raises(AccessDenied):
+        nas.read("mine@summary", caller=reader)
+    return nas, secret, reader
+
+
+def _told(nas: Nas, path: str, reader, at: str | None = None) -> str:
+    """What ``reader`` is told of ``path`` (a summary, or that it is not made yet)."""
+    try:
+        return nas.read(path, at=at, caller=reader).text.decode()
+    except SummaryPending as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("then", ["ignored", "deleted", "read at HEAD"])
+def test_a_stale_folder_summary_is_told_only_from_files_the_reader_may_read(home: Path, tmp_path: Path,
+                                                                            then: str) -> None:
+    """The path's last folder record is served, stale, when no record fits the reader's walk. It was
+    served whatever it was made from: root's 0600 file's summary was told to another reader once the
+    file was git-ignored or deleted, or at HEAD with nothing changed. Now it is served only when every
+    child it names is in the reader's decided walk and every commit it points to is one they may read."""
+    nas, secret, reader = _made_for_the_owner_then_refused(home, tmp_path)
+    if then == "ignored":
+        (home / "mine" / ".gitignore").write_text("a.md\n")
+    elif then == "deleted":
+        secret.unlink()
+    told = _told(nas, "mine@summary", reader, at="HEAD" if then == "read at HEAD" else None)
+    assert "Kvxvault" not in told and "KVXSECRET" not in told, told
+    assert b"Kvxvault" in nas.read("mine@summary", at="HEAD").text  # root: its own file, stale at HEAD
+
+
+def test_a_stale_file_summary_is_told_only_from_a_version_the_reader_may_read(home: Path, tmp_path: Path) -> None:
+    """A file's last record, made from the owner's uncommitted 0600 edit (a private snapshot), was served
+    stale to another reader who read the committed file at HEAD."""
+    from nasfs.access import AccessDenied, Caller
+
+    (home / "mine").mkdir()
+    plan = home / "mine" / "plan.md"
+    plan.write_text("# Plan\n\nPublic plan about shipping.\n")
+    git(home, "add", "mine/plan.md")
+    git(home, "commit", "-q", "-m", "plan")
+    plan.write_text(STALE_SECRET)
+    os.chmod(plan, 0o600)
+    nas = nas_for(home, command(tmp_path))
+    gen = nas.summaries.generator
+    assert "Kvxvault" in str(gen.make_file(gen.core().analysis(gen.core().content("mine/plan.md", None))))
+    reader = Caller(54321, 54321)
+    with pytest.raises(AccessDenied):
+        nas.read("mine/plan.md@summary", caller=reader)
+    told = _told(nas, "mine/plan.md@summary", reader, at="HEAD")
+    assert "Kvxvault" not in told and "KVXSECRET" not in told, told
+    assert b"Kvxvault" in nas.read("mine/plan.md@summary", at="HEAD").text  # root may read that version
+
+
+def test_the_mount_tells_a_stale_summary_at_a_revision_only_to_a_reader_who_may_read_it(tmp_path: Path) -> None:
+    """Through the mount, a file's view and any view at a revision (``.at/HEAD/...``) were read as
+    the daemon's own account, whatever the caller: the stale summary of root's uncommitted 0600 edit
+    of a committed file, and its folder's, were told to any reader of ``.git`` at HEAD."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="nasfs-stale-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    root = base / "t"
+    try:
+        (root / "mine").mkdir(parents=True)
+        plan = root / "mine" / "plan.md"
+        plan.write_text("# Plan\n\nPublic plan about shipping.\n")
+        git(root, "init", "-q", "-b", "main")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "plan")
+        plan.write_text(STALE_SECRET)
+        os.chmod(plan, 0o600)
+        m = Mount(root, base / "mnt", "--allow-other", "--no-warm", "--summarizer", command(tmp_path))
+        try:
+            mnt = m.mountpoint
+            for name in ("mine/plan.md@summary", "mine@summary"):  # made for root, its owner
+                deadline = time.monotonic() + 60
+                while b"Kvxvault" not in subprocess.run(["cat", str(mnt / name)], capture_output=True, timeout=30).stdout:
+                    assert time.monotonic() < deadline, m.log.read_text()[-2000:]
+                    time.sleep(0.2)
+            for name in ("mine/plan.md@summary", "mine@summary"):
+                at_head = mnt / ".at" / "HEAD" / name
+                assert b"Kvxvault" in at_head.read_bytes()  # root: its own edit, stale at HEAD
+                done = subprocess.run(["setpriv", "--reuid=54321", "--regid=54321", "--clear-groups", "cat", str(at_head)],
+                                      capture_output=True, timeout=30, env=dict(os.environ, HOME="/tmp"))
+                assert b"Kvxvault" not in done.stdout and b"KVXSECRET" not in done.stdout, done.stdout
+                assert done.returncode == 1 and b"Resource temporarily unavailable" in done.stderr, done.stderr
+        finally:
+            assert m.stop() == 0, m.log.read_text()[-2000:]
+    finally:
+        shutil.rmtree(base)
+
+
+def test_a_stale_folder_summary_citing_a_subfolder_is_told_to_a_reader_of_it(home: Path, tmp_path: Path) -> None:
+    """A folder record names a subfolder child ``top/sub/``; the listing's folders have no slash, so a
+    stale record citing one was never told to a reader who does not see all, however public."""
+    from nasfs.access import Caller
+
+    (home / "top" / "sub").mkdir(parents=True)
+    (home / "top" / "sub" / "x.md").write_text("# Shipping\n\nShipping notes for the public.\n")
+    nas = nas_for(home, command(tmp_path))
+    gen = nas.summaries.generator
+    made = gen.make_folder(gen.core(), "top", None)
+    assert made["kept"] and made["kept"][0]["children"] == ["top/sub/"], made
+    (home / "top" / "sub" / "x.md").write_text("# Shipping\n\nShipping notes for the public, revised.\n")
+    told = _told(nas, "top@summary", Caller(54321, 54321))
+    assert "stale=true" in told and "Shipping" in told, told
+
+
+UNSUPPORTED_SCRIPT = """\
+import re, sys
+prompt = sys.stdin.read()
+for label, text in re.findall(r'^(\\[L\\d+-L\\d+\\])\\n(.*[A-Za-z]{3}.*)$', prompt, re.M)[:1]:
+    print(label, text.strip('#-* '))
+items = re.findall(r'^\\[(\\d+)\\] [^:]+: (.*)$', prompt, re.M)
+if items:  # the first child's own sentence, and the last child's cited as the first's: refused
+    print('[' + items[0][0] + ']', items[0][1].split(' [')[0])
+    print('[' + items[0][0] + ']', items[-1][1].split(' [')[0])
+"""
+
+
+def test_a_stale_folder_summary_with_unsupported_sentences_shown_names_every_child(home: Path, tmp_path: Path) -> None:
+    """With --summaries-keep-unsupported a record's refused sentences are served too; one may be about a
+    child it does not cite (root's 0600 file, since deleted), so every child the model was shown must be
+    in the reader's walk."""
+    from nasfs.access import Caller
+
+    script = tmp_path / "unsupported.py"
+    script.write_text(UNSUPPORTED_SCRIPT)
+    (home / "mine").mkdir()
+    (home / "mine" / "pub.md").write_text("# Public\n\nPublic notes about shipping.\n")
+    git(home, "add", "mine/pub.md")
+    git(home, "commit", "-q", "-m", "pub")  # its pointers (and the head's) name a commit every reader of .git may
+    secret = home / "mine" / "z.md"
+    secret.write_text(STALE_SECRET)
+    os.chmod(secret, 0o600)
+    nas = nas_for(home, f"{sys.executable} {script}", keep_unsupported=True)
+    gen = nas.summaries.generator
+    made = gen.make_folder(gen.core(), "mine", None)
+    assert [k["children"] for k in made["kept"]] == [["mine/pub.md"]] and "Kvxvault" in str(made["refused"]), made
+    secret.unlink()
+    assert b"Kvxvault" in nas.read("mine@summary").text  # root, stale: its refused sentence shown
+    told = _told(nas, "mine@summary", Caller(54321, 54321))
+    assert "Kvxvault" not in told, told
+
+
+@pytest.mark.parametrize("kind", ["file", "folder"])
+def test_a_stale_summary_of_a_private_version_is_not_told_once_its_path_is_public(home: Path, tmp_path: Path,
+                                                                                 kind: str) -> None:
+    """Root's 0600 file is summarized (a private snapshot); root then writes public text to it and makes
+    it 0644. check_commit lets every reader of the path now read that snapshot, but the stale summary
+    describes a version they never could read: it is told to the owners of its private store only."""
+    from nasfs.access import Caller
+
+    (home / "mine").mkdir()
+    secret = home / "mine" / "a.md"
+    secret.write_text(STALE_SECRET)
+    os.chmod(secret, 0o600)
+    nas = nas_for(home, command(tmp_path))
+    gen = nas.summaries.generator
+    if kind == "file":
+        made = gen.make_file(gen.core().analysis(gen.core().content("mine/a.md", None)))
+    else:
+        made = gen.make_folder(gen.core(), "mine", None)
+    assert "Kvxvault" in str(made)
+    secret.write_text("# Public\n\nPublic notes about shipping.\n")
+    os.chmod(secret, 0o644)
+    told = _told(nas, "mine/a.md@summary" if kind == "file" else "mine@summary", Caller(54321, 54321))
+    assert "Kvxvault" not in told and "KVXSECRET" not in told, told
+    assert b"Kvxvault" in nas.read("mine/a.md@summary" if kind == "file" else "mine@summary").text  # root
+
+
+def test_a_stale_summary_of_an_owners_private_version_is_told_to_that_owner(tmp_path: Path) -> None:
+    """The owner of a 0600 file (not root) may read its private snapshots' store (theirs, when they may
+    reach .git/objects): the stale summary of their own uncommitted edit is told to them at HEAD, and
+    to no other reader."""
+    import shutil
+    import tempfile
+
+    from nasfs.access import Caller
+
+    owner, other = Caller(54321, 54321), Caller(54322, 54322)
+    base = Path(tempfile.mkdtemp(prefix="nasfs-stale-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    root = base / "t"
+    try:
+        (root / "mine").mkdir(parents=True)
+        plan = root / "mine" / "plan.md"
+        plan.write_text("# Plan\n\nPublic plan about shipping.\n")
+        git(root, "init", "-q", "-b", "main")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "plan")
+        plan.write_text(STALE_SECRET)
+        os.chmod(plan, 0o600)
+        os.chown(plan, owner.uid, owner.gid)
+        nas = nas_for(root, command(tmp_path))
+        gen = nas.summaries.generator
+        assert "Kvxvault" in str(gen.make_file(gen.core().analysis(gen.core().content("mine/plan.md", None))))
+        assert "Kvxvault" in _told(nas, "mine/plan.md@summary", owner, at="HEAD")
+        assert "Kvxvault" not in _told(nas, "mine/plan.md@summary", other, at="HEAD")
+    finally:
+        shutil.rmtree(base)
+
+
+MIXED_SCRIPT = """\
+import re, sys
+prompt = sys.stdin.read()
+for label, text in re.findall(r'^(\\[L\\d+-L\\d+\\])\\n(.*[A-Za-z]{3}.*)$', prompt, re.M)[:1]:
+    print(label, text.strip('#-* '))
+items = re.findall(r'^\\[(\\d+)\\] [^:]+: (.*)$', prompt, re.M)
+if len(items) > 1:  # one sentence citing both: its words mostly the first's, so its pointers are the first's
+    print(items[0][1].split(' [')[0], 'mention', items[-1][1].split(' [')[0], '[1][2]')
+"""
+
+
+def test_a_stale_folder_summary_citing_a_private_version_through_a_public_pointer_is_not_told(
+        home: Path, tmp_path: Path) -> None:
+    """A folder sentence cites public b.md and root's 0600 z.md, its pointers b.md's (the child sentence
+    sharing the most words; the head is b.md's too). Root then writes public text to z.md and makes it
+    0644: every child is in
+    the reader's walk and every pointer's commit is public, yet the sentence tells z.md's old text.
+    The record keeps the commit of every file it was made from, each checked as a pointer's is."""
+    from nasfs.access import Caller
+
+    script = tmp_path / "mixed.py"
+    script.write_text(MIXED_SCRIPT)
+    (home / "mine").mkdir()
+    (home / "mine" / "b.md").write_text("# Public shipping notes\n\nPublic shipping notes for everyone.\n")
+    git(home, "add", "mine/b.md")
+    git(home, "commit", "-q", "-m", "b")
+    secret = home / "mine" / "z.md"
+    secret.write_text(STALE_SECRET)
+    os.chmod(secret, 0o600)
+    nas = nas_for(home, f"{sys.executable} {script}")
+    gen = nas.summaries.generator
+    made = gen.make_folder(gen.core(), "mine", None)
+    [kept] = made["kept"]
+    assert "Kvxvault" in kept["text"] and {p["path"] for p in kept["pointers"]} == {"mine/b.md"}, made
+    secret.write_text("# Public\n\nPublic notes about shipping.\n")
+    os.chmod(secret, 0o644)
+    told = _told(nas, "mine@summary", Caller(54321, 54321))
+    assert "Kvxvault" not in told, told
+    assert b"Kvxvault" in nas.read("mine@summary").text  # root

@@ -335,7 +335,7 @@ class Virtual:
                 return Node("nasdir", commit=parent.commit)  # .at/<rev>/.nas/search/
             if "@" not in name:
                 raise FUSEError(errno.ENOENT)
-            return await self.view_node(parent.path, name, parent.commit)
+            return await self.view_node(parent.path, name, parent.commit, caller)
         if parent.kind == "nasdir" and parent.commit:
             if name == "search":
                 return Node("searchdir", commit=parent.commit)
@@ -381,7 +381,10 @@ class Virtual:
             view = await self.core(self.nas.settle, prefix + real_name, view, at, caller)
         path = prefix + real_name
         folder_view = caller is not None and not commit and os.path.isdir(os.path.join(self.root, path))
-        return Node("view", path, commit, view, caller=node_key(caller) if folder_view else ())
+        # a summary, a file's or a folder's, here or at a revision, may be the path's last (stale) one,
+        # told only to a caller who may read what it was made from (service.py, _may_hold)
+        for_caller = caller is not None and (folder_view or view.kind == "summary")
+        return Node("view", path, commit, view, caller=node_key(caller) if for_caller else ())
 
     def virtual_parent(self, node: Node) -> Node | None:
         """The folder holding a virtual node; None for the tree's root."""

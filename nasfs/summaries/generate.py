@@ -121,9 +121,12 @@ class Generator:
             return record
         files, folders = fold.children(listing, path)
         stamps = fold.walked(listing)
+        made_of: set[str] | None = set()  # the commit of every file it is made from (None: not known)
 
         def file_record(child: str) -> tuple[dict[str, Any] | None, Analysis | None]:
             a = nas.analysis(fold.child_content(nas, child, at, stamps))  # the inode the walk saw, or FileChanged
+            if made_of is not None:
+                made_of.add(a.content.commit)
             try:
                 return self.make_file(a), a
             except JudgeDown:
@@ -131,11 +134,22 @@ class Generator:
             except BackendDown:
                 return None, a
 
+        def folder_record(sub: str) -> dict[str, Any]:
+            nonlocal made_of
+            record = self.make_folder(nas, sub, at)
+            if made_of is not None and "made_of" in record:
+                made_of |= set(record["made_of"])
+            else:
+                made_of = None  # a record made before its files' commits were kept
+            return record
+
         def rules() -> dict[str, Any]:
-            items = fold.child_items(files, folders, file_record, lambda sub: self.make_folder(nas, sub, at))
+            items = fold.child_items(files, folders, file_record, folder_record)
             made = fold.summarize_folder(self.backend(), path, items)
             made["head"] = fold.head(nas, files, at, stamps) or next(
                 (self.make_folder(nas, sub, at).get("head") for sub in folders), None)
+            if made_of is not None:  # a stale record is told only to readers of them all (serving.py)
+                made["made_of"] = sorted(made_of)
             return made
 
         record = self._finish("folder", sig, path, rules, lambda k: k["source"])

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotServable
+from ..folders import subfolders
 from ..pointers import Pointer
 from ..views import Analysis, Evidence, Served
 from . import folders as fold
@@ -52,7 +53,10 @@ class Summaries:
         if self.settings.mode == "off":
             raise NotServable("summaries are off for this tree (--summaries off)", VALID_NOW)
 
-    def file_view(self, nas: Reader, a: Analysis) -> Served:
+    def file_view(self, nas: Reader, a: Analysis, may_hold: Callable[[str], bool] | None = None) -> Served:
+        """``may_hold``: whether the reader may be told what a commit holds; the
+        path's last record (of another version: kept by path alone) is served,
+        stale, only for a commit it allows."""
         self.check_mode()
         c = a.content
         if a.data is None or a.binary:
@@ -64,14 +68,20 @@ class Summaries:
         ahead = self._queue(("file", c.path, c.blob_id), c.path,
                             lambda: self.generator.file_job(c.path, c.blob_id, c.commit))
         last = self.store.last("file", c.path)
-        if last is not None and nas.tree.hold(last["commit"]):
+        if last is not None and nas.tree.hold(last["commit"]) and (may_hold is None or may_hold(last["commit"])):
             self.stale.add(c.path)
             return self._file_served(last, nas.analysis(nas.tree.at(last["commit"], c.path)), stale=True)
         raise self._pending(c.path, ahead, self.store.failure("file", file_ident(c.blob_id, c.path)))
 
-    def folder_view(self, nas: Reader, path: str, at: str | None,
-                    check: Callable[[Listing], None] | None = None) -> Served:
-        """``check``: the reader's decision, made on each walk (walked_signature)."""
+    def folder_view(self, nas: Reader, path: str, at: str | None, check: Callable[[Listing], None] | None = None,
+                    may_hold: Callable[[str], bool] | None = None) -> Served:
+        """``check``: the reader's decision, made on each walk (walked_signature).
+        The path's last record (kept by path alone: made from other files, or
+        other versions) is served, stale, given ``may_hold`` (a reader who does
+        not see all), only when every child it names is in the listing (their
+        decided walk, or the revision's) and it allows every commit it points to
+        and every commit of a file it was made from (``made_of``: a sentence
+        may cite a child its pointers do not name)."""
         self.check_mode()
         listing, sig = fold.walked_signature(nas, path, at, self.store.disk, check)
         path = listing.folder  # "." and "" are the root; a link, the folder it names
@@ -82,7 +92,10 @@ class Summaries:
             return self._folder_served(nas, record, shown, stale=False)
         ahead = self._queue(("folder", path, sig), path, lambda: self.generator.folder_job(path, at))
         last = self.store.last("folder", path)
-        if last is not None and all(nas.tree.hold(p["commit"]) for p in _folder_pointers(last)):
+        commits = {p["commit"] for p in _folder_pointers(last)} if last is not None else set()
+        if last is not None and all(nas.tree.hold(c) for c in commits) and (
+                may_hold is None or (_named_in(last, listing, self.settings.keep_unsupported) and "made_of" in last
+                                     and all(may_hold(c) for c in commits | set(last["made_of"])))):
             self.stale.add(shown + "/")
             return self._folder_served(nas, last, shown, stale=True)
         raise self._pending(shown, ahead, self.store.failure("folder", sig))
@@ -157,6 +170,19 @@ class Summaries:
                 f"summaries_checked={self.settings.checked}\nsummaries_queued={c.queued}\n"
                 f"summaries_running={c.running}\nsummaries_done={c.done}\nsummaries_failed={c.failed}\n"
                 f"summaries_stale={len(self.stale)}\n")
+
+
+def _named_in(record: dict[str, Any], listing: Listing, unsupported_shown: bool = False) -> bool:
+    """Every child a folder record's sentences and head name is a file of
+    ``listing``, or a folder holding one (named ``sub/`` by the record).
+    ``unsupported_shown`` (--summaries-keep-unsupported): its refused
+    sentences are served too, and they cite no child they may be about, so
+    every child the model was shown must be in ``listing``."""
+    found = {item.path for item in listing.items} | set(subfolders(listing))
+    named = {c for k in record["kept"] for c in k.get("children", ())} | {p["path"] for p in _folder_pointers(record)}
+    if unsupported_shown and record.get("refused"):
+        named |= set(record.get("children", ()))
+    return {c.rstrip("/") for c in named} <= found
 
 
 def _folder_pointers(record: dict[str, Any]) -> list[dict[str, Any]]:
