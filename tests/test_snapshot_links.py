@@ -1,0 +1,114 @@
+"""A snapshot reads no file through a link (review-final-access finding 4):
+a tracked folder swapped for a symlink, out of the tree or into it, is no
+folder of the working tree. git status reports the files under it deleted,
+and a snapshot records them deleted (as git would). It reads nothing through
+the link, for a caller and for the daemon's own account (``caller=None``)
+alike. The rest of the tree is still recorded."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from nasfs.access import Caller
+from nasfs.errors import FileChanged, NasError
+from nasfs.repo import GitTree
+
+from .conftest import git
+
+SECRET = b"OUTSIDESECRET 7731\n"
+
+
+def _all_objects(git_dir: Path) -> bytes:
+    """Every object's bytes in .git/objects and in every private store."""
+    stores = [git_dir, *sorted((git_dir / "nasfs-private").glob("*.git"))]
+    out = b""
+    for store in stores:
+        out += subprocess.run(["git", f"--git-dir={store}", "cat-file", "--batch-all-objects", "--batch"],
+                              check=True, capture_output=True).stdout
+    return out
+
+
+@pytest.fixture()
+def swapped(tmp_path: Path) -> tuple[Path, Path]:
+    """(tree, outside): d/f and top.md committed; then d removed and made a
+    link to ``outside``, which holds a 0600 ``f``; top.md edited, new.md added."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / "d").mkdir(parents=True)
+    outside.mkdir()
+    (repo / "d" / "f").write_text("hello\n")
+    (repo / "top.md").write_text("top\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    (repo / "d" / "f").unlink()
+    (repo / "d").rmdir()
+    (repo / "d").symlink_to(outside)
+    (outside / "f").write_bytes(SECRET)
+    os.chmod(outside / "f", 0o600)
+    (repo / "top.md").write_text("top, edited\n")
+    (repo / "new.md").write_text("new\n")
+    assert "D d/f" in git(repo, "status", "--porcelain")
+    return repo, outside
+
+
+def _tree_of(t: GitTree, commit: str) -> pygit2.Tree:
+    return t.resolve(commit).tree
+
+
+@pytest.mark.parametrize("caller", [None, Caller.root()], ids=["no-caller", "root-caller"])
+def test_folder_linked_out_of_tree_is_not_read(swapped: tuple[Path, Path], caller: Caller | None) -> None:
+    repo, _ = swapped
+    t = GitTree(repo, node="box", tree="t")
+    commit = t.snapshot_worktree(caller)
+    tree = _tree_of(t, commit)
+    assert SECRET not in _all_objects(repo / ".git")
+    with pytest.raises(KeyError):
+        tree["d/f"]  # deleted, as git status reports it
+    assert tree["top.md"].data == b"top, edited\n"  # the rest of the tree is recorded
+    assert tree["new.md"].data == b"new\n"
+
+
+def test_folder_linked_into_tree_is_not_read(tmp_path: Path) -> None:
+    """``d`` made a link to the tree's own ``e``: d/f is deleted (git's
+    view); e/f is recorded once, as itself, never as d/f."""
+    repo = tmp_path / "repo"
+    (repo / "d").mkdir(parents=True)
+    (repo / "e").mkdir()
+    (repo / "d" / "f").write_text("d's\n")
+    (repo / "e" / "f").write_text("e's\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    (repo / "d" / "f").unlink()
+    (repo / "d").rmdir()
+    (repo / "d").symlink_to("e")
+    (repo / "e" / "f").write_text("e's, edited\n")
+    t = GitTree(repo, node="box", tree="t")
+    for caller in (None, Caller.root()):
+        tree = _tree_of(t, t.snapshot_worktree(caller))
+        with pytest.raises(KeyError):
+            tree["d/f"]
+        assert tree["e/f"].data == b"e's, edited\n"
+        # a link is not recorded as content either (an emptied folder may stay, as before this fix)
+        assert "d" not in tree or (tree["d"].type_str == "tree" and len(tree["d"]) == 0)
+
+
+def test_in_tree_file_still_recorded(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "a" / "b").mkdir(parents=True)
+    (repo / "a" / "b" / "c.md").write_text("one\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    (repo / "a" / "b" / "c.md").write_text("two\n")
+    (repo / "a" / "b" / "n.md").write_text("new\n")
+    t = GitTree(repo, node="box", tree="t")
+    for caller in (None, Caller.root()):
+        tree = _tree_of(t, t.snapshot_worktree(caller))
+        assert tree["a/b/c.md"].data == b"two\n"
+        assert tree["a/b/n.md"].data == b"new\n"
