@@ -112,3 +112,42 @@ def test_in_tree_file_still_recorded(tmp_path: Path) -> None:
         tree = _tree_of(t, t.snapshot_worktree(caller))
         assert tree["a/b/c.md"].data == b"two\n"
         assert tree["a/b/n.md"].data == b"new\n"
+
+
+def test_single_file_snapshot_reads_no_linked_folder(swapped: tuple[Path, Path]) -> None:
+    """``snapshot`` (one file) reads by path too: a folder on the way made a
+    link since the path was resolved is not read through (FileChanged: read
+    it again), and nothing is written."""
+    repo, _ = swapped
+    t = GitTree(repo, node="box", tree="t")
+    with pytest.raises(FileChanged):
+        t.snapshot("d/f", str(pygit2.hash(SECRET)), repo / "d" / "f", t.head())
+    assert SECRET not in _all_objects(repo / ".git")
+
+
+def test_working_file_reads_no_linked_folder(swapped: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``working``: the path resolved (no link then), and a folder on the way
+    swapped for a link before the stat and the read: NotFound, nothing read."""
+    repo, _ = swapped
+    t = GitTree(repo, node="box", tree="t")
+    monkeypatch.setattr(t, "real_path", lambda path: ("d/f", repo / "d" / "f"))
+    with pytest.raises(NasError):
+        t.working("d/f")
+    assert SECRET not in _all_objects(repo / ".git")
+    monkeypatch.undo()
+    assert t.working("top.md").read() == b"top, edited\n"
+
+
+def test_content_reread_follows_no_linked_folder(swapped: tuple[Path, Path]) -> None:
+    """A working file's Content reads its bytes again by path when served:
+    not through a folder swapped for a link since."""
+    repo, _ = swapped
+    t = GitTree(repo, node="box", tree="t")
+    served = t.working("top.md")
+    moved = type(served)("d/f", str(pygit2.hash(SECRET)), len(SECRET), served.commit, t.repo,
+                         str(repo / "d" / "f"), None, None, str(t.root))
+    with pytest.raises(FileChanged):
+        b"".join(moved.stream())
+    with pytest.raises(KeyError):
+        moved.read()  # the blob named, which no store holds: never the outside bytes
+

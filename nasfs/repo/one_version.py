@@ -113,17 +113,18 @@ def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def read_one_version(real: Path) -> tuple[os.stat_result, bytes]:
+def read_one_version(real: Path, root: Path | str | None = None) -> tuple[os.stat_result, bytes]:
     """The whole bytes of a file as one version, and their stat.
 
     ``read()`` of a whole file is several read calls; a writer rewriting the
     file in place between them gave a version's start followed by a later
     version's end, which no one ever wrote. Bytes count when their length is
     the size the file had before the read and the file's stat did not change
-    during it; otherwise the read is tried again.
+    during it; otherwise the read is tried again. ``root``: as for
+    :func:`open_regular` (no symlink followed on the way).
     """
     for attempt in range(READ_TRIES):
-        with open_regular(real) as fh:
+        with open_regular(real, root) as fh:
             before = os.fstat(fh.fileno())
             data = fh.read()
             after = os.fstat(fh.fileno())
@@ -133,22 +134,22 @@ def read_one_version(real: Path) -> tuple[os.stat_result, bytes]:
     raise NotServable(f"{real.name!r} changed during each of {READ_TRIES} reads of it", "read it again once it is written")
 
 
-def hash_large(real: Path) -> tuple[os.stat_result, str]:
+def hash_large(real: Path, root: Path | str | None = None) -> tuple[os.stat_result, str]:
     """The blob id of a file too large to hold, hashed from one open file
     (through its ``/proc/self/fd`` link, the same inode), and that file's
     stat: the id is of the inode whose stat is returned, whatever the path
     names meanwhile."""
-    with open_regular(real) as fh:
+    with open_regular(real, root) as fh:
         blob_id = str(pygit2.hashfile(f"/proc/self/fd/{fh.fileno()}"))
         return os.fstat(fh.fileno()), blob_id
 
 
-def blob_of_one_version(repo: pygit2.Repository, real: Path) -> pygit2.Oid | None:
+def blob_of_one_version(repo: pygit2.Repository, real: Path, root: Path | str | None = None) -> pygit2.Oid | None:
     """The blob of a file's bytes as one version (as ``read_one_version``,
     streamed, so a file of any size), for a commit; None when it changed
     during each of READ_TRIES reads (its writer's next close commits it)."""
     for attempt in range(READ_TRIES):
-        with open_regular(real) as fh:
+        with open_regular(real, root) as fh:
             before = os.fstat(fh.fileno())
             blob = repo.create_blob_fromiobase(fh)
             read = fh.tell()

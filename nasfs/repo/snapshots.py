@@ -152,7 +152,11 @@ class Snapshots(Revisions, Writing, PrivateStores):
                     with as_owner(owner):
                         written = repo.create_blob(data)
                 else:
-                    with open_regular(real) as fh, as_owner(owner):  # read as this process, written as the store's account
+                    try:
+                        fh = open_regular(real, root=self.root)  # no symlink followed on the way
+                    except FileNotFoundError:  # a folder on the way is gone, or a link now
+                        raise FileChanged(f"{rel!r} changed while it was read", "read it again") from None
+                    with fh, as_owner(owner):  # read as this process, written as the store's account
                         if source is not None and identity(os.fstat(fh.fileno())) != source:
                             raise FileChanged(f"{rel!r} changed while it was read", "read it again")
                         written = repo.create_blob_fromiobase(fh)
