@@ -151,3 +151,13 @@ def test_content_reread_follows_no_linked_folder(swapped: tuple[Path, Path]) -> 
     with pytest.raises(KeyError):
         moved.read()  # the blob named, which no store holds: never the outside bytes
 
+
+def test_autocommit_commits_no_file_through_linked_folder(swapped: tuple[Path, Path]) -> None:
+    """A write's autocommit of d/f, d a link out of the tree: git would record
+    d/f deleted, and so does the commit; the outside bytes are not committed."""
+    repo, _ = swapped
+    t = GitTree(repo, node="box", tree="t")
+    t.commit_worktree_path("d/f", "test")
+    assert SECRET not in _all_objects(repo / ".git")
+    with pytest.raises(KeyError):
+        t.repo.head.peel().tree["d/f"]
