@@ -15,7 +15,7 @@ import pygit2
 import pytest
 
 from nasfs.access import Caller
-from nasfs.errors import FileChanged, NasError
+from nasfs.errors import FileChanged, NotFound
 from nasfs.repo import GitTree
 
 from .conftest import git
@@ -131,7 +131,7 @@ def test_working_file_reads_no_linked_folder(swapped: tuple[Path, Path], monkeyp
     repo, _ = swapped
     t = GitTree(repo, node="box", tree="t")
     monkeypatch.setattr(t, "real_path", lambda path: ("d/f", repo / "d" / "f"))
-    with pytest.raises(NasError):
+    with pytest.raises(NotFound):  # d/f is no file of the tree: git status has it deleted
         t.working("d/f")
     assert SECRET not in _all_objects(repo / ".git")
     monkeypatch.undo()
@@ -161,3 +161,67 @@ def test_autocommit_commits_no_file_through_linked_folder(swapped: tuple[Path, P
     assert SECRET not in _all_objects(repo / ".git")
     with pytest.raises(KeyError):
         t.repo.head.peel().tree["d/f"]
+
+
+def test_autocommit_executable_bit_is_the_owners_x_bit(tmp_path: Path) -> None:
+    """As git takes it (ce_permissions: mode & 0100): the owner's x bit alone,
+    not whether the daemon could execute it (root may if any x bit is set)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "seed.md").write_text("seed\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    t = GitTree(repo, node="box", tree="t")
+    for name, mode, want in [("others_x.sh", 0o611, pygit2.GIT_FILEMODE_BLOB),
+                             ("owner_x.sh", 0o744, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)]:
+        (repo / name).write_text("#!/bin/sh\n")
+        os.chmod(repo / name, mode)
+        t.commit_worktree_path(name, "test")
+        assert t.repo.head.peel().tree[name].filemode == want, name
+    assert "others_x.sh" not in git(repo, "status", "--porcelain")  # git agrees with what was committed
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_in_tree_walk_edges_and_no_descriptor_left(tmp_path: Path) -> None:
+    """``..``, empty parts, absolute paths outside, the root itself, a file on
+    the way, a link at the end, an odd-byte name, a deep path: the right
+    answer each time, and every descriptor closed on every path."""
+    from nasfs.errors import NotServable
+    from nasfs.repo.one_version import lstat_in_tree, open_regular
+
+    root = tmp_path / "t"
+    deep = root.joinpath(*["d"] * 60)
+    deep.mkdir(parents=True)
+    (deep / "f").write_bytes(b"deep\n")
+    odd = os.fsdecode(b"odd\xff\n name")
+    (root / odd).write_bytes(b"odd\n")
+    (root / "file").write_bytes(b"x\n")
+    (root / "link").symlink_to("file")
+    (tmp_path / "outside").write_bytes(SECRET)
+    before = _fds()
+    for _ in range(3):
+        assert lstat_in_tree(root, "/".join(["d"] * 60) + "/f") is not None
+        assert lstat_in_tree(root, "d//./d/") is not None  # empty parts and "." skipped
+        assert lstat_in_tree(root, odd) is not None
+        assert lstat_in_tree(root, "d/../file") is None  # ".." is no name of the tree
+        assert lstat_in_tree(root, "") is None  # the root is no file of it
+        assert lstat_in_tree(root, "file/x") is None  # a file on the way
+        assert lstat_in_tree(root, "absent/x") is None
+        assert lstat_in_tree(root, "link") is not None  # the link itself, not followed
+        with open_regular(deep / "f", root) as fh:
+            assert fh.read() == b"deep\n"
+        with open_regular(root / odd, root) as fh:
+            assert fh.read() == b"odd\n"
+        with pytest.raises(NotServable):
+            open_regular(root / "link", root)
+        with pytest.raises(NotServable):
+            open_regular(root / "d", root)  # a folder
+        with pytest.raises(FileNotFoundError):
+            open_regular(tmp_path / "outside", root)  # an absolute path not under the root
+        with pytest.raises(FileNotFoundError):
+            open_regular(root / "file" / "x", root)
+    assert _fds() == before
