@@ -225,3 +225,16 @@ def test_in_tree_walk_edges_and_no_descriptor_left(tmp_path: Path) -> None:
         with pytest.raises(FileNotFoundError):
             open_regular(root / "file" / "x", root)
     assert _fds() == before
+
+
+def test_single_file_snapshot_of_a_file_made_a_link_is_changed(swapped: tuple[Path, Path]) -> None:
+    """The file itself swapped for a link (to an outside file) after its view
+    was hashed: FileChanged (read it again), as for a folder on the way or
+    another inode; nothing read through the link, nothing written."""
+    repo, outside = swapped
+    t = GitTree(repo, node="box", tree="t")
+    (repo / "top.md").unlink()
+    (repo / "top.md").symlink_to(outside / "f")
+    with pytest.raises(FileChanged):
+        t.snapshot("top.md", str(pygit2.hash(SECRET)), repo / "top.md", t.head())
+    assert SECRET not in _all_objects(repo / ".git")

@@ -154,7 +154,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
                 else:
                     try:
                         fh = open_regular(real, root=self.root)  # no symlink followed on the way
-                    except FileNotFoundError:  # a folder on the way is gone, or a link now
+                    except (FileNotFoundError, NotServable):  # a folder on the way is gone, or a link now; or the file
                         raise FileChanged(f"{rel!r} changed while it was read", "read it again") from None
                     with fh, as_owner(owner):  # read as this process, written as the store's account
                         if source is not None and identity(os.fstat(fh.fileno())) != source:
