@@ -219,12 +219,12 @@ def test_a_file_saved_by_rename_while_snapshotted_for_a_reader_is_looked_at_agai
     readme.write_text("# Readme\n\nfirst save\n")
     opened, saves = snapshots.open_regular, []
 
-    def saved_then_opened(path):
+    def saved_then_opened(path, root=None):
         if not saves:
             saves.append(path)
             (tree / "public" / ".readme.md.swp").write_text("# Readme\n\nsecond save\n")
             os.rename(tree / "public" / ".readme.md.swp", readme)
-        return opened(path)
+        return opened(path, root)
 
     monkeypatch.setattr(snapshots, "open_regular", saved_then_opened)
     t = GitTree(tree)

@@ -459,8 +459,8 @@ def test_a_file_rewritten_between_two_reads_of_it_is_served_as_one_version(
 
     plain = nasfs.repo.one_version.open_regular
 
-    def opening(path):
-        fh = plain(path)
+    def opening(path, root=None):
+        fh = plain(path, root)
         return RewrittenAfterFirstRead(fh) if Path(path) == target else fh
 
     monkeypatch.setattr(nasfs.repo.one_version, "open_regular", opening)

@@ -4,10 +4,11 @@ branch, staged in the index too so ``git status`` stays clean for it."""
 from __future__ import annotations
 
 import os
+import stat
 
 import pygit2
 
-from .one_version import blob_of_one_version
+from .one_version import blob_of_one_version, lstat_in_tree
 from .paths import clean_path, tree_get
 from .revisions import Revisions
 from .served import serving
@@ -33,17 +34,21 @@ class Autocommit(Revisions, Writing):
             committed = tree_get(base, rel)
             index = self.repo.index
             index.read()
-            if real.is_file() and not real.is_symlink():
-                blob = blob_of_one_version(self.repo, real)  # another writer may be rewriting it
+            st = lstat_in_tree(self.root, rel)  # no link followed on the way: under a linked folder, no file
+            if st is not None and stat.S_ISREG(st.st_mode):
+                try:
+                    blob = blob_of_one_version(self.repo, real, self.root)  # another writer may be rewriting it
+                except FileNotFoundError:  # a folder on the way swapped for a link since: a later close commits it
+                    return None
                 if blob is None:
                     return None
-                mode = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if os.access(real, os.X_OK) else pygit2.GIT_FILEMODE_BLOB
+                mode = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if st.st_mode & stat.S_IXUSR else pygit2.GIT_FILEMODE_BLOB  # as git: the lstat, its owner x bit
                 if committed is not None and committed.id == blob and committed.filemode == mode:
                     return None
                 tree = self._tree_with(base, rel.split("/"), blob, mode)
                 index.add(pygit2.IndexEntry(rel, blob, mode))
                 verb = "update"
-            elif not real.exists() and committed is not None:
+            elif st is None and committed is not None:
                 tree = self._tree_without(base, rel.split("/"))
                 if rel in index:
                     index.remove(rel)

@@ -33,6 +33,7 @@ class Content:
     _disk: str | None = field(default=None, repr=False, compare=False)
     _data: bytes | None = field(default=None, repr=False, compare=False)  # the bytes that were hashed, when read
     _source: Identity | None = field(default=None, repr=False, compare=False)  # the inode ``_disk`` was hashed from
+    _root: str | None = field(default=None, repr=False, compare=False)  # the tree ``_disk`` is in: read with no link followed
 
     @property
     def large(self) -> bool:
@@ -56,9 +57,9 @@ class Content:
             return self._data
         if self._disk is not None:
             try:
-                with open_regular(self._disk) as fh:
+                with open_regular(self._disk, self._root) as fh:
                     data = fh.read()
-            except NotServable:  # not a file any more (a FIFO swapped in): the blob named, below
+            except (NotServable, FileNotFoundError):  # not a file (of the tree) any more: the blob named, below
                 data = None
             if data is not None and pygit2.hash(data) == pygit2.Oid(hex=self.blob_id):
                 return data
@@ -71,8 +72,8 @@ class Content:
         commit costs its size in memory while it is read."""
         if self._disk is not None:
             try:
-                fh = open_regular(self._disk)
-            except NotServable:  # not a file any more (a FIFO swapped in): another file
+                fh = open_regular(self._disk, self._root)
+            except (NotServable, FileNotFoundError):  # not a file (of the tree) any more: another file, or none
                 fh = None
             if fh is not None:
                 with fh:

@@ -58,11 +58,11 @@ class WorkingHashes(ServedTree):
         if stored:
             blob_id = stored.decode()
         elif st.st_size <= LARGE_BYTES:
-            st, data = read_one_version(real)
+            st, data = read_one_version(real, self.root)  # no symlink followed on the way
             key = stat_key(st)
             blob_id = str(pygit2.hash(data))
         else:
-            st, blob_id = hash_large(real)
+            st, blob_id = hash_large(real, self.root)
             key = stat_key(st)
         settled = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_NS
         self._hashes.put(str(real), (key, blob_id, settled))

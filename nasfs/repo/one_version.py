@@ -4,6 +4,7 @@ version's end."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import time
@@ -17,12 +18,86 @@ from ..errors import NotServable
 READ_TRIES = 20
 
 
-def open_regular(real: Path | str) -> BinaryIO:
+_FOLDER = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
+_NOT_IN_TREE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
+
+
+def _in_tree(root: Path | str, real: Path | str) -> tuple[int, str]:
+    """(an O_PATH descriptor of ``real``'s folder, ``real``'s last name),
+    the folder reached from ``root``'s descriptor one name at a time
+    following no symlink. FileNotFoundError when a folder on the way is
+    missing or is not a real directory (a link to one, even inside the
+    tree, is no folder of the working tree, as git sees it: a file under it
+    is deleted), or when ``real`` is not under ``root``."""
+    root = str(root).rstrip("/") or "/"
+    rel = str(real)
+    if os.path.isabs(rel):
+        inside = root if root == "/" else root + "/"
+        if not rel.startswith(inside):
+            raise FileNotFoundError(errno.ENOENT, f"{rel} is not under {root}")
+        rel = rel[len(inside):]
+    names = [n for n in rel.split("/") if n not in ("", ".")]
+    if not names or ".." in names:
+        raise FileNotFoundError(errno.ENOENT, f"{rel!r} names no file of the tree")
+    at = os.open(root, _FOLDER)
+    try:
+        for name in names[:-1]:
+            fd = os.open(name, _FOLDER, dir_fd=at)
+            os.close(at)
+            at = fd
+    except OSError as exc:
+        os.close(at)
+        if exc.errno in _NOT_IN_TREE:
+            raise FileNotFoundError(errno.ENOENT, f"{rel!r}: a folder on the way is not a folder of the tree") from None
+        raise
+    except BaseException:
+        os.close(at)
+        raise
+    return at, names[-1]
+
+
+def lstat_in_tree(root: Path | str, rel: str) -> os.stat_result | None:
+    """The lstat of ``rel`` (tree-relative) reached from ``root`` with no
+    symlink followed anywhere on the way; None when there is no such entry:
+    it is absent, or a folder on the way is not a real directory (a link or
+    a file), where git too sees no file."""
+    try:
+        at, name = _in_tree(root, rel)
+    except FileNotFoundError:
+        return None
+    try:
+        return os.stat(name, dir_fd=at, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno in _NOT_IN_TREE:
+            return None
+        raise
+    finally:
+        os.close(at)
+
+
+def open_regular(real: Path | str, root: Path | str | None = None) -> BinaryIO:
     """``open(real, "rb")`` that never waits: the path is opened without
     blocking and refused unless it is a regular file, since it may name a
     FIFO by now (swapped in after the stat that saw a file), whose open
-    would hold the thread until someone writes to it."""
-    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    would hold the thread until someone writes to it. With ``root`` (the
+    tree ``real`` is in), no symlink is followed anywhere on the way: each
+    folder is opened from its parent's descriptor, the file itself with
+    O_NOFOLLOW (FileNotFoundError when a folder on the way is not a real
+    directory, NotServable for a link), so a folder swapped for a link out of
+    the tree, or into the mount itself, is never read through."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    if root is None:
+        fd = os.open(real, flags)
+    else:
+        at, name = _in_tree(root, real)
+        try:
+            fd = os.open(name, flags | os.O_NOFOLLOW, dir_fd=at)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise NotServable(f"{name!r} is a link, not a regular file (any more)", "read it again") from None
+        finally:
+            os.close(at)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotServable(f"{os.path.basename(str(real))!r} is not a regular file (any more)", "read it again")
@@ -38,17 +113,18 @@ def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def read_one_version(real: Path) -> tuple[os.stat_result, bytes]:
+def read_one_version(real: Path, root: Path | str | None = None) -> tuple[os.stat_result, bytes]:
     """The whole bytes of a file as one version, and their stat.
 
     ``read()`` of a whole file is several read calls; a writer rewriting the
     file in place between them gave a version's start followed by a later
     version's end, which no one ever wrote. Bytes count when their length is
     the size the file had before the read and the file's stat did not change
-    during it; otherwise the read is tried again.
+    during it; otherwise the read is tried again. ``root``: as for
+    :func:`open_regular` (no symlink followed on the way).
     """
     for attempt in range(READ_TRIES):
-        with open_regular(real) as fh:
+        with open_regular(real, root) as fh:
             before = os.fstat(fh.fileno())
             data = fh.read()
             after = os.fstat(fh.fileno())
@@ -58,22 +134,22 @@ def read_one_version(real: Path) -> tuple[os.stat_result, bytes]:
     raise NotServable(f"{real.name!r} changed during each of {READ_TRIES} reads of it", "read it again once it is written")
 
 
-def hash_large(real: Path) -> tuple[os.stat_result, str]:
+def hash_large(real: Path, root: Path | str | None = None) -> tuple[os.stat_result, str]:
     """The blob id of a file too large to hold, hashed from one open file
     (through its ``/proc/self/fd`` link, the same inode), and that file's
     stat: the id is of the inode whose stat is returned, whatever the path
     names meanwhile."""
-    with open_regular(real) as fh:
+    with open_regular(real, root) as fh:
         blob_id = str(pygit2.hashfile(f"/proc/self/fd/{fh.fileno()}"))
         return os.fstat(fh.fileno()), blob_id
 
 
-def blob_of_one_version(repo: pygit2.Repository, real: Path) -> pygit2.Oid | None:
+def blob_of_one_version(repo: pygit2.Repository, real: Path, root: Path | str | None = None) -> pygit2.Oid | None:
     """The blob of a file's bytes as one version (as ``read_one_version``,
     streamed, so a file of any size), for a commit; None when it changed
     during each of READ_TRIES reads (its writer's next close commits it)."""
     for attempt in range(READ_TRIES):
-        with open_regular(real) as fh:
+        with open_regular(real, root) as fh:
             before = os.fstat(fh.fileno())
             blob = repo.create_blob_fromiobase(fh)
             read = fh.tell()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import pygit2
 from ..access import NOTHING, Caller, Decider, Identity, Seen, decider, identity
 from ..audience import narrower_than_git
 from ..errors import FileChanged, NotFound, NotServable, settled
-from .one_version import open_regular
+from .one_version import lstat_in_tree, open_regular
 from .paths import tree_get
 from .private_stores import PrivateStores, as_owner
 from .revisions import Revisions
@@ -85,13 +86,19 @@ class Snapshots(Revisions, Writing, PrivateStores):
                 | pygit2.GIT_STATUS_INDEX_NEW | pygit2.GIT_STATUS_INDEX_DELETED)
             if not differs_from_head or not _utf8(path) or (keep is not None and not keep(path)):
                 continue  # a name that is not UTF-8 is served by no view (and git's tree builder refuses it)
-            real = self.root / path
-            allowed = _seen_change(seen, path, real.exists()) if seen is not None else None
-            if seen is not None and allowed is None:
-                continue  # not this caller's to record
-            if real.is_file() and not real.is_symlink():
-                changed.append((path, real, allowed))
-            elif not real.exists():
+            # no symlink followed anywhere on the way (a folder swapped for a link out of the tree, or
+            # into the mount itself): a path whose folders are not real directories is no file of the
+            # working tree (git status too reports it deleted), neither read nor recorded as content
+            st = lstat_in_tree(self.root, path)
+            if seen is not None:
+                allowed = _seen_change(seen, path, st is not None)
+                if allowed is None:
+                    continue  # not this caller's to record
+            else:
+                allowed = identity(st) if st is not None else None  # the read must find this very inode
+            if st is not None and stat.S_ISREG(st.st_mode):
+                changed.append((path, self.root / path, allowed))
+            elif st is None:
                 changed.append((path, None, None))
         if not changed and head is not None:
             return str(head.id)
@@ -103,7 +110,11 @@ class Snapshots(Revisions, Writing, PrivateStores):
             if real is None:
                 blobs.append((path, None))
             else:
-                with open_regular(real) as fh, as_owner(owner):  # read as this process, written as the store's account
+                try:
+                    fh = open_regular(real, root=self.root)  # no symlink followed on the way
+                except (FileNotFoundError, NotServable):
+                    raise FileChanged(f"{path!r} changed while it was read", "read it again") from None
+                with fh, as_owner(owner):  # read as this process, written as the store's account
                     if allowed is not None and identity(os.fstat(fh.fileno())) != allowed:
                         raise FileChanged(f"{path!r} changed while it was read", "read it again")
                     blobs.append((path, repo.create_blob_fromiobase(fh)))
@@ -141,7 +152,11 @@ class Snapshots(Revisions, Writing, PrivateStores):
                     with as_owner(owner):
                         written = repo.create_blob(data)
                 else:
-                    with open_regular(real) as fh, as_owner(owner):  # read as this process, written as the store's account
+                    try:
+                        fh = open_regular(real, root=self.root)  # no symlink followed on the way
+                    except (FileNotFoundError, NotServable):  # a folder on the way is gone, or a link now; or the file
+                        raise FileChanged(f"{rel!r} changed while it was read", "read it again") from None
+                    with fh, as_owner(owner):  # read as this process, written as the store's account
                         if source is not None and identity(os.fstat(fh.fileno())) != source:
                             raise FileChanged(f"{rel!r} changed while it was read", "read it again")
                         written = repo.create_blob_fromiobase(fh)
@@ -160,11 +175,13 @@ class Snapshots(Revisions, Writing, PrivateStores):
         if not narrower_than_git(self.root, self.git_dir, [rel for rel, _ in files]):
             return None
         owners = set()
-        for _, real in files:
+        for rel, _ in files:
             try:
-                owners.add(os.stat(real).st_uid)
+                st = lstat_in_tree(self.root, rel)  # no link followed on the way (nor at the end)
             except OSError:
                 continue
+            if st is not None:
+                owners.add(st.st_uid)
         if len(owners) == 1:
             uid = owners.pop()
         else:
@@ -271,9 +288,15 @@ def _seen_change(seen: Decider, path: str, exists: bool) -> Identity | None:
         verdict, allowed = seen.judge(path)
         return allowed if verdict is Seen.ALLOWED else None
     folder = os.path.dirname(path)
-    while folder and not os.path.isdir(seen.root / folder):
+    while folder and not _real_dir(seen.root, folder):  # a link to a folder is not one (not followed)
         folder = os.path.dirname(folder)
     return NOTHING if seen.decide(folder, want_dir=True) is Seen.ALLOWED else None
+
+
+def _real_dir(root: Path, folder: str) -> bool:
+    """Whether ``folder`` is a real directory of the tree, reached with no link followed."""
+    st = lstat_in_tree(root, folder)
+    return st is not None and stat.S_ISDIR(st.st_mode)
 
 
 def _object_id(kind: bytes, raw: bytes) -> pygit2.Oid:

@@ -15,6 +15,7 @@ from ..errors import BadPath, FileChanged, NotFound, NotServable
 from .commit_paths import FOLDER_READS, CommitPaths
 from .content import FILE_MODES, Content
 from .hashes import WorkingHashes
+from .one_version import lstat_in_tree
 from .paths import clean_path, tree_entry
 from .snapshots import Snapshots
 
@@ -73,10 +74,11 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
         the inode the access decision allowed (access.py), the only one whose
         bytes may be used (FileChanged for another); None: any (root's)."""
         rel, real = self.real_path(path)
-        try:
-            st = real.stat()
-        except FileNotFoundError:
-            raise NotFound(f"{path!r} does not exist") from None
+        # lstat'ed again from the root, no link followed on the way: a folder swapped for a link since it
+        # was resolved (out of the tree, or into the mount itself) is not stat'ed or read through
+        st = lstat_in_tree(self.root, rel) if rel else real.stat()
+        if st is None:
+            raise NotFound(f"{path!r} does not exist")
         _same(path, allowed, st)  # before a byte is read: a folder or a fifo swapped in is never opened
         if stat.S_ISDIR(st.st_mode):
             raise NotServable(f"{path!r} is a folder (a directory), not a file", FOLDER_READS)
@@ -85,7 +87,7 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
         blob_id, data, st = self._hash(real, st)
         _same(path, allowed, st)  # what was read (its fd's stat), or the stat a known blob id is keyed on
         commit = self._commit_holding(rel, blob_id, real, data, caller, identity(st))
-        return Content(rel, blob_id, st.st_size, commit, self.repo, str(real), data, identity(st))
+        return Content(rel, blob_id, st.st_size, commit, self.repo, str(real), data, identity(st), str(self.root))
 
     def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None, caller: Caller | None,
                         source: Identity) -> str:
