@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -577,13 +580,10 @@ def test_a_stale_file_summary_is_told_only_from_a_version_the_reader_may_read(ho
     assert b"Kvxvault" in nas.read("mine/plan.md@summary", at="HEAD").text  # root may read that version
 
 
-def test_the_mount_tells_a_stale_summary_at_a_revision_only_to_a_reader_who_may_read_it(tmp_path: Path) -> None:
-    """Through the mount, a file's view and any view at a revision (``.at/HEAD/...``) were read as
-    the daemon's own account, whatever the caller: the stale summary of root's uncommitted 0600 edit
-    of a committed file, and its folder's, were told to any reader of ``.git`` at HEAD."""
-    import shutil
-    import tempfile
-
+@pytest.fixture
+def private_edit() -> Iterator[tuple[Path, Path]]:
+    """(root, plan): mine/plan.md committed with public text, then rewritten with STALE_SECRET, uncommitted
+    and 0600; the tree under a 0755 folder in /tmp (pytest's own are 0700: no other account gets in)."""
     base = Path(tempfile.mkdtemp(prefix="nasfs-stale-", dir="/tmp"))
     os.chmod(base, 0o755)
     root = base / "t"
@@ -596,25 +596,34 @@ def test_the_mount_tells_a_stale_summary_at_a_revision_only_to_a_reader_who_may_
         git(root, "commit", "-q", "-m", "plan")
         plan.write_text(STALE_SECRET)
         os.chmod(plan, 0o600)
-        m = Mount(root, base / "mnt", "--allow-other", "--no-warm", "--summarizer", command(tmp_path))
-        try:
-            mnt = m.mountpoint
-            for name in ("mine/plan.md@summary", "mine@summary"):  # made for root, its owner
-                deadline = time.monotonic() + 60
-                while b"Kvxvault" not in subprocess.run(["cat", str(mnt / name)], capture_output=True, timeout=30).stdout:
-                    assert time.monotonic() < deadline, m.log.read_text()[-2000:]
-                    time.sleep(0.2)
-            for name in ("mine/plan.md@summary", "mine@summary"):
-                at_head = mnt / ".at" / "HEAD" / name
-                assert b"Kvxvault" in at_head.read_bytes()  # root: its own edit, stale at HEAD
-                done = subprocess.run(["setpriv", "--reuid=54321", "--regid=54321", "--clear-groups", "cat", str(at_head)],
-                                      capture_output=True, timeout=30, env=dict(os.environ, HOME="/tmp"))
-                assert b"Kvxvault" not in done.stdout and b"KVXSECRET" not in done.stdout, done.stdout
-                assert done.returncode == 1 and b"Resource temporarily unavailable" in done.stderr, done.stderr
-        finally:
-            assert m.stop() == 0, m.log.read_text()[-2000:]
+        yield root, plan
     finally:
         shutil.rmtree(base)
+
+
+def test_the_mount_tells_a_stale_summary_at_a_revision_only_to_a_reader_who_may_read_it(
+        tmp_path: Path, private_edit: tuple[Path, Path]) -> None:
+    """Through the mount, a file's view and any view at a revision (``.at/HEAD/...``) were read as
+    the daemon's own account, whatever the caller: the stale summary of root's uncommitted 0600 edit
+    of a committed file, and its folder's, were told to any reader of ``.git`` at HEAD."""
+    root, _ = private_edit
+    m = Mount(root, root.parent / "mnt", "--allow-other", "--no-warm", "--summarizer", command(tmp_path))
+    try:
+        mnt = m.mountpoint
+        for name in ("mine/plan.md@summary", "mine@summary"):  # made for root, its owner
+            deadline = time.monotonic() + 60
+            while b"Kvxvault" not in subprocess.run(["cat", str(mnt / name)], capture_output=True, timeout=30).stdout:
+                assert time.monotonic() < deadline, m.log.read_text()[-2000:]
+                time.sleep(0.2)
+        for name in ("mine/plan.md@summary", "mine@summary"):
+            at_head = mnt / ".at" / "HEAD" / name
+            assert b"Kvxvault" in at_head.read_bytes()  # root: its own edit, stale at HEAD
+            done = subprocess.run(["setpriv", "--reuid=54321", "--regid=54321", "--clear-groups", "cat", str(at_head)],
+                                  capture_output=True, timeout=30, env=dict(os.environ, HOME="/tmp"))
+            assert b"Kvxvault" not in done.stdout and b"KVXSECRET" not in done.stdout, done.stdout
+            assert done.returncode == 1 and b"Resource temporarily unavailable" in done.stderr, done.stderr
+    finally:
+        assert m.stop() == 0, m.log.read_text()[-2000:]
 
 
 def test_a_stale_folder_summary_citing_a_subfolder_is_told_to_a_reader_of_it(home: Path, tmp_path: Path) -> None:
@@ -633,12 +642,16 @@ def test_a_stale_folder_summary_citing_a_subfolder_is_told_to_a_reader_of_it(hom
     assert "stale=true" in told and "Shipping" in told, told
 
 
-UNSUPPORTED_SCRIPT = """\
+# a command summarizer's answer: its first part's label and text, then sentences about the folder's children
+FIRST_PART_AND_CHILDREN = """\
 import re, sys
 prompt = sys.stdin.read()
 for label, text in re.findall(r'^(\\[L\\d+-L\\d+\\])\\n(.*[A-Za-z]{3}.*)$', prompt, re.M)[:1]:
     print(label, text.strip('#-* '))
 items = re.findall(r'^\\[(\\d+)\\] [^:]+: (.*)$', prompt, re.M)
+"""
+
+UNSUPPORTED_SCRIPT = FIRST_PART_AND_CHILDREN + """\
 if items:  # the first child's own sentence, and the last child's cited as the first's: refused
     print('[' + items[0][0] + ']', items[0][1].split(' [')[0])
     print('[' + items[0][0] + ']', items[-1][1].split(' [')[0])
@@ -696,44 +709,24 @@ def test_a_stale_summary_of_a_private_version_is_not_told_once_its_path_is_publi
     assert b"Kvxvault" in nas.read("mine/a.md@summary" if kind == "file" else "mine@summary").text  # root
 
 
-def test_a_stale_summary_of_an_owners_private_version_is_told_to_that_owner(tmp_path: Path) -> None:
+def test_a_stale_summary_of_an_owners_private_version_is_told_to_that_owner(
+        tmp_path: Path, private_edit: tuple[Path, Path]) -> None:
     """The owner of a 0600 file (not root) may read its private snapshots' store (theirs, when they may
     reach .git/objects): the stale summary of their own uncommitted edit is told to them at HEAD, and
     to no other reader."""
-    import shutil
-    import tempfile
-
     from nasfs.access import Caller
 
     owner, other = Caller(54321, 54321), Caller(54322, 54322)
-    base = Path(tempfile.mkdtemp(prefix="nasfs-stale-", dir="/tmp"))
-    os.chmod(base, 0o755)
-    root = base / "t"
-    try:
-        (root / "mine").mkdir(parents=True)
-        plan = root / "mine" / "plan.md"
-        plan.write_text("# Plan\n\nPublic plan about shipping.\n")
-        git(root, "init", "-q", "-b", "main")
-        git(root, "add", "-A")
-        git(root, "commit", "-q", "-m", "plan")
-        plan.write_text(STALE_SECRET)
-        os.chmod(plan, 0o600)
-        os.chown(plan, owner.uid, owner.gid)
-        nas = nas_for(root, command(tmp_path))
-        gen = nas.summaries.generator
-        assert "Kvxvault" in str(gen.make_file(gen.core().analysis(gen.core().content("mine/plan.md", None))))
-        assert "Kvxvault" in _told(nas, "mine/plan.md@summary", owner, at="HEAD")
-        assert "Kvxvault" not in _told(nas, "mine/plan.md@summary", other, at="HEAD")
-    finally:
-        shutil.rmtree(base)
+    root, plan = private_edit
+    os.chown(plan, owner.uid, owner.gid)
+    nas = nas_for(root, command(tmp_path))
+    gen = nas.summaries.generator
+    assert "Kvxvault" in str(gen.make_file(gen.core().analysis(gen.core().content("mine/plan.md", None))))
+    assert "Kvxvault" in _told(nas, "mine/plan.md@summary", owner, at="HEAD")
+    assert "Kvxvault" not in _told(nas, "mine/plan.md@summary", other, at="HEAD")
 
 
-MIXED_SCRIPT = """\
-import re, sys
-prompt = sys.stdin.read()
-for label, text in re.findall(r'^(\\[L\\d+-L\\d+\\])\\n(.*[A-Za-z]{3}.*)$', prompt, re.M)[:1]:
-    print(label, text.strip('#-* '))
-items = re.findall(r'^\\[(\\d+)\\] [^:]+: (.*)$', prompt, re.M)
+MIXED_SCRIPT = FIRST_PART_AND_CHILDREN + """\
 if len(items) > 1:  # one sentence citing both: its words mostly the first's, so its pointers are the first's
     print(items[0][1].split(' [')[0], 'mention', items[-1][1].split(' [')[0], '[1][2]')
 """
