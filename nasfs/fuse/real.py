@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import pyfuse3
 
+from ..repo.one_version import open_in_tree
 from .syscalls import file_handle, open_by_handle
 
 ROOT = pyfuse3.ROOT_INODE
@@ -134,28 +135,15 @@ class RealInodes:
         return fd
 
     def _open_hint(self, hint: str) -> int:
-        """An O_PATH descriptor of what ``hint`` names now, resolved one name at
-        a time from the root's descriptor following no symlink: a folder on
-        the way swapped for a link (into the mount itself: the daemon would
+        """An O_PATH descriptor of what ``hint`` names now, each folder on the
+        way opened from its parent's following no symlink (open_in_tree): a
+        folder swapped for a link (into the mount itself: the daemon would
         wait on its own request) or a path longer than PATH_MAX is ESTALE or
         opened as on the disk, never followed."""
-        names = [n for n in hint.split("/") if n] or ["."]
-        at, owned = self._fds[ROOT], False
         try:
-            for name in names:
-                if name == "..":
-                    raise FileNotFoundError(errno.ENOENT, name)
-                fd = os.open(name, O_PATH, dir_fd=at)
-                if owned:
-                    os.close(at)
-                at, owned = fd, True
-        except BaseException as exc:
-            if owned:
-                os.close(at)
-            if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
-                raise OSError(errno.ESTALE, f"{hint} is gone") from None
-            raise
-        return at
+            return open_in_tree(self.root, hint, os.O_PATH)
+        except (FileNotFoundError, NotADirectoryError):
+            raise OSError(errno.ESTALE, f"{hint} is gone") from None
 
     def _cache(self, ino: int, fd: int) -> None:
         old = self._fds.pop(ino, None)

@@ -56,6 +56,17 @@ def _in_tree(root: Path | str, real: Path | str) -> tuple[int, str]:
     return at, names[-1]
 
 
+def open_in_tree(root: Path | str, real: Path | str, flags: int) -> int:
+    """``os.open`` of ``real`` with ``flags`` and O_NOFOLLOW, each folder on
+    the way opened from its parent's descriptor following no symlink
+    (FileNotFoundError when one is not a real directory of the tree)."""
+    at, name = _in_tree(root, real)
+    try:
+        return os.open(name, flags | os.O_NOFOLLOW, dir_fd=at)
+    finally:
+        os.close(at)
+
+
 def lstat_in_tree(root: Path | str, rel: str) -> os.stat_result | None:
     """The lstat of ``rel`` (tree-relative) reached from ``root`` with no
     symlink followed anywhere on the way; None when there is no such entry:
@@ -89,15 +100,13 @@ def open_regular(real: Path | str, root: Path | str | None = None) -> BinaryIO:
     if root is None:
         fd = os.open(real, flags)
     else:
-        at, name = _in_tree(root, real)
         try:
-            fd = os.open(name, flags | os.O_NOFOLLOW, dir_fd=at)
+            fd = open_in_tree(root, real, flags)
         except OSError as exc:
             if exc.errno != errno.ELOOP:
                 raise
-            raise NotServable(f"{name!r} is a link, not a regular file (any more)", "read it again") from None
-        finally:
-            os.close(at)
+            raise NotServable(f"{os.path.basename(str(real))!r} is a link, not a regular file (any more)",
+                              "read it again") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotServable(f"{os.path.basename(str(real))!r} is not a regular file (any more)", "read it again")
