@@ -621,7 +621,9 @@ def test_the_mount_tells_a_stale_summary_at_a_revision_only_to_a_reader_who_may_
             done = subprocess.run(["setpriv", "--reuid=54321", "--regid=54321", "--clear-groups", "cat", str(at_head)],
                                   capture_output=True, timeout=30, env=dict(os.environ, HOME="/tmp"))
             assert b"Kvxvault" not in done.stdout and b"KVXSECRET" not in done.stdout, done.stdout
-            assert done.returncode == 1 and b"Resource temporarily unavailable" in done.stderr, done.stderr
+            # not the stale record: pending, or HEAD's own summary once root's read above has had it made
+            assert ((done.returncode == 1 and b"Resource temporarily unavailable" in done.stderr)
+                    or (done.returncode == 0 and b" stale=false " in done.stdout)), (done.stdout, done.stderr)
     finally:
         assert m.stop() == 0, m.log.read_text()[-2000:]
 
