@@ -22,7 +22,8 @@ import pygit2
 from ..access import NOTHING, Caller, Decider, Identity, Seen, decider, identity
 from ..audience import narrower_than_git
 from ..errors import FileChanged, NotFound, NotServable, settled
-from .one_version import lstat_in_tree, open_regular
+from ..tree_walk import lstat_in_tree
+from .one_version import open_regular
 from .paths import tree_get
 from .private_stores import PrivateStores, as_owner
 from .revisions import Revisions

@@ -12,10 +12,10 @@ import pygit2
 
 from ..access import Caller, Identity, identity
 from ..errors import BadPath, FileChanged, NotFound, NotServable
+from ..tree_walk import lstat_in_tree
 from .commit_paths import FOLDER_READS, CommitPaths
 from .content import FILE_MODES, Content
 from .hashes import WorkingHashes
-from .one_version import lstat_in_tree
 from .paths import clean_path, tree_entry
 from .snapshots import Snapshots
 
