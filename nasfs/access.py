@@ -27,12 +27,15 @@ import errno
 import os
 import pwd
 import stat
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import BadPath, NasError
+from .tree_walk import FOLDER
 
 _MAX_LINKS = 40  # the kernel's limit on symlinks followed in one walk (ELOOP past it)
+_HANDLES = 64  # folder descriptors one Decider keeps open at most (a worker may have a limit of 1,024)
 
 Identity = tuple[int, int]  # (st_dev, st_ino): the very file a decision allowed
 NOTHING: Identity = (-1, -1)  # a decision that allowed no inode (a missing path): no read matches it
@@ -165,6 +168,10 @@ class Decider:
     caller: Caller
     folders: dict[str, bool] = field(default_factory=dict)
     listable: dict[str, bool] = field(default_factory=dict)
+    _handles: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        weakref.finalize(self, _close, self._handles)
 
     def decide(self, path: str, want_dir: bool = False) -> Seen:
         """May the caller see ``path`` (relative to the root, '' for the root
@@ -177,6 +184,26 @@ class Decider:
         """``decide``, and the identity of what it allowed (the last
         component's lstat: what a read of the path must find); None for a
         refusal."""
+        seen, st = self._walk(path, want_dir)
+        return seen, None if st is None else identity(st)
+
+    def stat(self, path: str) -> os.stat_result | None:
+        """The stat of what ``path`` names, its links inside the tree
+        followed by string and none by the OS (the last component's lstat
+        once they are resolved), for a door that shows or sizes a view of it
+        on the request loop or the core thread; None when the caller may not
+        see it, it is missing, or it leads out of the tree."""
+        seen, st = self._walk(path, False)
+        return st if seen is Seen.ALLOWED else None
+
+    def _walk(self, path: str, want_dir: bool) -> tuple[Seen, os.stat_result | None]:
+        """The decision, and the lstat of what it allowed. Each name is
+        stat'ed from its folder's descriptor (``_handle``), never by a path
+        the OS would walk: a folder on the way swapped for a symlink (into
+        the mount itself, whose daemon this may be) is seen as a link, and
+        its target followed by string, or not at all."""
+        if len(self._handles) > _HANDLES:
+            _close(self._handles)
         parts = [p for p in path.split("/") if p not in ("", ".")]
         here: list[str] = []
         links = 0
@@ -189,9 +216,11 @@ class Decider:
                     return Seen.OUTSIDE, None
                 here.pop()
                 continue
-            rel = "/".join([*here, name])
+            folder = "/".join(here)
+            rel = f"{folder}/{name}" if folder else name
             try:
-                st = os.lstat(self.root / rel)
+                at = self._handle(folder)
+                st = os.stat(name, dir_fd=at, follow_symlinks=False)
             except FileNotFoundError:
                 return Seen.MISSING, None
             except OSError:
@@ -201,7 +230,7 @@ class Decider:
                 if links > _MAX_LINKS:
                     return Seen.DENIED, None
                 try:
-                    target = os.readlink(self.root / rel)
+                    target = os.readlink(name, dir_fd=at)
                 except OSError:
                     return Seen.DENIED, None
                 if target.startswith("/"):
@@ -216,20 +245,19 @@ class Decider:
             if parts:  # a folder walked through: search
                 if not stat.S_ISDIR(st.st_mode):
                     return Seen.MISSING, None
-                if not self._search(rel, st):
+                if not self._search(rel):
                     return Seen.DENIED, None
                 here.append(name)
                 continue
             bits = 0o5 if want_dir or stat.S_ISDIR(st.st_mode) else 0o4
             if not self.caller.may(st, bits):
                 return Seen.DENIED, None
-            return Seen.ALLOWED, identity(st)
-        resolved = "/".join(here)
+            return Seen.ALLOWED, st
         try:
-            st = os.stat(self.root / resolved if resolved else self.root)
+            st = os.fstat(self._handle("/".join(here)))
         except OSError:
             return Seen.DENIED, None
-        return (Seen.ALLOWED, identity(st)) if self.caller.may(st, 0o5) else (Seen.DENIED, None)
+        return (Seen.ALLOWED, st) if self.caller.may(st, 0o5) else (Seen.DENIED, None)
 
     def may_see(self, path: str) -> bool:
         return self.decide(path) is Seen.ALLOWED
@@ -291,15 +319,42 @@ class Decider:
             if before is None or self.decide(before) is Seen.OUTSIDE:  # not '..' alone: the door's parse says that
                 raise BadPath(f"{path!r} leads outside the tree through a symlink", "a path of a file in the tree")
 
-    def _search(self, rel: str, st: os.stat_result | None = None) -> bool:
+    def _search(self, rel: str) -> bool:
+        """Whether the caller may search the folder ``rel`` (resolved, no
+        link in it), as this request first found it."""
         if rel not in self.folders:
             try:
-                st = st or os.stat(self.root / rel if rel else self.root)
+                st = os.fstat(self._handle(rel))
             except OSError:
                 self.folders[rel] = False
             else:
-                self.folders[rel] = stat.S_ISDIR(st.st_mode) and self.caller.may(st, 0o1)
+                self.folders[rel] = self.caller.may(st, 0o1)
         return self.folders[rel]
+
+    def _handle(self, rel: str) -> int:
+        """An O_PATH descriptor of the folder ``rel``, opened from its
+        parent's, each with O_NOFOLLOW and O_DIRECTORY (OSError when one on
+        the way is a link or a file now); kept for this request (closed when
+        the Decider goes, or when more than _HANDLES are held)."""
+        fd = self._handles.get(rel)
+        if fd is not None:
+            return fd
+        names = rel.split("/") if rel else []
+        depth = len(names)
+        while depth and "/".join(names[:depth]) not in self._handles:
+            depth -= 1
+        if depth == 0 and "" not in self._handles:
+            self._handles[""] = os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        for end in range(depth, len(names)):
+            at = self._handles["/".join(names[:end])]
+            self._handles["/".join(names[:end + 1])] = os.open(names[end], FOLDER, dir_fd=at)
+        return self._handles[rel]
+
+
+def _close(handles: dict[str, int]) -> None:
+    for fd in handles.values():
+        os.close(fd)
+    handles.clear()
 
 
 def _inside(root: Path, absolute: str) -> str | None:
