@@ -184,7 +184,7 @@ class Decider:
         """``decide``, and the identity of what it allowed (the last
         component's lstat: what a read of the path must find); None for a
         refusal."""
-        seen, st = self._walk(path, want_dir)
+        seen, st, _ = self._walk(path, want_dir)
         return seen, None if st is None else identity(st)
 
     def stat(self, path: str) -> os.stat_result | None:
@@ -193,11 +193,19 @@ class Decider:
         once they are resolved), for a door that shows or sizes a view of it
         on the request loop or the core thread; None when the caller may not
         see it, it is missing, or it leads out of the tree."""
-        seen, st = self._walk(path, False)
+        seen, st, _ = self._walk(path, False)
         return st if seen is Seen.ALLOWED else None
 
-    def _walk(self, path: str, want_dir: bool) -> tuple[Seen, os.stat_result | None]:
-        """The decision, and the lstat of what it allowed. Each name is
+    def resolve(self, path: str) -> tuple[Seen, str]:
+        """The decision and ``path`` with its links resolved by string (as
+        ``realpath`` would, the OS following none): tree-relative, '' for the
+        root; for a MISSING path, its resolved part and the names left."""
+        seen, _, resolved = self._walk(path, False)
+        return seen, resolved
+
+    def _walk(self, path: str, want_dir: bool) -> tuple[Seen, os.stat_result | None, str]:
+        """The decision, the lstat of what it allowed, and its resolved
+        path (``resolve``; '' when refused or outside). Each name is
         stat'ed from its folder's descriptor (``_handle``), never by a path
         the OS would walk: a folder on the way swapped for a symlink (into
         the mount itself, whose daemon this may be) is seen as a link, and
@@ -208,12 +216,12 @@ class Decider:
         here: list[str] = []
         links = 0
         if not self._search(""):
-            return Seen.DENIED, None
+            return Seen.DENIED, None, ""
         while parts:
             name = parts.pop(0)
             if name == "..":
                 if not here:
-                    return Seen.OUTSIDE, None
+                    return Seen.OUTSIDE, None, ""
                 here.pop()
                 continue
             folder = "/".join(here)
@@ -222,21 +230,21 @@ class Decider:
                 at = self._handle(folder)
                 st = os.stat(name, dir_fd=at, follow_symlinks=False)
             except FileNotFoundError:
-                return Seen.MISSING, None
+                return _missing([*here, name, *parts])
             except OSError:
-                return Seen.DENIED, None
+                return Seen.DENIED, None, ""
             if stat.S_ISLNK(st.st_mode):
                 links += 1
                 if links > _MAX_LINKS:
-                    return Seen.DENIED, None
+                    return Seen.DENIED, None, ""
                 try:
                     target = os.readlink(name, dir_fd=at)
                 except OSError:
-                    return Seen.DENIED, None
+                    return Seen.DENIED, None, ""
                 if target.startswith("/"):
                     inside = _inside(self.root, target)
                     if inside is None:
-                        return Seen.OUTSIDE, None
+                        return Seen.OUTSIDE, None, ""
                     here, parts = [], [*inside.split("/"), *parts]
                 else:
                     parts = [*target.split("/"), *parts]
@@ -244,20 +252,21 @@ class Decider:
                 continue
             if parts:  # a folder walked through: search
                 if not stat.S_ISDIR(st.st_mode):
-                    return Seen.MISSING, None
+                    return _missing([*here, name, *parts])
                 if not self._search(rel):
-                    return Seen.DENIED, None
+                    return Seen.DENIED, None, ""
                 here.append(name)
                 continue
             bits = 0o5 if want_dir or stat.S_ISDIR(st.st_mode) else 0o4
             if not self.caller.may(st, bits):
-                return Seen.DENIED, None
-            return Seen.ALLOWED, st
+                return Seen.DENIED, None, ""
+            return Seen.ALLOWED, st, rel
+        resolved = "/".join(here)
         try:
-            st = os.fstat(self._handle("/".join(here)))
+            st = os.fstat(self._handle(resolved))
         except OSError:
-            return Seen.DENIED, None
-        return (Seen.ALLOWED, st) if self.caller.may(st, 0o5) else (Seen.DENIED, None)
+            return Seen.DENIED, None, ""
+        return (Seen.ALLOWED, st, resolved) if self.caller.may(st, 0o5) else (Seen.DENIED, None, "")
 
     def may_see(self, path: str) -> bool:
         return self.decide(path) is Seen.ALLOWED
@@ -349,6 +358,15 @@ class Decider:
             at = self._handles["/".join(names[:end])]
             self._handles["/".join(names[:end + 1])] = os.open(names[end], FOLDER, dir_fd=at)
         return self._handles[rel]
+
+
+def _missing(names: list[str]) -> tuple[Seen, None, str]:
+    """MISSING, with the path a ``realpath`` of it would give (its '..' taken
+    lexically past the first missing name); OUTSIDE when they climb out."""
+    resolved = os.path.normpath("/".join(names)) if names else ""
+    if resolved == ".." or resolved.startswith("../"):
+        return Seen.OUTSIDE, None, ""
+    return Seen.MISSING, None, "" if resolved == "." else resolved
 
 
 def _close(handles: dict[str, int]) -> None:
