@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import BadPath, NasError
-from .tree_walk import FOLDER
+from .tree_walk import FOLDER, lstat_in_tree
 
 _MAX_LINKS = 40  # the kernel's limit on symlinks followed in one walk (ELOOP past it)
 _HANDLES = 64  # folder descriptors one Decider keeps open at most (a worker may have a limit of 1,024)
@@ -45,12 +45,15 @@ def identity(st: os.stat_result) -> Identity:
     return (st.st_dev, st.st_ino)
 
 
-def still_names(real: Path | str, allowed: Identity) -> bool:
-    """Whether ``real`` names, now, the inode a decision allowed (not when it names nothing)."""
+def still_names(root: Path | str, real: Path | str, allowed: Identity) -> bool:
+    """Whether ``real`` (resolved, under ``root``) names, now, the inode a
+    decision allowed (not when it names nothing), reached with no link
+    followed: a folder swapped for one since is not walked through."""
     try:
-        return identity(os.stat(real)) == allowed
+        st = os.stat(root) if os.fspath(real).rstrip("/") == os.fspath(root).rstrip("/") else lstat_in_tree(root, real)
     except OSError:
         return False
+    return st is not None and identity(st) == allowed
 
 
 @dataclass(frozen=True)

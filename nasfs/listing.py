@@ -24,6 +24,7 @@ from .errors import FileChanged, NotFound, NotServable
 from .grammar import check_budget
 from .repo import clean_path
 from .tokens import count as count_tokens
+from .tree_walk import open_in_tree
 from .views import Served
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def _line(nas: Nas, folder: str, entry: os.DirEntry[str]) -> str:
         return f"{entry.name}/\tdir\t-\t-\n"
     if not stat.S_ISREG(st.st_mode):
         return f"{entry.name}\tother\t{st.st_size}\t-\n"
-    known = nas.cached_tokens(entry.path, st)
+    known = nas.cached_tokens(os.path.join(nas.tree.root, folder, entry.name), st)  # its resolved path, as views key it
     if known is not None:
         tokens = str(known)
     return f"{entry.name}\tfile\t{st.st_size}\t{tokens}\n"
@@ -56,7 +57,8 @@ def _lines(nas: Nas, rel: str, real: Path, allowed: Identity | None) -> list[str
     """The lines of the folder the decision allowed (``allowed``: its
     identity; None: any), listed through one open descriptor of it, since
     the path may name another folder by now (FileChanged)."""
-    fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY)
+    flags = os.O_RDONLY | os.O_DIRECTORY
+    fd = open_in_tree(nas.tree.root, real, flags) if rel else os.open(real, flags)  # no link followed on the way
     try:
         if allowed is not None and identity(os.fstat(fd)) != allowed:
             raise FileChanged(f"{rel or '.'!r} changed while it was listed", "list it again")
@@ -76,11 +78,11 @@ def list_folder(nas: Nas, path: str = "", budget: int | None = None, skip: int =
     allowed = decider(nas.tree.root, caller).check(clean_path(path), want_dir=True)
     allowed = None if sees_all(caller) else allowed  # the kernel limits this process's own account
     rel, real = nas.tree.real_path(clean_path(path))
-    if allowed is not None and allowed != NOTHING and not still_names(real, allowed):  # before anything of it is told
-        raise FileChanged(f"{rel or '.'!r} changed while it was listed", "list it again")
-    if not real.exists():
+    if allowed is not None and allowed != NOTHING and not still_names(nas.tree.root, real, allowed):
+        raise FileChanged(f"{rel or '.'!r} changed while it was listed", "list it again")  # before anything of it is told
+    if not nas.tree.exists(rel):
         raise NotFound(f"no folder {path!r}: it does not exist", "a folder of the tree ('' for its root)")
-    if not real.is_dir():
+    if not nas.tree.is_dir(rel):
         raise NotServable(f"{path!r} is a file, not a folder", "read it (nas_read, POST /v1/files/read), or list its folder")
     lines = _lines(nas, rel, real, allowed)
     page = lines[skip:]

@@ -194,7 +194,7 @@ class Nas:
         a name decided as a file (a mount's view shared by its readers, made
         as the daemon) and swapped since for a symlink to a folder is never
         mapped, nor a folder swapped for another."""
-        if not still_names(self.tree.real_path(path)[1], allowed):
+        if not still_names(self.tree.root, self.tree.real_path(path)[1], allowed):
             raise FileChanged(f"{path!r} changed since it was decided (it names another folder or file now)",
                               "read it again")
 
@@ -243,9 +243,10 @@ class Nas:
         return tuple(counts)
 
     def cached_tokens(self, real: str, st: os.stat_result) -> int | None:
-        """Tokens of a working-tree file if already counted (a listing's column):
-        never reads, hashes or tokenizes."""
-        blob_id = self.tree.cached_blob_id(os.path.realpath(real), st)
+        """Tokens of a working-tree file (``real``: its resolved path, as views
+        key it) if already counted (a listing's column): never reads, hashes
+        or tokenizes."""
+        blob_id = self.tree.cached_blob_id(real, st)
         if blob_id is None:
             return None
         used = tok.resolve(self.tokenizer)
