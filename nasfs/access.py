@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import BadPath, NasError
-from .tree_walk import FOLDER, lstat_in_tree
+from .tree_walk import FOLDER, NOT_IN_TREE, lstat_in_tree
 
 _MAX_LINKS = 40  # the kernel's limit on symlinks followed in one walk (ELOOP past it)
 _HANDLES = 64  # folder descriptors one Decider keeps open at most (a worker may have a limit of 1,024)
@@ -172,9 +172,7 @@ class Decider:
     folders: dict[str, bool] = field(default_factory=dict)
     listable: dict[str, bool] = field(default_factory=dict)
     _handles: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        weakref.finalize(self, _close, self._handles)
+    _closer: weakref.finalize | None = field(default=None, init=False, repr=False, compare=False)
 
     def decide(self, path: str, want_dir: bool = False) -> Seen:
         """May the caller see ``path`` (relative to the root, '' for the root
@@ -231,7 +229,7 @@ class Decider:
             rel = f"{folder}/{name}" if folder else name
             try:
                 at = self._handle(folder)
-                st = os.stat(name, dir_fd=at, follow_symlinks=False)
+                st = (parts and self._enter(at, name, rel)) or os.stat(name, dir_fd=at, follow_symlinks=False)
             except FileNotFoundError:
                 return _missing([*here, name, *parts])
             except OSError:
@@ -256,7 +254,7 @@ class Decider:
             if parts:  # a folder walked through: search
                 if not stat.S_ISDIR(st.st_mode):
                     return _missing([*here, name, *parts])
-                if not self._search(rel):
+                if not self._search(rel, st):
                     return Seen.DENIED, None, ""
                 here.append(name)
                 continue
@@ -331,17 +329,34 @@ class Decider:
             if before is None or self.decide(before) is Seen.OUTSIDE:  # not '..' alone: the door's parse says that
                 raise BadPath(f"{path!r} leads outside the tree through a symlink", "a path of a file in the tree")
 
-    def _search(self, rel: str) -> bool:
+    def _search(self, rel: str, st: os.stat_result | None = None) -> bool:
         """Whether the caller may search the folder ``rel`` (resolved, no
-        link in it), as this request first found it."""
+        link in it), as this request first found it (``st``: its stat)."""
         if rel not in self.folders:
             try:
-                st = os.fstat(self._handle(rel))
+                st = st or os.fstat(self._handle(rel))
             except OSError:
                 self.folders[rel] = False
             else:
                 self.folders[rel] = self.caller.may(st, 0o1)
         return self.folders[rel]
+
+    def _enter(self, at: int, name: str, rel: str) -> os.stat_result | None:
+        """The stat of the folder ``name`` in ``at``, opened (O_NOFOLLOW) and
+        kept as ``rel``'s handle: one call fewer than a stat before the open.
+        None when it is no real folder (a link, a file: the caller stats it
+        to know which) or its handle is kept already (stat'ed anew, so a
+        swap within the request is seen)."""
+        if rel in self._handles:
+            return None
+        try:
+            fd = os.open(name, FOLDER, dir_fd=at)
+        except OSError as exc:
+            if exc.errno in NOT_IN_TREE:
+                return None
+            raise
+        self._handles[rel] = fd
+        return os.fstat(fd)
 
     def _handle(self, rel: str) -> int:
         """An O_PATH descriptor of the folder ``rel``, opened from its
@@ -357,6 +372,7 @@ class Decider:
             depth -= 1
         if depth == 0 and "" not in self._handles:
             self._handles[""] = os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            self._closer = self._closer or weakref.finalize(self, _close, self._handles)  # not for root's check: no walk
         for end in range(depth, len(names)):
             at = self._handles["/".join(names[:end])]
             self._handles["/".join(names[:end + 1])] = os.open(names[end], FOLDER, dir_fd=at)
