@@ -197,12 +197,28 @@ class Decider:
         seen, st, _ = self._walk(path, False)
         return st if seen is Seen.ALLOWED else None
 
-    def resolve(self, path: str) -> tuple[Seen, str]:
-        """The decision and ``path`` with its links resolved by string (as
-        ``realpath`` would, the OS following none): tree-relative, '' for the
-        root; for a MISSING path, its resolved part and the names left."""
-        seen, _, resolved = self._walk(path, False)
-        return seen, resolved
+    def resolve(self, path: str) -> tuple[Seen, str, os.stat_result | None]:
+        """The decision, ``path`` with its links resolved by string (as
+        ``realpath`` would, the OS following none: tree-relative, '' for the
+        root; for a MISSING path, its resolved part and the names left), and
+        the stat of what it names (as ``stat``)."""
+        seen, st, resolved = self._walk(path, False)
+        return seen, resolved, st if seen is Seen.ALLOWED else None
+
+    def lstat(self, path: str) -> os.stat_result | None:
+        """The lstat of ``path``'s last name (a link there not followed) in
+        its folder, that folder's links resolved by string; None when the
+        caller may not see the folder or it is missing or out of the tree."""
+        folder, _, name = path.rstrip("/").rpartition("/")
+        if name in ("", ".", ".."):
+            return self.stat(path)
+        seen, where, st = self.resolve(folder)
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            return None
+        try:
+            return os.stat(name, dir_fd=self._handle(where), follow_symlinks=False)
+        except OSError:
+            return None
 
     def _walk(self, path: str, want_dir: bool) -> tuple[Seen, os.stat_result | None, str]:
         """The decision, the lstat of what it allowed, and its resolved

@@ -28,35 +28,37 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
         the tree, by string (access.py): the core thread walks no path the
         OS would follow a folder swapped for a link on (into the mount
         itself, whose request loop may be waiting for this very thread)."""
-        seen, rel_real = decider(self.root, Caller.root()).resolve(clean_path(path))
+        rel, _ = self._resolve(path)
+        return rel, self.root / rel if rel else self.root
+
+    def _resolve(self, path: str) -> tuple[str, os.stat_result | None]:
+        """``real_path``'s tree-relative path, and the stat of what it names
+        (None: missing); BadPath for an escape."""
+        seen, rel, st = decider(self.root, Caller.root()).resolve(clean_path(path))
         if seen is Seen.OUTSIDE:
             raise BadPath(f"{path!r} resolves outside the tree")
         if seen is Seen.DENIED:
             raise BadPath(f"{path!r} cannot be resolved: more than 40 links, or a folder the daemon may not search",
                           "a path of a file in the tree")
-        if rel_real.split("/")[0] == ".git":
+        if rel.split("/")[0] == ".git":
             raise BadPath(f"{path!r} resolves into .git, which is not served")
-        return rel_real, self.root / rel_real if rel_real else self.root
+        return rel, st
 
     def exists(self, path: str, rev: str | None = None) -> bool:
         try:
             if rev is not None:
                 return self.object_at(rev, path) is not None
-            folder, _, name = clean_path(path).rpartition("/")
-            if not name:
-                return True  # the root
-            seen, where = decider(self.root, Caller.root()).resolve(folder)  # a link at the end is not followed
-            return seen is Seen.ALLOWED and lstat_in_tree(self.root, f"{where}/{name}" if where else name) is not None
-        except (BadPath, NotFound, OSError):
+            return decider(self.root, Caller.root()).lstat(clean_path(path)) is not None  # a link at the end: not followed
+        except (BadPath, NotFound):
             return False
 
     def is_file(self, path: str, rev: str | None = None) -> bool:
         try:
             if rev is not None:
                 return isinstance(self.object_at(rev, path), pygit2.Blob)
-            st = self._stat(path)  # BadPath (an escape) is raised
+            st = self._resolve(path)[1]  # BadPath (an escape) is raised
             return st is not None and stat.S_ISREG(st.st_mode)
-        except (NotFound, OSError):
+        except NotFound:
             return False
 
     def is_dir(self, path: str, rev: str | None = None) -> bool:
@@ -64,15 +66,10 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
         try:
             if rev is not None:
                 return isinstance(self.object_at(rev, path), pygit2.Tree)
-            st = self._stat(path)  # BadPath (an escape) is raised
+            st = self._resolve(path)[1]  # BadPath (an escape) is raised
             return st is not None and stat.S_ISDIR(st.st_mode)
-        except (NotFound, OSError):
+        except NotFound:
             return False
-
-    def _stat(self, path: str) -> os.stat_result | None:
-        """What ``path`` names, its links resolved by string; BadPath for an escape."""
-        rel, real = self.real_path(path)
-        return lstat_in_tree(self.root, rel) if rel else real.stat()
 
     def working(self, path: str, caller: Caller | None = None, allowed: Identity | None = None) -> Content:
         """The working-tree file at ``path``, with a commit that holds its bytes
