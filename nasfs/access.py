@@ -245,7 +245,8 @@ class Decider:
             rel = f"{folder}/{name}" if folder else name
             try:
                 at = self._handle(folder)
-                st = (parts and self._enter(at, name, rel)) or os.stat(name, dir_fd=at, follow_symlinks=False)
+                st = self._enter(at, name, rel) if parts else None  # a folder to walk through: opened at once
+                st = st or os.stat(name, dir_fd=at, follow_symlinks=False)
             except FileNotFoundError:
                 return _missing([*here, name, *parts])
             except OSError:
