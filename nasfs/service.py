@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from . import tokens as tok
-from .access import AccessDenied, Caller, Identity, Seen, check_history, decider, sees_all, still_names
+from .access import AccessDenied, Caller, Identity, check_history, decider, sees_all, still_names
 from .budget import Rung, fit
 from .cache import LRU, DiskCache
 from .declare import Response, declare
@@ -529,8 +529,7 @@ class Nas:
                 judge = decider(self.tree.root, who)
                 for item in listing.items:
                     allowed = judge.finds(item.path, listing.folder)
-                    if allowed is None and judge.decide(item.path) is Seen.MISSING \
-                            and judge.may_see_folder(item.path.rpartition("/")[0]):  # deleted or renamed since the walk
+                    if allowed is None and judge.vanished(item.path, listing.folder):  # deleted or renamed since the walk
                         raise FileChanged(f"a file of {listing.folder or '.'} is gone since it was walked", "read it again")
                     if allowed is None:
                         shown = listing.folder or "."
