@@ -248,17 +248,30 @@ class Decider:
         """``may_find``, and the identity of what it allowed (the last
         component's lstat, as ``judge``): an answer made from a walk is
         this caller's only if the walk saw that very inode. None: refused."""
+        if not self._lists_down(path, base):
+            return None
+        seen, allowed = self.judge(path)
+        return allowed if seen is Seen.ALLOWED else None
+
+    def vanished(self, path: str, base: str = "") -> bool:
+        """Whether ``path``, a file a walk of ``base`` found, names nothing
+        now (deleted or renamed since) where the caller could have seen it
+        go: every folder from ``base`` down to its own may be listed (as
+        ``finds`` asks) and the path is MISSING to them. Below a folder they
+        may search but not list (0711), or may not search, it is not."""
+        return self._lists_down(path, base) and self.decide(path) is Seen.MISSING
+
+    def _lists_down(self, path: str, base: str) -> bool:
+        """Whether the caller may list every folder from ``base`` down to ``path``'s own (remembered)."""
         folder = path.rsplit("/", 1)[0] if "/" in path else ""
         while True:
             if folder not in self.listable:
                 self.listable[folder] = self.may_see_folder(folder)
             if not self.listable[folder]:
-                return None
+                return False
             if folder == base or not folder:
-                break
+                return True
             folder = folder.rsplit("/", 1)[0] if "/" in folder else ""
-        seen, allowed = self.judge(path)
-        return allowed if seen is Seen.ALLOWED else None
 
     def check(self, path: str, want_dir: bool = False) -> Identity | None:
         """Raise ``AccessDenied`` unless the caller may see ``path``; a missing

@@ -529,6 +529,8 @@ class Nas:
                 judge = decider(self.tree.root, who)
                 for item in listing.items:
                     allowed = judge.finds(item.path, listing.folder)
+                    if allowed is None and judge.vanished(item.path, listing.folder):  # deleted or renamed since the walk
+                        raise FileChanged(f"a file of {listing.folder or '.'} is gone since it was walked", "read it again")
                     if allowed is None:
                         shown = listing.folder or "."
                         raise AccessDenied(f"the summary of {shown} is made from files {who} may not read",
