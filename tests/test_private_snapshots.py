@@ -10,6 +10,7 @@ in /tmp (pytest's own folders are 0700), a real mount with --allow-other.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -18,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from nasfs.access import AccessDenied, Caller
@@ -456,3 +458,109 @@ def test_every_door_asks_about_a_private_snapshot_for_its_caller(tree: Path, acc
         assert door.verify(pointer, caller=owner)["verified"] is True
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+
+
+@pytest.fixture()
+def team(accounts):
+    """A group the other account is in (added, removed after): (its gid, the other account with it)."""
+    _, other = accounts
+    group = f"nstm{os.getpid() % 100000}"
+    subprocess.run(["groupadd", group], check=True, capture_output=True)
+    try:
+        subprocess.run(["usermod", "-aG", group, str(other)], check=True, capture_output=True)
+        gid = int(subprocess.run(["getent", "group", group], capture_output=True, text=True).stdout.split(":")[2])
+        yield gid, Caller.of_account(str(other))
+    finally:
+        subprocess.run(["groupdel", group], capture_output=True)
+
+
+def test_an_old_private_version_is_read_only_by_those_who_could_read_it_then(tree: Path, accounts, team) -> None:
+    """The owner's 0600 file and their 0640 team file are snapshotted (private store), then rewritten
+    with public text and made 0644. The 0600 version stays the owner's through every door (it was told
+    to every reader of the path now); the team version stays readable by the team member who could
+    read it then."""
+    from nasfs.http import Door
+
+    owner, _ = accounts
+    gid, member = team
+    mine, shared = tree / "public" / "plan.md", tree / "public" / "team.md"
+    mine.write_text(SECRET)
+    shared.write_text("# Team\n\nthe team code is 5150\n")
+    for name, mode in ((mine, 0o600), (shared, 0o640)):
+        os.chown(name, owner.uid, gid)
+        os.chmod(name, mode)
+    m = Mount(tree, tree.parent / "mnt", "--allow-other", "--no-warm")
+    try:
+        mnt = m.mountpoint
+        commits = {}
+        for name in ("plan.md", "team.md"):
+            read = as_account(owner, "cat", str(mnt / "public" / f"{name}@outline"))
+            assert read.returncode == 0, read.stderr
+            commits[name] = commit_of(read.stdout)
+            assert not GitTree(tree).in_shared_store(commits[name])
+        for name in (mine, shared):
+            name.write_text("# Public\n\nnothing to hide\n")
+            os.chmod(name, 0o644)
+        old = commits["plan.md"]
+        for path in (f".at/{old}/public/plan.md", f".nas/deref/public/plan.md@{old[:12]}#L1-L4",
+                     f".at/{old}/public/plan.md@outline", f".nas/diff/HEAD..{old[:12]}"):
+            run = as_account(member, "cat", str(mnt / path))
+            assert run.returncode != 0 and b"7731" not in run.stdout and b"Launch" not in run.stdout, (path, run.stdout)
+            run = as_account(owner, "cat", str(mnt / path))
+            assert run.returncode == 0 and b"Launch" in run.stdout, (path, run.stderr)
+        cli = nasfs_as(member, tree, "read", "--at", old, "public/plan.md")  # its own process reads no store of the owner's
+        assert cli.returncode != 0 and b"7731" not in cli.stdout, cli.stdout
+        door = Door(Nas(GitTree(tree, node="box", tree="home")))  # a root server (HTTP, MCP) answering the member
+        with pytest.raises(AccessDenied, match="could not when it was recorded"):
+            door.read("public/plan.md", at=old, caller=member)
+        assert "Launch" in json.dumps(door.read("public/plan.md", at=old, caller=owner))
+        assert b"nothing to hide" in as_account(member, "cat", str(mnt / "public" / "plan.md")).stdout  # now public
+        run = as_account(member, "cat", str(mnt / ".at" / commits["team.md"] / "public" / "team.md"))
+        assert run.returncode == 0 and b"5150" in run.stdout, run.stderr  # the member could read it then
+        assert m.alive()
+    finally:
+        assert m.stop() == 0, m.log.read_text()[-2000:]
+
+
+def test_a_private_snapshot_keeps_each_trail_taken_and_one_that_kept_none_is_its_owners(tree: Path, accounts,
+                                                                                       team) -> None:
+    """A mode changed between the trail taken before a file is read and the one after keeps both (a
+    reader must pass both); a snapshot whose message keeps no trail (as every one made before trails
+    were kept), or a line that is not one, is read by its store's owner only."""
+    from nasfs.access import may_have_read, trail_of
+    from nasfs.repo.private_stores import TRAILS, read_trails
+    from nasfs.repo.snapshots import _Trails
+
+    owner, _ = accounts
+    gid, member = team
+    plan = tree / "public" / "plan.md"
+    plan.write_text("# Team\n\nthe team code is 5150\n")
+    os.chown(plan, owner.uid, gid)
+    os.chmod(plan, 0o640)
+    trails = _Trails(tree, private=True)
+    trails.take("public/plan.md")
+    os.chmod(plan, 0o600)
+    trails.take("public/plan.md")
+    assert len(trails.taken["public/plan.md"]) == 2
+    assert not may_have_read(member, trails.taken["public/plan.md"]) and may_have_read(owner, trails.taken["public/plan.md"])
+    assert trail_of(tree, "public/nothing.md") is None and trail_of(tree, "public") is None
+    os.symlink("public", tree / "linked")
+    assert trail_of(tree, "linked/plan.md") is None  # no link followed on the way
+
+    os.chmod(plan, 0o640)
+    t = GitTree(tree)
+    commit = t.working("public/plan.md", caller=owner).commit
+    sources = t.private_sources(commit)
+    assert sources.paths == ("public/plan.md",) and may_have_read(member, sources.trails["public/plan.md"])
+    check_commit(t, commit, member)
+    store = pygit2.Repository(sources.store)
+    made = t.repo[commit]
+    for message in ([line for line in made.message.splitlines(keepends=True) if not line.startswith(TRAILS)],
+                    [made.message.replace(TRAILS, TRAILS + "[")]):
+        raw = t.repo.create_commit_string(made.author, made.committer, "".join(message), made.tree_id, made.parent_ids)
+        oid = store.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
+        assert read_trails("".join(message)) == {}
+        fresh = GitTree(tree)
+        with pytest.raises(AccessDenied):
+            check_commit(fresh, str(oid), member)
+        check_commit(fresh, str(oid), owner)

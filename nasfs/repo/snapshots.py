@@ -14,17 +14,17 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
 
-from ..access import NOTHING, Caller, Decider, Identity, Seen, decider, identity
+from ..access import NOTHING, Caller, Decider, Identity, Seen, Trail, decider, identity, trail_of
 from ..audience import narrower_than_git
 from ..errors import FileChanged, NotFound, NotServable, settled
 from .one_version import lstat_in_tree, open_regular
 from .paths import tree_get
-from .private_stores import PrivateStores, as_owner
+from .private_stores import PrivateStores, as_owner, write_trails
 from .revisions import Revisions
 from .served import serving
 from .writing import SIGNATURE_EMAIL, SIGNATURE_NAME, Writing
@@ -106,10 +106,12 @@ class Snapshots(Revisions, Writing, PrivateStores):
         repo = store or self.repo
         owner = self.store_owner(store) if store is not None else 0
         blobs: list[tuple[str, pygit2.Oid | None]] = []
+        trails = _Trails(self.root, store is not None)
         for path, real, allowed in changed:
             if real is None:
                 blobs.append((path, None))
             else:
+                trails.take(path)
                 try:
                     fh = open_regular(real, root=self.root)  # no symlink followed on the way
                 except (FileNotFoundError, NotServable):
@@ -118,6 +120,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
                     if allowed is not None and identity(os.fstat(fh.fileno())) != allowed:
                         raise FileChanged(f"{path!r} changed while it was read", "read it again")
                     blobs.append((path, repo.create_blob_fromiobase(fh)))
+                trails.take(path)
         with self._lock, self._git_lock(), as_owner(owner):
             tree = head.tree if head is not None else None
             tree_id = tree.id if tree is not None else repo.TreeBuilder().write()
@@ -128,7 +131,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
                         tree_id = self._tree_without(base, path.split("/"), repo)
                 else:
                     tree_id = self._tree_with(base, path.split("/"), blob, repo=repo)
-            return self._record(head, tree_id, "the working tree", store)
+            return self._record(head, tree_id, "the working tree", store, trails.taken)
 
     def snapshot(self, rel: str, blob_id: str, real: Path, head: pygit2.Commit | None, data: bytes | None = None,
                  caller: Caller | None = None, source: Identity | None = None) -> str:
@@ -145,6 +148,8 @@ class Snapshots(Revisions, Writing, PrivateStores):
         store = self._store_for([(rel, real)], caller)
         repo = store or self.repo
         owner = self.store_owner(store) if store is not None else 0
+        trails = _Trails(self.root, store is not None)
+        trails.take(rel)
         with self._lock, self._git_lock():
             oid = pygit2.Oid(hex=blob_id)
             if not (store.odb if store is not None else self._shared).exists(oid):  # ('in repo' would read the blob whole)
@@ -162,10 +167,11 @@ class Snapshots(Revisions, Writing, PrivateStores):
                         written = repo.create_blob_fromiobase(fh)
                 if written != oid:
                     raise NotServable(f"{rel!r} changed while it was being recorded; read it again")
+            trails.take(rel)
             base = head.tree if head is not None else None
             with as_owner(owner):
                 tree = self._tree_with(base, rel.split("/"), oid, repo=repo)
-                return self._record(head, tree, rel, store)
+                return self._record(head, tree, rel, store, trails.taken)
 
     def _store_for(self, files: list[tuple[str, Path]], caller: Caller | None) -> pygit2.Repository | None:
         """Where a snapshot of these working files goes: None for
@@ -189,15 +195,19 @@ class Snapshots(Revisions, Writing, PrivateStores):
         return self._store(uid)
 
     def _record(self, head: pygit2.Commit | None, tree: pygit2.Oid, what: str,
-                store: pygit2.Repository | None = None) -> str:
+                store: pygit2.Repository | None = None, trails: Mapping[str, Sequence[Trail]] | None = None) -> str:
         """Write a snapshot commit of ``tree`` over HEAD, once: author and time
         are fixed, so the same content over the same HEAD is the same commit.
         In ``store`` (a private one) when given, kept there by a ref of its own
-        (the caller writes there as the store's account: :func:`as_owner`)."""
+        (the caller writes there as the store's account: :func:`as_owner`),
+        with the ``trails`` of the files it records in its message: who could
+        read them then (snapshot_access.py asks it)."""
         when = head.commit_time if head is not None else 0
         offset = head.commit_time_offset if head is not None else 0
         sig = pygit2.Signature(SIGNATURE_NAME, SIGNATURE_EMAIL, when, offset)
         message = f"nasfs snapshot of {what}\n\nWorking-tree content of {what} over {head.id if head else 'no commit'}.\n"
+        if store is not None:
+            message += f"\n{write_trails(trails or {})}\n"
         parents = [head.id] if head is not None else []
         raw = self.repo.create_commit_string(sig, sig, message, tree, parents)
         commit_id = _object_id(b"commit", raw.encode())
@@ -310,3 +320,25 @@ def _utf8(path: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+class _Trails:
+    """The trails of a private snapshot's files, each taken before its
+    content is read and again after (access.Trail): a mode changed in
+    between (an owner's chmod, a folder opened) keeps both, and a reader
+    must pass both. None taken of a file not reachable as a regular file
+    (its snapshot is then told to its store's owner only)."""
+
+    def __init__(self, root: Path, private: bool) -> None:
+        self.root, self.private = root, private
+        self.taken: dict[str, list[Trail]] = {}
+
+    def take(self, rel: str) -> None:
+        if not self.private:
+            return
+        now = trail_of(self.root, rel)
+        held = self.taken.setdefault(rel, [])
+        if now is None:
+            held.append(())  # unknown: a trail no reader passes
+        elif now not in held:
+            held.append(now)
