@@ -564,3 +564,56 @@ def test_a_private_snapshot_keeps_each_trail_taken_and_one_that_kept_none_is_its
         with pytest.raises(AccessDenied):
             check_commit(fresh, str(oid), member)
         check_commit(fresh, str(oid), owner)
+
+
+def _git_in_store(caller: Caller, store: Path, *args: str, given: bytes = b"") -> str:
+    """Plain git run by that account in its own store (what it may write there)."""
+    groups = ",".join(str(g) for g in sorted(caller.groups | {caller.gid}))
+    run = subprocess.run(["setpriv", f"--reuid={caller.uid}", f"--regid={caller.gid}", f"--groups={groups}", "git",
+                          f"--git-dir={store}", *args], input=given, capture_output=True, timeout=60,
+                         env=dict(os.environ, HOME="/tmp"))
+    assert run.returncode == 0, run.stderr
+    return run.stdout.decode().strip()
+
+
+def test_a_commit_an_owner_writes_in_their_store_naming_another_stores_objects_is_refused(tree: Path, accounts) -> None:
+    """The other account writes commits in its own store (git hash-object, as it may): one whose
+    tree puts the owner's private blob (its id is the hash of a guess, or of a SWHID seen) under the
+    other account's own file, and one whose parent is the owner's private snapshot with a file of
+    its own changed. Its tree holds the owner's secret, and the files it changes are its own:
+    neither may be read through the root core that reads every store, by it or anyone but root."""
+    from nasfs.http import Door
+
+    owner, other = accounts
+    (tree / "theirs").mkdir(mode=0o700)
+    (tree / "theirs" / "note.md").write_text("# Theirs\n")
+    for name in (tree / "theirs", tree / "theirs" / "note.md"):
+        os.chown(name, other.uid, other.gid)
+    t = GitTree(tree)
+    mine = t.working("theirs/note.md", caller=other).commit  # its store, made by the daemon
+    victim = t.working("private/secret.md", caller=owner).commit
+    store = tree / ".git" / "nasfs-private" / f"{other.uid}.git"
+    head, at_victim = t.head(), t.repo[victim].tree
+
+    def tree_of(entries: str) -> str:
+        return _git_in_store(other, store, "mktree", "--missing", given=entries.encode())
+
+    def commit_of_tree(top: str, parent: str) -> str:
+        raw = f"tree {top}\nparent {parent}\nauthor x <x@x> 0 +0000\ncommitter x <x@x> 0 +0000\n\nnasfs snapshot of x\n"
+        return _git_in_store(other, store, "hash-object", "-t", "commit", "-w", "--literally", "--stdin", given=raw.encode())
+
+    theirs = tree_of(f"100644 blob {blob_id(SECRET)}\tnote.md\n")
+    borrowed_blob = commit_of_tree(tree_of(f"040000 tree {head.tree['public'].id}\tpublic\n040000 tree {theirs}\ttheirs\n"),
+                                   str(head.id))
+    own_edit = tree_of(f"100644 blob {blob_id('# Theirs, again')}\tnote.md\n")
+    borrowed_parent = commit_of_tree(tree_of(f"040000 tree {at_victim['public'].id}\tpublic\n"
+                                             f"040000 tree {at_victim['private'].id}\tprivate\n040000 tree {own_edit}\ttheirs\n"),
+                                     victim)
+    door = Door(Nas(GitTree(tree, node="box", tree="home")))
+    for forged, path in ((borrowed_blob, "theirs/note.md"), (borrowed_parent, "private/secret.md")):
+        for who in (other, owner):
+            with pytest.raises(AccessDenied):
+                door.read(path, at=forged, caller=who)
+        assert "7731" in json.dumps(door.read(path, at=forged, caller=Caller.root()))  # root reads everything
+    assert "Theirs" in json.dumps(door.read("theirs/note.md", at=mine, caller=other))  # its own snapshot, as before
+    assert "7731" in json.dumps(door.read("private/secret.md", at=victim, caller=owner))

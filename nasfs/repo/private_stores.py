@@ -242,7 +242,14 @@ class PrivateStores(ServedTree):
         parent) and the trails it recorded of them; None for a commit in the
         shared store; a store of NOWHERE for one this process has no store
         for (no one but root is served it). What a door asks the access
-        decision about before serving the commit."""
+        decision about before serving the commit.
+
+        A commit of a store that names an object of another store (a parent
+        not in the shared store, a file's content in neither its own store
+        nor the shared one) is no snapshot nasfs wrote: its store's owner may write any
+        object there, and this process's handle reads every store, so its
+        tree could show another account's private content under a path of
+        the owner's. It counts as found nowhere (root's only)."""
         known = self._sources.get(commit)
         if known is None:
             oid = pygit2.Oid(hex=commit)
@@ -254,12 +261,27 @@ class PrivateStores(ServedTree):
                     diff = self.repo.diff(snapshot.parents[0], snapshot)
                 else:
                     diff = snapshot.tree.diff_to_tree(swap=True)  # from nothing to its tree
-                known = PrivateSources(store.path.rstrip("/"),
-                                       tuple(sorted({d.new_file.path for d in diff.deltas if d.status != pygit2.GIT_DELTA_DELETED})),
-                                       read_trails(snapshot.message))
-            if known.store != NOWHERE:  # it may yet appear in a store made since
+                recorded = [d.new_file for d in diff.deltas if d.status != pygit2.GIT_DELTA_DELETED]
+                if self._borrows(store, snapshot, recorded):
+                    known = PrivateSources(NOWHERE, (), {})
+                else:
+                    known = PrivateSources(store.path.rstrip("/"), tuple(sorted({f.path for f in recorded})),
+                                           read_trails(snapshot.message))
+            if known.store != NOWHERE or store is not None:  # one found nowhere may yet appear in a store made since
                 self._sources.put(commit, known)
         return known if known.store else None
+
+    def _borrows(self, store: pygit2.Repository, snapshot: pygit2.Commit, recorded: list[pygit2.DiffFile]) -> bool:
+        """Whether a commit of ``store`` reaches objects outside that store
+        and the shared one: a snapshot has one parent at most, HEAD (shared),
+        and every file it records differs from it by a blob written to its
+        store (or already shared); what it does not record is its parent's.
+        A submodule's commit is not read."""
+        if len(snapshot.parent_ids) > 1 or any(not self._shared.exists(p) for p in snapshot.parent_ids):
+            return True
+        own = _own_objects(os.path.join(store.path, "objects"))
+        return any(not own.exists(f.id) and not self._shared.exists(f.id)
+                   for f in recorded if f.mode != pygit2.GIT_FILEMODE_COMMIT)
 
     def _store_holding(self, oid: pygit2.Oid) -> pygit2.Repository | None:
         """The private store (readable by this process) that holds ``oid`` in
