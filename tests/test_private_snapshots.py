@@ -617,3 +617,50 @@ def test_a_commit_an_owner_writes_in_their_store_naming_another_stores_objects_i
         assert "7731" in json.dumps(door.read(path, at=forged, caller=Caller.root()))  # root reads everything
     assert "Theirs" in json.dumps(door.read("theirs/note.md", at=mine, caller=other))  # its own snapshot, as before
     assert "7731" in json.dumps(door.read("private/secret.md", at=victim, caller=owner))
+
+
+@pytest.mark.parametrize("hashed", ["read", "known"])
+@pytest.mark.parametrize("mode", [0o644, 0o640])
+def test_a_version_read_before_its_file_was_opened_is_recorded_with_the_modes_it_was_read_under(
+        tree: Path, accounts, team, monkeypatch: pytest.MonkeyPatch, hashed: str, mode: int) -> None:
+    """The owner's 0600 file is read (or its blob id known by its stat, the blob already in the
+    store) for the owner's read; before its snapshot is written, the owner writes public text to it
+    and opens it to the team (0640) or to everyone (0644). The snapshot of the version read must
+    not take the modes of the one written since (the team member would read the secret through
+    .at; at 0644 it went to .git/objects, read by everyone with plain git): the file is read again."""
+    from nasfs.repo import hashes
+    from nasfs.repo.hashes import WorkingHashes
+
+    owner, _ = accounts
+    gid, member = team
+    monkeypatch.setattr(hashes, "SETTLED_NS", -1)  # a blob id is known by stat at once, not two seconds on
+    plan = tree / "public" / "plan.md"
+    plan.write_text(SECRET)
+    os.chown(plan, owner.uid, gid)
+    os.chmod(plan, 0o600)
+    t = GitTree(tree, node="box", tree="home")
+    if hashed == "known":
+        old = t.working("public/plan.md", caller=owner).commit  # the blob is in the owner's store, its id known by stat
+        with pytest.raises(AccessDenied):
+            check_commit(t, old, member)
+    hashing, done = WorkingHashes._hash, []
+
+    def then_published(self, real, st):
+        found = hashing(self, real, st)
+        if not done and real == plan:
+            done.append(found[1] is not None)
+            with open(plan, "r+") as fh:  # in place: the same inode the owner's decision allowed
+                fh.write("# Public\n\nnothing to hide\n")
+                fh.truncate()
+            os.chmod(plan, mode)
+        return found
+
+    monkeypatch.setattr(WorkingHashes, "_hash", then_published)
+    content = Nas(t).content("public/plan.md", caller=owner)
+    assert done == [hashed == "read"]
+    if b"7731" in t.at(content.commit, "public/plan.md").read():
+        with pytest.raises(AccessDenied):
+            check_commit(t, content.commit, member)
+    assert not has_object(tree / ".git", blob_id(SECRET))
+    assert b"nothing to hide" in content.read()  # read again: the version there now, for the team too
+    check_commit(t, content.commit, member)

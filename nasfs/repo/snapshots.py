@@ -22,7 +22,7 @@ import pygit2
 from ..access import NOTHING, Caller, Decider, Identity, Seen, Trail, decider, identity, trail_of
 from ..audience import narrower_than_git
 from ..errors import FileChanged, NotFound, NotServable, settled
-from .one_version import lstat_in_tree, open_regular
+from .one_version import lstat_in_tree, open_regular, stat_key
 from .paths import tree_get
 from .private_stores import PrivateStores, as_owner, write_trails
 from .revisions import Revisions
@@ -134,7 +134,8 @@ class Snapshots(Revisions, Writing, PrivateStores):
             return self._record(head, tree_id, "the working tree", store, trails.taken)
 
     def snapshot(self, rel: str, blob_id: str, real: Path, head: pygit2.Commit | None, data: bytes | None = None,
-                 caller: Caller | None = None, source: Identity | None = None) -> str:
+                 caller: Caller | None = None, source: Identity | None = None,
+                 version: tuple[int, int, int, int] | None = None) -> str:
         """Record HEAD's tree with ``rel`` set to this blob as a commit under refs/nasfs.
 
         Deterministic (fixed author and time), so the same content over the same
@@ -142,6 +143,12 @@ class Snapshots(Revisions, Writing, PrivateStores):
         ``caller`` who may not see ``rel``; written to a private store when some
         reader of ``.git`` could not read it. ``source``: the inode the blob id
         is of; bytes read again by path are of it or are not written.
+        ``version``: the stat (one_version.stat_key) of the version the blob id
+        was read from (``data``, or a blob id known by stat), before this call:
+        the file must still be that version once its audience and trail are
+        taken (FileChanged otherwise), since a version read under 0600 and
+        given public text and 0644 since must not be recorded as the 0644
+        file's (in .git/objects, or with a trail its old readers never had).
         """
         if caller is not None:
             decider(self.root, caller).check(rel)
@@ -150,6 +157,10 @@ class Snapshots(Revisions, Writing, PrivateStores):
         owner = self.store_owner(store) if store is not None else 0
         trails = _Trails(self.root, store is not None)
         trails.take(rel)
+        if version is not None:
+            now = lstat_in_tree(self.root, rel)
+            if now is None or stat_key(now) != version:  # a write or a chmod changes its ctime
+                raise FileChanged(f"{rel!r} changed since it was read", "read it again")
         with self._lock, self._git_lock():
             oid = pygit2.Oid(hex=blob_id)
             if not (store.odb if store is not None else self._shared).exists(oid):  # ('in repo' would read the blob whole)
