@@ -664,3 +664,52 @@ def test_a_version_read_before_its_file_was_opened_is_recorded_with_the_modes_it
     assert not has_object(tree / ".git", blob_id(SECRET))
     assert b"nothing to hide" in content.read()  # read again: the version there now, for the team too
     check_commit(t, content.commit, member)
+
+
+@pytest.mark.parametrize("change", ["closed", "closed and opened again"])
+def test_a_file_chmodded_and_rewritten_while_the_working_tree_is_snapshotted_is_looked_at_again(
+        tree: Path, accounts, team, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    """A whole-tree snapshot (the team member's diff against now, a folder map) chooses its store
+    and takes each file's trail before it reads the file. The owner makes their team file 0600 and writes a secret
+    into it in place just before it is read: it went to .git/objects when the store was chosen on the
+    modes before (0644), or, made 0640 again with other text before its trail after the read, kept
+    a trail that let the team read the secret. The tree is looked at again (errors.settled)."""
+    from nasfs.repo import snapshots
+
+    owner, _ = accounts
+    gid, member = team
+    plan = tree / "public" / "team.md"
+    plan.write_text("# Team\n\nthe agenda\n")
+    os.chown(plan, owner.uid, gid)
+    os.chmod(plan, 0o644 if change == "closed" else 0o640)
+    opened, trailed, done = snapshots.open_regular, snapshots.trail_of, []
+
+    def rewrite(text: str, mode: int) -> None:
+        os.chmod(plan, mode)
+        with open(plan, "r+") as fh:  # in place: the inode the decision allowed
+            fh.write(text)
+            fh.truncate()
+
+    def closed_then_opened(path, root=None):
+        if path == plan and not done:
+            done.append("closed")
+            rewrite(SECRET, 0o600)
+        return opened(path, root)
+
+    def opened_again(root, rel):
+        if rel == "public/team.md" and done == ["closed"] and change != "closed":
+            done.append("opened")
+            rewrite("# Team\n\nthe agenda, again\n", 0o640)
+        return trailed(root, rel)
+
+    monkeypatch.setattr(snapshots, "open_regular", closed_then_opened)
+    monkeypatch.setattr(snapshots, "trail_of", opened_again)
+    t = GitTree(tree)
+    commit = t.snapshot_worktree(member)  # the member's diff against now: the files it may read
+    assert done[0] == "closed"
+    assert not has_object(tree / ".git", blob_id(SECRET))
+    recorded = t.at(commit, "public/team.md").read() if t.exists("public/team.md", commit) else b""
+    if b"7731" in recorded:
+        with pytest.raises(AccessDenied):
+            check_commit(t, commit, member)
+    assert recorded == b""  # looked at again: 0600 now, not the member's to record

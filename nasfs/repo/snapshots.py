@@ -76,7 +76,8 @@ class Snapshots(Revisions, Writing, PrivateStores):
     def _snapshot_worktree(self, caller: Caller | None, keep: Callable[[str], bool] | None) -> str:
         head = self.head()
         seen = decider(self.root, caller) if caller is not None else None
-        changed: list[tuple[str, Path | None, Identity | None]] = []  # and the inode the caller's decision allowed
+        changed: list[tuple[str, Path | None, Identity | None, tuple[int, ...]]] = []  # and the inode the caller's
+        # decision allowed, and the stat (one_version.stat_key) the store and the trail are chosen on
         for path, flags in sorted(self.repo.status().items()):
             if flags & pygit2.GIT_STATUS_IGNORED:
                 continue
@@ -97,17 +98,17 @@ class Snapshots(Revisions, Writing, PrivateStores):
             else:
                 allowed = identity(st) if st is not None else None  # the read must find this very inode
             if st is not None and stat.S_ISREG(st.st_mode):
-                changed.append((path, self.root / path, allowed))
+                changed.append((path, self.root / path, allowed, stat_key(st)))
             elif st is None:
-                changed.append((path, None, None))
+                changed.append((path, None, None, ()))
         if not changed and head is not None:
             return str(head.id)
-        store = self._store_for([(path, real) for path, real, _ in changed if real is not None], caller)
+        store = self._store_for([(path, real) for path, real, _, _ in changed if real is not None], caller)
         repo = store or self.repo
         owner = self.store_owner(store) if store is not None else 0
         blobs: list[tuple[str, pygit2.Oid | None]] = []
         trails = _Trails(self.root, store is not None)
-        for path, real, allowed in changed:
+        for path, real, allowed, version in changed:
             if real is None:
                 blobs.append((path, None))
             else:
@@ -117,9 +118,15 @@ class Snapshots(Revisions, Writing, PrivateStores):
                 except (FileNotFoundError, NotServable):
                     raise FileChanged(f"{path!r} changed while it was read", "read it again") from None
                 with fh, as_owner(owner):  # read as this process, written as the store's account
-                    if allowed is not None and identity(os.fstat(fh.fileno())) != allowed:
+                    # the version whose modes chose the store and gave the trail, before and after the read:
+                    # a chmod or a write since (0600, and a secret written in place) changes its ctime
+                    before = os.fstat(fh.fileno())
+                    if (allowed is not None and identity(before) != allowed) or stat_key(before) != version:
                         raise FileChanged(f"{path!r} changed while it was read", "read it again")
-                    blobs.append((path, repo.create_blob_fromiobase(fh)))
+                    blob = repo.create_blob_fromiobase(fh)
+                    if stat_key(os.fstat(fh.fileno())) != version:
+                        raise FileChanged(f"{path!r} changed while it was read", "read it again")
+                    blobs.append((path, blob))
                 trails.take(path)
         with self._lock, self._git_lock(), as_owner(owner):
             tree = head.tree if head is not None else None
