@@ -713,3 +713,27 @@ def test_a_file_chmodded_and_rewritten_while_the_working_tree_is_snapshotted_is_
         with pytest.raises(AccessDenied):
             check_commit(t, commit, member)
     assert recorded == b""  # looked at again: 0600 now, not the member's to record
+
+
+def test_a_snapshots_trail_is_read_from_its_last_line_and_a_malformed_one_keeps_none(tree: Path, accounts,
+                                                                                     team) -> None:
+    """The message names the file (its first line): a name holding a line that starts like the
+    trail's hid the real trail, the last line, and refused the team its file. A line its store's
+    owner wrote that is not a trail (nested past the parser's depth, a number past any int, a step
+    that is not four integers) keeps none and raises nothing (an exception in a FUSE handler)."""
+    from nasfs.repo.private_stores import TRAILS, read_trails
+
+    owner, _ = accounts
+    gid, member = team
+    named = tree / "public" / f"x\n{TRAILS}{{}}"
+    named.write_text("# Team\n\nthe team code is 5150\n")
+    os.chown(named, owner.uid, gid)
+    os.chmod(named, 0o640)
+    t = GitTree(tree)
+    commit = t.working(f"public/x\n{TRAILS}{{}}", caller=owner).commit
+    assert not t.in_shared_store(commit)
+    check_commit(t, commit, member)
+    for line in ("[" * 100000, '{"p": [[[1e999, 0, 0, 0]]]}', '{"p": [["7777"]]}', '{"p": [[[1, 2, 3]]]}',
+                 '{"p": [[[true, 0, 420, 4]]]}', '{"p": 5}', "[]", "{"):
+        assert read_trails(f"nasfs snapshot of p\n\n{TRAILS}{line}\n") == {}, line
+    assert read_trails(f"nasfs snapshot of p\n\n{TRAILS}{{\"p\": [[[1, 2, 420, 4]]]}}\n") == {"p": (((1, 2, 420, 4),),)}

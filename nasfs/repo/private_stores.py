@@ -97,19 +97,29 @@ def write_trails(trails: Mapping[str, Sequence[Trail]]) -> str:
 
 
 def read_trails(message: str) -> dict[str, tuple[Trail, ...]]:
-    """The trails a snapshot's message keeps; none (its sources readable by
-    their store's owner only) for a message without them or with a line that
-    is not what :func:`write_trails` writes."""
-    for line in message.splitlines():
-        if line.startswith(TRAILS):
-            try:
-                found = json.loads(line[len(TRAILS):])
-                return {path: tuple(tuple((int(uid), int(gid), int(mode), int(bits)) for uid, gid, mode, bits in trail)
-                                    for trail in trails)
-                        for path, trails in found.items() if isinstance(path, str)}
-            except (ValueError, TypeError, AttributeError):
-                return {}
-    return {}
+    """The trails a snapshot's message keeps, on its last line (its first
+    lines name the file, whose name may hold a line of any text); none (its
+    sources readable by their store's owner only) for a message without
+    them or with a line that is not what :func:`write_trails` writes (its
+    store's owner may write any message there): never an exception."""
+    line = message.rstrip("\n").rpartition("\n")[2]
+    if not line.startswith(TRAILS):
+        return {}
+    try:
+        found = json.loads(line[len(TRAILS):])
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+        return {}
+    if not isinstance(found, dict) or not all(map(_are_trails, found.values())):
+        return {}
+    return {path: tuple(tuple(tuple(step) for step in trail) for trail in trails) for path, trails in found.items()}
+
+
+def _are_trails(trails: object) -> bool:
+    """A list of trails, each a list of steps of four integers (access.Step), as :func:`write_trails` writes them."""
+    return isinstance(trails, list) and all(
+        isinstance(trail, list) and all(isinstance(step, list) and len(step) == 4 and all(type(v) is int for v in step)
+                                        for step in trail)
+        for trail in trails)
 
 
 class PrivateStores(ServedTree):
