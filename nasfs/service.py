@@ -505,9 +505,9 @@ class Nas:
         """Whether a stale summary made at a commit (the last record of a
         path, kept by path alone: of another version, maybe a private
         snapshot of a file the caller may not read) may be told to
-        ``caller``: as that commit's content would be (check_commit), and a
-        private snapshot's to the readers of its store only
-        (may_read_version: its path may be public now, with other text).
+        ``caller``: as that commit's content would be (check_commit: a
+        private snapshot's only to those who could read its sources when it
+        was recorded, though its path may be public now, with other text).
         None: anything may (root and this process's own account)."""
         if sees_all(caller):
             return None

@@ -689,8 +689,8 @@ def test_a_stale_folder_summary_with_unsupported_sentences_shown_names_every_chi
 def test_a_stale_summary_of_a_private_version_is_not_told_once_its_path_is_public(home: Path, tmp_path: Path,
                                                                                  kind: str) -> None:
     """Root's 0600 file is summarized (a private snapshot); root then writes public text to it and makes
-    it 0644. check_commit lets every reader of the path now read that snapshot, but the stale summary
-    describes a version they never could read: it is told to the owners of its private store only."""
+    it 0644. The stale summary describes a version other readers never could read: it is told to
+    those who could read it when it was recorded (the snapshot's trail), root alone here."""
     from nasfs.access import Caller
 
     (home / "mine").mkdir()
