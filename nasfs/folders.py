@@ -8,6 +8,12 @@ UTF-8 (no view can spell it); at a revision, the blobs of its tree. The walk sta
 entries of a folder git serves is decided once per state of the folder and
 of its ignore rules, and remembered (:class:`_Rules`).
 
+Nothing of the working tree is reached through a symlink, not even a folder
+on the way swapped for one after the walk saw it: each folder is opened from
+its parent's descriptor (the walk), each file head from the tree's root one
+folder at a time (``open_in_tree``), so the daemon never reads a private
+folder out of the tree, nor its own mount (which can wedge it).
+
 Ranking (docs/views.md "Folder maps"), cheap and explainable: a file scores
 ``log2(1 + references)``, where a reference is another file of the folder
 that names it (its name without the extension, written as code and paths
@@ -24,6 +30,7 @@ an edit only the changed files are read again.
 from __future__ import annotations
 
 import bisect
+import errno
 import hashlib
 import json
 import math
@@ -33,7 +40,7 @@ import stat
 import time
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -41,7 +48,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from . import __version__
 from .access import Caller, decider
 from .cache import LRU
+from .errors import FileChanged
 from .progress import Task
+from .repo.one_version import lstat_in_tree, open_in_tree
 
 if TYPE_CHECKING:
     from .reader import Reader
@@ -95,6 +104,16 @@ def _stamp(path: Path) -> str:
     return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
 
 
+def _ignore_stamp(root: Path, rel: str) -> str:
+    """A ``.gitignore``'s stamp in the tree, as the walk takes it: reached
+    with no link followed (git reads none through one), "-" unless a regular file."""
+    try:
+        st = lstat_in_tree(root, rel)
+    except OSError:
+        return "-"
+    return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}" if st is not None and stat.S_ISREG(st.st_mode) else "-"
+
+
 # Which entries of a folder git serves: ALL (the common case), or the names.
 # ALL keeps no name: a million kept names, made while the walk's own objects
 # were, would hold their memory pages after the walk (1.8 GB of RSS at 10^6).
@@ -141,7 +160,7 @@ class _Rules:
         """The .gitignore stamps from the root down to ``rel`` (included)."""
         root = self.nas.tree.root
         parts = rel.split("/") if rel else []
-        return "|".join(_stamp(root.joinpath(*parts[:i], ".gitignore")) for i in range(len(parts) + 1))
+        return "|".join(_ignore_stamp(root, "/".join([*parts[:i], ".gitignore"])) for i in range(len(parts) + 1))
 
     def decide(self, rel: str, state: str, files: list[str], dirs: list[str]) -> tuple[Decided, Decided]:
         """(files, folders) of ``rel`` that git serves; ``state`` is what decides it."""
@@ -189,32 +208,72 @@ def worktree_state(nas: Reader) -> str:
     parts = [_Rules.excludes(nas)]
     for path, flags in sorted(nas.tree.status_paths().items()):
         try:
-            st = os.lstat(nas.tree.root / path)
-            seen = f"{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_size}"
+            st = lstat_in_tree(nas.tree.root, path)  # under a folder made a link: no file (git's view), nothing stat'ed
         except OSError:
-            seen = "-"
+            st = None
+        seen = "-" if st is None else f"{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_size}"
         parts.append(f"{path}\0{flags}\0{seen}")
     return hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# folders being walked, one per level: (an open folder, its path, its .gitignore chain, its subfolders left to walk)
+_Open = list[tuple[int, str, str, Iterator[str]]]
+
+
 def walk_worktree(nas: Reader, path: str) -> Listing:
-    """The files under a working-tree folder that git does not ignore."""
+    """The files under a working-tree folder that git does not ignore. Each
+    folder is opened from its parent's descriptor with O_NOFOLLOW, not by
+    path: one swapped for a symlink since its parent was listed is not walked."""
     tree = nas.tree
     folder = tree.real_path(path)[0]  # an in-tree symlink to a folder: the folder it names
     rules = _Rules(nas, folder)
-    root = str(tree.root)
     items: list[Item] = []
-    make = tuple.__new__  # an Item at C speed (NamedTuple's own __new__ is Python)
     above = rules.chain(folder.rsplit("/", 1)[0] if "/" in folder else "") if folder else ""
-    stack = [(folder, above, os.stat(f"{root}/{folder}" if folder else root))]
-    while stack:
-        rel, above, here = stack.pop()
+    try:
+        top = open_in_tree(tree.root, folder, _FOLDER) if folder else os.open(tree.root, _FOLDER & ~os.O_NOFOLLOW)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            raise
+        raise FileChanged(f"{folder or '.'!r} is no folder of the tree since it was resolved", "read it again") from None
+    stack: _Open = []
+    try:
+        _walk_folder(rules, top, folder, above, items, stack)
+        while stack:
+            parent, rel, chain, left = stack[-1]
+            name = next(left, None)
+            if name is None:
+                stack.pop()
+                os.close(parent)
+                continue
+            try:
+                fd = os.open(name, _FOLDER, dir_fd=parent)
+            except OSError:
+                continue  # removed, made a link, or unreadable since it was listed
+            _walk_folder(rules, fd, f"{rel}/{name}" if rel else name, chain, items, stack)
+    finally:
+        for parent, *_ in stack:
+            os.close(parent)
+    items.sort()
+    listing = _worktree_listing(folder, items)
+    rules.save(time.time_ns() - SETTLED_NS)
+    return listing
+
+
+def _walk_folder(rules: _Rules, fd: int, rel: str, above: str, items: list[Item], stack: _Open) -> None:
+    """One open folder: the files git serves into ``items``, and the folder
+    onto ``stack`` with the subfolders git serves (else it is closed)."""
+    make = tuple.__new__  # an Item at C speed (NamedTuple's own __new__ is Python)
+    kept = False
+    try:
         try:
-            entries = list(os.scandir(f"{root}/{rel}" if rel else root))
+            here = os.fstat(fd)
+            with os.scandir(fd) as listed:
+                entries = list(listed)
         except OSError:
-            continue  # removed or unreadable since it was listed
+            return  # unreadable
         files: list[tuple[str, os.stat_result]] = []
-        dirs: list[tuple[str, os.stat_result]] = []
+        dirs: list[str] = []
         ignore_file = "-"
         for e in entries:
             if e.name == ".git" or not _nameable(e.name):
@@ -224,22 +283,24 @@ def walk_worktree(nas: Reader, path: str) -> Listing:
             except OSError:
                 continue
             if stat.S_ISDIR(st.st_mode):
-                dirs.append((e.name, st))
+                dirs.append(e.name)
             elif stat.S_ISREG(st.st_mode):
                 files.append((e.name, st))
                 if e.name == ".gitignore":
                     ignore_file = f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
         chain = f"{above}|{ignore_file}" if rel or above else ignore_file
         state = f"{chain}\0{here.st_ino}:{here.st_mtime_ns}"
-        ok_files, ok_dirs = rules.decide(rel, state, [n for n, _ in files], [n for n, _ in dirs])
+        ok_files, ok_dirs = rules.decide(rel, state, [n for n, _ in files], dirs)
         prefix = rel + "/" if rel else ""
         items.extend(make(Item, (prefix + name, st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), ""))
                      for name, st in files if ok_files is ALL or name in ok_files)
-        stack.extend((prefix + d, chain, st) for d, st in dirs if ok_dirs is ALL or d in ok_dirs)
-    items.sort()
-    listing = _worktree_listing(folder, items)
-    rules.save(time.time_ns() - SETTLED_NS)
-    return listing
+        subs = dirs if ok_dirs is ALL else [d for d in dirs if d in ok_dirs]
+        if subs:
+            stack.append((fd, rel, chain, iter(subs)))
+            kept = True
+    finally:
+        if not kept:
+            os.close(fd)
 
 
 def _worktree_listing(folder: str, items: list[Item]) -> Listing:
@@ -344,18 +405,48 @@ def as_bytes(names: frozenset[str]) -> frozenset[bytes]:
     return frozenset(n.encode("utf-8", "surrogateescape") for n in names)
 
 
-def known_of(root: Path, path: str, names: frozenset[str], data: bytes | None = None) -> Known | None:
-    """A working-tree file's mentions of ``names``, with the stat they hold
-    for; ``data``: its bytes, already read (stat after them, as a read is)."""
+_HEAD_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY  # a FIFO swapped in: no wait
+
+
+def read_head(root: Path | str, path: str) -> tuple[bytes, os.stat_result] | None:
+    """The first WORDS_BYTES of a working-tree file and its stat, reached
+    from ``root`` one folder at a time with no symlink followed (a folder
+    swapped for one since the walk may lead out of the tree or into the
+    mount); None when no regular file is reachable so, or it is unreadable."""
     try:
-        if data is not None:
-            head, st = data[:WORDS_BYTES], os.stat(root / path)
-        else:
-            with open(root / path, "rb") as fh:
-                head = fh.read(WORDS_BYTES)
-                st = os.fstat(fh.fileno())
+        return _head_of(open_in_tree(root, path, _HEAD_FLAGS))
     except OSError:
         return None
+
+
+def _head_of(fd: int) -> tuple[bytes, os.stat_result] | None:
+    """A file's head and stat from its open descriptor, closed after."""
+    try:
+        st = os.fstat(fd)
+        return (os.read(fd, WORDS_BYTES), st) if stat.S_ISREG(st.st_mode) else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def known_of(root: Path, path: str, names: frozenset[str], data: bytes | None = None) -> Known | None:
+    """A working-tree file's mentions of ``names``, with the stat they hold
+    for; ``data``: its bytes, already read (stat after them, as a read is).
+    None when the file is not reachable with no symlink followed (read_head)."""
+    if data is not None:
+        try:
+            st = lstat_in_tree(root, path)
+        except OSError:
+            return None
+        if st is None or not stat.S_ISREG(st.st_mode):
+            return None
+        head = data[:WORDS_BYTES]
+    else:
+        read = read_head(root, path)
+        if read is None:
+            return None
+        head, st = read
     binary, mentions = mentions_in(head, encoded(names))
     return Known(st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), binary, mentions)
 
@@ -492,34 +583,46 @@ def _read_heads(paths: list[str], each: bool) -> tuple[bytes, Counter[str], list
     ``each`` the names each one mentions."""
     root, names = _reader
     kinds, refs, each_one = bytearray(), Counter[str](), []
-    for path in paths:
-        head = b""
-        try:
-            fd = os.open(f"{root}/{path}", os.O_RDONLY | os.O_NOFOLLOW)
-            try:
-                head = os.read(fd, WORDS_BYTES)
-            finally:
-                os.close(fd)
-        except OSError:
-            pass  # gone or unreadable since the walk: it mentions nothing, as _head says
-        binary, mentions = mentions_in(head, names)
-        kinds.append(BINARY if binary else TEXT)
-        if mentions:
-            refs.update(mentions - {stem(path)})
-        if each:
-            each_one.append(tuple(mentions))
+    folder, at = None, -1  # the folder of the last file, kept open: a listing comes folder by folder
+    try:
+        for path in paths:
+            where, _, name = path.rpartition("/")
+            if where != folder:
+                if at >= 0:
+                    os.close(at)
+                folder, at = where, _folder_in_tree(root, where)
+            try:  # gone, unreadable or under a link since the walk: it mentions nothing
+                read = _head_of(os.open(name, _HEAD_FLAGS | os.O_NOFOLLOW, dir_fd=at)) if at >= 0 else None
+            except OSError:
+                read = None
+            binary, mentions = mentions_in(read[0] if read else b"", names)
+            kinds.append(BINARY if binary else TEXT)
+            if mentions:
+                refs.update(mentions - {stem(path)})
+            if each:
+                each_one.append(tuple(mentions))
+    finally:
+        if at >= 0:
+            os.close(at)
     return bytes(kinds), refs, each_one
+
+
+def _folder_in_tree(root: str, folder: str) -> int:
+    """An O_PATH descriptor of a folder of the tree, reached with no symlink
+    followed (as read_head reaches a file's); -1 when it is no such folder."""
+    flags = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
+    try:
+        return open_in_tree(root, folder, flags) if folder else os.open(root, flags)
+    except OSError:
+        return -1
 
 
 def _head(nas: Reader, item: Item, at: str | None) -> bytes:
     """The first WORDS_BYTES of a file (empty when it cannot be read now)."""
     if at is not None:
         return nas.tree.blob_head(item.oid, WORDS_BYTES)
-    try:
-        with open(f"{nas.tree.root}/{item.path}", "rb") as fh:
-            return fh.read(WORDS_BYTES)
-    except OSError:
-        return b""
+    read = read_head(nas.tree.root, item.path)
+    return read[0] if read else b""
 
 
 def _bonus(rel: str, size: int) -> float:

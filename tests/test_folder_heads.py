@@ -1,0 +1,185 @@
+"""Folder maps read the working tree with no symlink followed.
+
+Ranking a map reads each working file's first bytes for its mentions of
+the others. Read by path, a folder of the tree swapped for a symlink since
+the walk (to a private folder out of the tree, or into the mount, which
+can wedge the daemon) was read through: in the daemon (``_head``), its
+reader processes (``_read_heads``) and ``nasfs index`` (``known_of``).
+So were the walk's own listing of a folder, ``worktree_state``'s and the
+ignore chain's stats, and the HTTP/MCP doors' folder listing.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from nasfs import folders
+from nasfs.access import Caller
+from nasfs.errors import FileChanged
+from nasfs.folders import Listing, walk_worktree
+from nasfs.repo import GitTree
+from nasfs.service import Nas
+
+from .conftest import git
+
+SECRET = b"# KVXOUTSIDE\n\nsee zeta.md, and import .zeta\n"  # mentions zeta twice over
+
+
+def _make(repo: Path) -> None:
+    """zeta.md, d/f.md (mentions nothing), e/g.md (mentions zeta), committed."""
+    for rel, text in (("zeta.md", "# Zeta\n"), ("d/f.md", "# F\n\nplain words\n"), ("e/g.md", "# G\n\nsee zeta.md\n")):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+
+
+def _swap(repo: Path, target: str | Path) -> None:
+    """d (a real folder when walked) made a symlink to ``target``."""
+    for name in os.listdir(repo / "d"):
+        (repo / "d" / name).unlink()
+    (repo / "d").rmdir()
+    (repo / "d").symlink_to(target)
+
+
+@pytest.fixture(params=["outside", "inside"])
+def linked(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Nas, Listing, int]:
+    """(the tree's Nas, its listing walked while d was a folder, how many files
+    of that listing mention zeta.md: e/g.md alone). Then d became a link, out
+    of the tree to a folder whose 0600 f.md mentions zeta, or inside it to e,
+    which holds such an f.md too (not walked: the listing is older)."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    _make(repo)
+    nas = Nas(GitTree(repo, node="box", tree="t"))
+    listing = walk_worktree(nas, "")
+    assert [i.path for i in listing.items] == ["d/f.md", "e/g.md", "zeta.md"]
+    if request.param == "outside":
+        outside.mkdir()
+        (outside / "f.md").write_bytes(SECRET)
+        os.chmod(outside / "f.md", 0o600)
+        _swap(repo, outside)
+    else:
+        (repo / "e" / "f.md").write_bytes(SECRET)
+        _swap(repo, "e")
+    assert (repo / "d" / "f.md").read_bytes() == SECRET  # what a read by path would get
+    return nas, listing, 1
+
+
+def _zeta_score(listing: Listing, scores: list[float], mentioned_by: int) -> tuple[float, float]:
+    """(zeta.md's score, the score it has when ``mentioned_by`` files mention it)."""
+    n = [i.path for i in listing.items].index("zeta.md")
+    return scores[n], math.log2(1 + mentioned_by) + folders._bonus("zeta.md", listing.items[n].size)
+
+
+def test_a_ranking_reads_no_head_under_a_folder_made_a_link(linked: tuple[Nas, Listing, int]) -> None:
+    """In the daemon (``_head``): d/f.md is no file of the tree now; it mentions nothing."""
+    nas, listing, legit = linked
+    got, want = _zeta_score(listing, folders.Ranker().scores(nas, listing, None, {}), legit)
+    assert got == want
+
+
+def test_reader_processes_read_no_head_under_a_folder_made_a_link(linked: tuple[Nas, Listing, int],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader process's ``_read_heads`` (O_NOFOLLOW was on the last name
+    only), called here; then for real, in processes, when there are cores."""
+    nas, listing, legit = linked
+    names = folders.as_bytes(frozenset(folders.names_in(i.path for i in listing.items)))
+    monkeypatch.setattr(folders, "_reader", (str(nas.tree.root), names))
+    kinds, refs, each = folders._read_heads([i.path for i in listing.items], True)
+    assert dict(refs) == {"zeta": legit} and each[0] == ()
+    if (os.cpu_count() or 1) >= 2:
+        monkeypatch.setattr(folders, "PARALLEL_FILES", 1)
+        ranker = folders.Ranker()
+        read, _ = ranker._read_many(nas, listing.items, None, {}, names, 0, None)
+        assert all(read), "the readers did not read every file"
+        got, want = _zeta_score(listing, ranker.scores(nas, listing, None, {}), legit)
+        assert got == want
+
+
+def test_known_of_reads_nothing_under_a_folder_made_a_link(linked: tuple[Nas, Listing, int]) -> None:
+    """``nasfs index``'s mentions of a file, read or from bytes it hashed: none."""
+    nas, _, _ = linked
+    names = frozenset({"zeta", "f", "g"})
+    assert folders.known_of(nas.tree.root, "d/f.md", names) is None
+    assert folders.known_of(nas.tree.root, "d/f.md", names, SECRET) is None  # no stat through the link either
+    kept = folders.known_of(nas.tree.root, "e/g.md", names)
+    assert kept is not None and kept.mentions == {"zeta"}  # a file of the tree still is read
+
+
+def test_a_walk_lists_no_folder_made_a_link_after_its_parent_was_listed(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """d is a folder when the root is listed, and a link out of the tree
+    when the walk comes to list it: nothing under it is listed."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    _make(repo)
+    outside.mkdir()
+    (outside / "kvx-outside-name.md").write_bytes(SECRET)
+    decide = folders._Rules.decide
+
+    def swapped_after(rules: folders._Rules, rel: str, *args: object) -> object:
+        if rel == "" and (repo / "d").is_dir() and not (repo / "d").is_symlink():
+            _swap(repo, outside)
+        return decide(rules, rel, *args)
+
+    monkeypatch.setattr(folders._Rules, "decide", swapped_after)
+    listing = walk_worktree(Nas(GitTree(repo, node="box", tree="t")), "")
+    assert (repo / "d").is_symlink()
+    assert [i.path for i in listing.items] == ["e/g.md", "zeta.md"]
+
+
+@pytest.fixture
+def outside_link(tmp_path: Path) -> tuple[Nas, Path]:
+    """The tree, d made a link to a folder out of it (f.md, .gitignore)."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    _make(repo)
+    outside.mkdir()
+    (outside / "f.md").write_bytes(SECRET)
+    (outside / ".gitignore").write_text("*.tmp\n")
+    _swap(repo, outside)
+    return Nas(GitTree(repo, node="box", tree="t")), outside
+
+
+def test_the_working_state_stats_nothing_under_a_folder_made_a_link(outside_link: tuple[Nas, Path]) -> None:
+    """``worktree_state`` stats each path git status names, d/f.md among
+    them (deleted: git's view of a folder made a link): not through the link."""
+    nas, outside = outside_link
+    before = folders.worktree_state(nas)
+    (outside / "f.md").write_bytes(SECRET * 2)  # the outside file changes: nothing of the tree does
+    assert folders.worktree_state(nas) == before
+
+
+def test_the_ignore_chain_stats_no_gitignore_under_a_folder_made_a_link(outside_link: tuple[Nas, Path]) -> None:
+    """A walk below d stamps the .gitignore files above it: d/.gitignore is
+    no file of the tree (git reads none through a link)."""
+    nas, _ = outside_link
+    assert folders._Rules(nas, "").chain("d").split("|") == ["-", "-"]
+
+
+def test_a_doors_listing_lists_no_folder_made_a_link_after_it_was_resolved(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP and MCP list a folder (listing.py): d resolved while a folder,
+    then made a link out of the tree: FileChanged, for root too."""
+    from nasfs.listing import list_folder
+
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    _make(repo)
+    outside.mkdir()
+    (outside / "kvx-outside-name.md").write_bytes(SECRET)
+    nas = Nas(GitTree(repo, node="box", tree="t"))
+    assert b"f.md" in list_folder(nas, "d").served.body
+    _swap(repo, outside)
+    monkeypatch.setattr(nas.tree, "real_path", lambda path: ("d", repo / "d"))  # resolved before the swap
+    for caller in (None, Caller.root()):
+        with pytest.raises(FileChanged):
+            list_folder(nas, "d", caller=caller)
+    monkeypatch.undo()
+    assert b"zeta.md" in list_folder(nas, "").served.body
