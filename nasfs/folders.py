@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import __version__
-from .access import Caller, decider
+from .access import Caller, Identity, decider
 from .cache import LRU
 from .errors import FileChanged
 from .progress import Task
@@ -81,6 +81,14 @@ class Item(NamedTuple):
     size: int
     stamp: tuple[int, ...]  # (inode, mtime, ctime) in the working tree; () at a revision
     oid: str = ""  # the blob id at a revision
+    device: int = 0  # st_dev in the working tree: kept out of ``stamp``, which signatures, caches and ``Known`` compare
+
+    @property
+    def identity(self) -> Identity | None:
+        """The file the walk saw as an access decision names one (device,
+        inode): an inode number alone may be another device's file. None at
+        a revision."""
+        return (self.device, self.stamp[0]) if self.stamp else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +300,9 @@ def _walk_folder(rules: _Rules, fd: int, rel: str, above: str, items: list[Item]
         state = f"{chain}\0{here.st_ino}:{here.st_mtime_ns}"
         ok_files, ok_dirs = rules.decide(rel, state, [n for n, _ in files], dirs)
         prefix = rel + "/" if rel else ""
-        items.extend(make(Item, (prefix + name, st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), ""))
+        dev = here.st_dev  # one int shared by the folder's files (a million items)
+        items.extend(make(Item, (prefix + name, st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), "",
+                                 dev if st.st_dev == dev else st.st_dev))
                      for name, st in files if ok_files is ALL or name in ok_files)
         subs = dirs if ok_dirs is ALL else [d for d in dirs if d in ok_dirs]
         if subs:

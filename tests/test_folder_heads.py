@@ -1,18 +1,25 @@
-"""Folder maps read the working tree with no symlink followed.
+"""Folder maps read the working tree with no symlink followed, and hold a
+working file only when it is the very file their walk saw.
 
-Ranking a map reads each working file's first bytes for its mentions of
-the others. Read by path, a folder of the tree swapped for a symlink since
-the walk (to a private folder out of the tree, or into the mount, which
-can wedge the daemon) was read through: in the daemon (``_head``), its
-reader processes (``_read_heads``) and ``nasfs index`` (``known_of``).
-So were the walk's own listing of a folder, ``worktree_state``'s and the
-ignore chain's stats, and the HTTP/MCP doors' folder listing.
+1. Ranking a map reads each working file's first bytes for its mentions of
+   the others. Read by path, a folder of the tree swapped for a symlink since
+   the walk (to a private folder out of the tree, or into the mount, which
+   can wedge the daemon) was read through: in the daemon (``_head``), its
+   reader processes (``_read_heads``) and ``nasfs index`` (``known_of``).
+   So were the walk's own listing of a folder, ``worktree_state``'s and the
+   ignore chain's stats, and the HTTP/MCP doors' folder listing.
+2. The file the walk saw is (device, inode), as an access decision names a
+   file: an inode number alone may be another device's file (a tmpfs mounted
+   in the tree counts its inode numbers from 1, as the tree's own tmpfs does).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -183,3 +190,106 @@ def test_a_doors_listing_lists_no_folder_made_a_link_after_it_was_resolved(tmp_p
             list_folder(nas, "d", caller=caller)
     monkeypatch.undo()
     assert b"zeta.md" in list_folder(nas, "").served.body
+
+
+# -- 2. the file the walk saw: (device, inode) ---------------------------------------------------------------------
+
+
+def _tmpfs(where: Path) -> None:
+    where.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(where)], check=True)
+
+
+@pytest.fixture
+def two_devices(tmp_path: Path) -> Iterator[tuple[Nas, Listing, Path]]:
+    """A tree on a tmpfs with x.md, and another tmpfs mounted in it at
+    other/ (ignored: not in the walk), where other/y.md has x.md's inode
+    number. Yields (its Nas, the listing walked, the tree), x.md then made
+    a link to other/y.md: the same inode number, another device."""
+    tree = tmp_path / "tree"
+    _tmpfs(tree)
+    try:
+        (tree / "x.md").write_text("# Mine\n\nmy own notes\n")
+        (tree / ".gitignore").write_text("other/\n")
+        git(tree, "init", "-q", "-b", "main")
+        git(tree, "add", "-A")
+        git(tree, "commit", "-qm", "one")
+        _tmpfs(tree / "other")
+        ino = os.stat(tree / "x.md").st_ino
+        for n in range(ino + 10):  # a tmpfs counts inode numbers up from 1
+            made = tree / "other" / f"n{n}.md"
+            made.write_text("# KVXOTHERDEVICE\n\nanother device's file\n")
+            if os.stat(made).st_ino >= ino:
+                break
+        if os.stat(made).st_ino != ino:
+            pytest.skip("this kernel's tmpfs does not count inode numbers one by one")
+        os.rename(made, tree / "other" / "y.md")
+        nas = Nas(GitTree(tree, node="box", tree="t"))
+        listing = walk_worktree(nas, "")
+        assert [i.path for i in listing.items] == [".gitignore", "x.md"]
+        (tree / "x.md").rename(tree / ".x.kept")
+        (tree / "x.md").symlink_to("other/y.md")
+        st = os.stat(tree / "x.md")
+        assert st.st_ino == listing.items[1].stamp[0] and st.st_dev != os.stat(tree / ".x.kept").st_dev
+        yield nas, listing, tree
+    finally:
+        subprocess.run(["umount", "-l", str(tree / "other")], capture_output=True)
+        subprocess.run(["umount", "-l", str(tree)], capture_output=True)
+
+
+class _Captured(Exception):
+    """The reader's check, taken before a summary is looked for."""
+
+
+READER = Caller(54321, 54321)  # not root, not this process: a map made for them is shared by their listing
+
+
+def test_a_map_shows_no_file_of_another_device_with_the_walked_inode_number(
+        two_devices: tuple[Nas, Listing, Path]) -> None:
+    """The map made for a reader from its walk: x.md is now another
+    device's file with x.md's inode number; it is not shown as x.md."""
+    from nasfs.folder_map import FolderMap
+
+    nas, listing, tree = two_devices
+    assert nas.content("x.md", None, READER).source[1] == listing.items[1].stamp[0]  # the number alone matches
+    shown = FolderMap(nas, listing, [0, 1], None, READER).shown(1)
+    assert shown is None, shown.entries
+    (tree / "x.md").unlink()
+    (tree / ".x.kept").rename(tree / "x.md")
+    assert FolderMap(nas, listing, [0, 1], None, READER).shown(1) is not None  # the walked file itself is shown
+
+
+def test_a_folder_summarys_child_is_no_file_of_another_device_with_the_walked_inode_number(
+        two_devices: tuple[Nas, Listing, Path]) -> None:
+    """A folder summary's children (child_content) are the files the walk saw, device too."""
+    from nasfs.summaries import folders as fold
+
+    nas, listing, _ = two_devices
+    with pytest.raises(FileChanged):
+        fold.child_content(nas, "x.md", None, fold.walked(listing))
+
+
+def test_a_readers_folder_summary_check_takes_no_file_of_another_device_with_the_walked_inode_number(
+        two_devices: tuple[Nas, Listing, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader's folder summary is decided on its walk (service.py's check):
+    the file a decision allows must be the walked one, device too."""
+    from nasfs.summaries.settings import build_settings
+
+    from .summary_servers import CITING_SCRIPT
+
+    nas, listing, _ = two_devices
+    script = tmp_path / "cite.py"
+    script.write_text(CITING_SCRIPT)
+    summarizing = Nas(nas.tree, summarizer=build_settings(f"{sys.executable} {script}", ""))
+    checks: list[object] = []
+
+    def captured(nas: Nas, path: str, at: str | None, check: object, hold: object) -> None:
+        checks.append(check)
+        raise _Captured
+
+    monkeypatch.setattr(summarizing.summaries, "folder_view", captured)
+    with pytest.raises(_Captured):
+        summarizing.read(".@summary", caller=READER)
+    [check] = checks
+    with pytest.raises(FileChanged):
+        check(listing)
