@@ -561,8 +561,8 @@ class Ranker:
         try:
             with ProcessPoolExecutor(jobs, mp_context=spawn, initializer=_start_reader,
                                      initargs=(str(nas.tree.root), names)) as pool:
-                paths = ([items[n].path for n in chunk] for chunk in chunks)
-                for chunk, (kinds, counted, mentions) in zip(chunks, pool.map(_read_heads, paths, [each] * len(chunks))):
+                files = ([(items[n].path, items[n].device, items[n].stamp[0]) for n in chunk] for chunk in chunks)
+                for chunk, (kinds, counted, mentions) in zip(chunks, pool.map(_read_heads, files, [each] * len(chunks))):
                     for k, (n, kind) in enumerate(zip(chunk, kinds)):
                         read[n] = kind
                         if each:
@@ -587,15 +587,16 @@ def _start_reader(root: str, names: frozenset[bytes]) -> None:
     _reader = (root, names)
 
 
-def _read_heads(paths: list[str], each: bool) -> tuple[bytes, Counter[str], list[tuple[str, ...]]]:
-    """In a reader process: whether each file is ``TEXT`` or ``BINARY``, how
-    many of them mention each name (a file's own name left out), and with
-    ``each`` the names each one mentions."""
+def _read_heads(files: list[tuple[str, int, int]], each: bool) -> tuple[bytes, Counter[str], list[tuple[str, ...]]]:
+    """In a reader process: whether each file (its path, and its device and
+    inode as the walk saw them) is ``TEXT`` or ``BINARY``, how many of them
+    mention each name (a file's own name left out), and with ``each`` the
+    names each one mentions."""
     root, names = _reader
     kinds, refs, each_one = bytearray(), Counter[str](), []
     folder, at = None, -1  # the folder of the last file, kept open: a listing comes folder by folder
     try:
-        for path in paths:
+        for path, dev, ino in files:
             where, _, name = path.rpartition("/")
             if where != folder:
                 if at >= 0:
@@ -605,7 +606,7 @@ def _read_heads(paths: list[str], each: bool) -> tuple[bytes, Counter[str], list
                 read = _head_of(os.open(name, _HEAD_FLAGS | os.O_NOFOLLOW, dir_fd=at)) if at >= 0 else None
             except OSError:
                 read = None
-            binary, mentions = mentions_in(read[0] if read else b"", names)
+            binary, mentions = mentions_in(_walked_head(read, (dev, ino)), names)
             kinds.append(BINARY if binary else TEXT)
             if mentions:
                 refs.update(mentions - {stem(path)})
@@ -631,8 +632,17 @@ def _head(nas: Reader, item: Item, at: str | None) -> bytes:
     """The first WORDS_BYTES of a file (empty when it cannot be read now)."""
     if at is not None:
         return nas.tree.blob_head(item.oid, WORDS_BYTES)
-    read = read_head(nas.tree.root, item.path)
-    return read[0] if read else b""
+    return _walked_head(read_head(nas.tree.root, item.path), item.identity)
+
+
+def _walked_head(read: tuple[bytes, os.stat_result] | None, walked: Identity | None) -> bytes:
+    """A head read for a listing's file, only when read from the file its walk
+    saw (device, inode): one put in its place since (renamed over it; maybe a
+    file the reader of the map may not read) mentions nothing, since what it
+    mentions would rank the files of a map made for that reader."""
+    if read is None or (read[1].st_dev, read[1].st_ino) != walked:
+        return b""
+    return read[0]
 
 
 def _bonus(rel: str, size: int) -> float:

@@ -11,6 +11,9 @@ working file only when it is the very file their walk saw.
 2. The file the walk saw is (device, inode), as an access decision names a
    file: an inode number alone may be another device's file (a tmpfs mounted
    in the tree counts its inode numbers from 1, as the tree's own tmpfs does).
+   A head read to rank a map counts only when read from that file: one
+   renamed over it since (maybe a file the map's reader may not read)
+   mentions nothing.
 """
 
 from __future__ import annotations
@@ -98,7 +101,7 @@ def test_reader_processes_read_no_head_under_a_folder_made_a_link(linked: tuple[
     nas, listing, legit = linked
     names = folders.as_bytes(frozenset(folders.names_in(i.path for i in listing.items)))
     monkeypatch.setattr(folders, "_reader", (str(nas.tree.root), names))
-    kinds, refs, each = folders._read_heads([i.path for i in listing.items], True)
+    kinds, refs, each = folders._read_heads([(i.path, *i.identity) for i in listing.items], True)
     assert dict(refs) == {"zeta": legit} and each[0] == ()
     if (os.cpu_count() or 1) >= 2:
         monkeypatch.setattr(folders, "PARALLEL_FILES", 1)
@@ -106,6 +109,44 @@ def test_reader_processes_read_no_head_under_a_folder_made_a_link(linked: tuple[
         read, _ = ranker._read_many(nas, listing.items, None, {}, names, 0, None)
         assert all(read), "the readers did not read every file"
         got, want = _zeta_score(listing, ranker.scores(nas, listing, None, {}), legit)
+        assert got == want
+
+
+@pytest.fixture
+def renamed_over(tmp_path: Path) -> tuple[Nas, Listing]:
+    """(the tree's Nas, its listing), d/f.md then replaced by a rename of
+    another file, 0600, that mentions zeta: a path of the listing that now
+    names another file, with no symlink anywhere (a folder writable by
+    others lets them rename a file they may not read over their own)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _make(repo)
+    nas = Nas(GitTree(repo, node="box", tree="t"))
+    listing = walk_worktree(nas, "")
+    (repo / "d" / ".private").write_bytes(SECRET)
+    os.chmod(repo / "d" / ".private", 0o600)
+    os.replace(repo / "d" / ".private", repo / "d" / "f.md")
+    return nas, listing
+
+
+def test_a_ranking_reads_no_head_of_a_file_renamed_over_a_walked_one(renamed_over: tuple[Nas, Listing],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A head counts only when read from the file the walk saw (device,
+    inode): what the renamed file mentions ranks nothing, in the daemon
+    (``_head``) and in its reader processes (``_read_heads``)."""
+    nas, listing = renamed_over
+    got, want = _zeta_score(listing, folders.Ranker().scores(nas, listing, None, {}), 1)
+    assert got == want
+    names = folders.as_bytes(frozenset(folders.names_in(i.path for i in listing.items)))
+    monkeypatch.setattr(folders, "_reader", (str(nas.tree.root), names))
+    _, refs, each = folders._read_heads([(i.path, *i.identity) for i in listing.items], True)
+    assert dict(refs) == {"zeta": 1} and each[0] == ()
+    if (os.cpu_count() or 1) >= 2:
+        monkeypatch.setattr(folders, "PARALLEL_FILES", 1)
+        ranker = folders.Ranker()
+        read, _ = ranker._read_many(nas, listing.items, None, {}, names, 0, None)
+        assert all(read), "the readers did not read every file"
+        got, want = _zeta_score(listing, ranker.scores(nas, listing, None, {}), 1)
         assert got == want
 
 
