@@ -225,14 +225,22 @@ def worktree_state(nas: Reader) -> str:
 
 
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-# folders being walked, one per level: (an open folder, its path, its .gitignore chain, its subfolders left to walk)
+HELD = 32  # folders a walk holds open at most, the shallowest levels: a deeper one is reopened from the deepest held
+PATH_MAX = 4096  # Linux's: a folder whose path is as long is not walked (no view can name what it holds)
+_SHORT = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)  # the walk's own want, not the tree's: raised, no folder skipped
+# folders being walked, one per level: (its descriptor, -1 past HELD levels; its path; its .gitignore chain; its
+# subfolders left to walk)
 _Open = list[tuple[int, str, str, Iterator[str]]]
 
 
 def walk_worktree(nas: Reader, path: str) -> Listing:
     """The files under a working-tree folder that git does not ignore. Each
     folder is opened from its parent's descriptor with O_NOFOLLOW, not by
-    path: one swapped for a symlink since its parent was listed is not walked."""
+    path: one swapped for a symlink since its parent was listed is not walked.
+    At most HELD folders are held open, however deep the tree (a process may
+    be allowed few descriptors, and the daemon's other requests need theirs);
+    a folder that cannot be opened for want of descriptors or memory raises,
+    so no walk (nor the map cached from it) is silently short of a folder."""
     tree = nas.tree
     folder = tree.real_path(path)[0]  # an in-tree symlink to a folder: the folder it names
     rules = _Rules(nas, folder)
@@ -244,73 +252,113 @@ def walk_worktree(nas: Reader, path: str) -> Listing:
         if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
             raise
         raise FileChanged(f"{folder or '.'!r} is no folder of the tree since it was resolved", "read it again") from None
+    longest = PATH_MAX - 2 - len(str(tree.root).encode("utf-8", "surrogateescape"))  # of a folder's tree path
     stack: _Open = []
     try:
-        _walk_folder(rules, top, folder, above, items, stack)
+        _enter(rules, top, folder, above, items, stack)
         while stack:
             parent, rel, chain, left = stack[-1]
             name = next(left, None)
             if name is None:
                 stack.pop()
-                os.close(parent)
+                if parent >= 0:
+                    os.close(parent)
                 continue
-            try:
-                fd = os.open(name, _FOLDER, dir_fd=parent)
-            except OSError:
-                continue  # removed, made a link, or unreadable since it was listed
-            _walk_folder(rules, fd, f"{rel}/{name}" if rel else name, chain, items, stack)
+            sub = f"{rel}/{name}" if rel else name
+            if len(sub.encode()) > longest:
+                continue  # past PATH_MAX, as when folders were opened by path: nothing under it can be named
+            fd = _open_below(stack, name)
+            if fd >= 0:
+                _enter(rules, fd, sub, chain, items, stack)
     finally:
         for parent, *_ in stack:
-            os.close(parent)
+            if parent >= 0:
+                os.close(parent)
     items.sort()
     listing = _worktree_listing(folder, items)
     rules.save(time.time_ns() - SETTLED_NS)
     return listing
 
 
-def _walk_folder(rules: _Rules, fd: int, rel: str, above: str, items: list[Item], stack: _Open) -> None:
-    """One open folder: the files git serves into ``items``, and the folder
-    onto ``stack`` with the subfolders git serves (else it is closed)."""
-    make = tuple.__new__  # an Item at C speed (NamedTuple's own __new__ is Python)
-    kept = False
+def _enter(rules: _Rules, fd: int, rel: str, above: str, items: list[Item], stack: _Open) -> None:
+    """One open folder walked (_walk_folder), then closed, or held on
+    ``stack`` while the subfolders git serves are walked (HELD at most: past
+    them its place is kept with no descriptor)."""
     try:
-        try:
-            here = os.fstat(fd)
-            with os.scandir(fd) as listed:
-                entries = list(listed)
-        except OSError:
-            return  # unreadable
-        files: list[tuple[str, os.stat_result]] = []
-        dirs: list[str] = []
-        ignore_file = "-"
-        for e in entries:
-            if e.name == ".git" or not _nameable(e.name):
-                continue
-            try:
-                st = e.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                dirs.append(e.name)
-            elif stat.S_ISREG(st.st_mode):
-                files.append((e.name, st))
-                if e.name == ".gitignore":
-                    ignore_file = f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
-        chain = f"{above}|{ignore_file}" if rel or above else ignore_file
-        state = f"{chain}\0{here.st_ino}:{here.st_mtime_ns}"
-        ok_files, ok_dirs = rules.decide(rel, state, [n for n, _ in files], dirs)
-        prefix = rel + "/" if rel else ""
-        dev = here.st_dev  # one int shared by the folder's files (a million items)
-        items.extend(make(Item, (prefix + name, st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), "",
-                                 dev if st.st_dev == dev else st.st_dev))
-                     for name, st in files if ok_files is ALL or name in ok_files)
-        subs = dirs if ok_dirs is ALL else [d for d in dirs if d in ok_dirs]
-        if subs:
-            stack.append((fd, rel, chain, iter(subs)))
-            kept = True
-    finally:
-        if not kept:
+        chain, subs = _walk_folder(rules, fd, rel, above, items)
+    except BaseException:
+        os.close(fd)
+        raise
+    if subs and len(stack) < HELD:
+        stack.append((fd, rel, chain, iter(subs)))
+        return
+    os.close(fd)
+    if subs:
+        stack.append((-1, rel, chain, iter(subs)))
+
+
+def _open_below(stack: _Open, name: str) -> int:
+    """Subfolder ``name`` of the folder on top of ``stack``, opened from the
+    deepest folder held open one name at a time with no symlink followed;
+    -1 when it is no real folder now (removed, made a link, unreadable)."""
+    held = len(stack) - 1
+    while stack[held][0] < 0:
+        held -= 1
+    at, base = stack[held][0], stack[held][1]
+    below = stack[-1][1][len(base) + 1 if base else 0:] if held < len(stack) - 1 else ""
+    fd = at
+    try:
+        for part in [*below.split("/"), name] if below else [name]:
+            opened = os.open(part, _FOLDER, dir_fd=fd)
+            if fd != at:
+                os.close(fd)
+            fd = opened
+    except OSError as exc:
+        if fd != at:
             os.close(fd)
+        if exc.errno in _SHORT:
+            raise
+        return -1
+    return fd
+
+
+def _walk_folder(rules: _Rules, fd: int, rel: str, above: str, items: list[Item]) -> tuple[str, list[str]]:
+    """One open folder: the files git serves into ``items``; its .gitignore
+    chain and the subfolders git serves."""
+    make = tuple.__new__  # an Item at C speed (NamedTuple's own __new__ is Python)
+    try:
+        here = os.fstat(fd)
+        with os.scandir(fd) as listed:
+            entries = list(listed)
+    except OSError as exc:
+        if exc.errno in _SHORT:
+            raise
+        return "", []  # unreadable
+    files: list[tuple[str, os.stat_result]] = []
+    dirs: list[str] = []
+    ignore_file = "-"
+    for e in entries:
+        if e.name == ".git" or not _nameable(e.name):
+            continue
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            dirs.append(e.name)
+        elif stat.S_ISREG(st.st_mode):
+            files.append((e.name, st))
+            if e.name == ".gitignore":
+                ignore_file = f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
+    chain = f"{above}|{ignore_file}" if rel or above else ignore_file
+    state = f"{chain}\0{here.st_ino}:{here.st_mtime_ns}"
+    ok_files, ok_dirs = rules.decide(rel, state, [n for n, _ in files], dirs)
+    prefix = rel + "/" if rel else ""
+    dev = here.st_dev  # one int shared by the folder's files (a million items)
+    items.extend(make(Item, (prefix + name, st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), "",
+                             dev if st.st_dev == dev else st.st_dev))
+                 for name, st in files if ok_files is ALL or name in ok_files)
+    return chain, dirs if ok_dirs is ALL else [d for d in dirs if d in ok_dirs]
 
 
 def _worktree_listing(folder: str, items: list[Item]) -> Listing:

@@ -14,15 +14,20 @@ working file only when it is the very file their walk saw.
    A head read to rank a map counts only when read from that file: one
    renamed over it since (maybe a file the map's reader may not read)
    mentions nothing.
+3. The walk holds a bounded number of folders open, however deep the tree,
+   and a folder it cannot open for want of descriptors fails it, never
+   shortens it.
 """
 
 from __future__ import annotations
 
+import errno
 import math
 import os
+import resource
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -180,6 +185,79 @@ def test_a_walk_lists_no_folder_made_a_link_after_its_parent_was_listed(tmp_path
     listing = walk_worktree(Nas(GitTree(repo, node="box", tree="t")), "")
     assert (repo / "d").is_symlink()
     assert [i.path for i in listing.items] == ["e/g.md", "zeta.md"]
+
+
+def _chain(repo: Path, names: list[str], file: str) -> None:
+    """Folders ``names`` one in the other under ``repo``, ``file`` in the
+    last: made from each folder's descriptor, as a path past PATH_MAX cannot be."""
+    fd = os.open(repo, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for name in names:
+            os.mkdir(name, dir_fd=fd)
+            below = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        os.close(os.open(file, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+
+
+def _open_now() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.fixture
+def low_limit() -> Iterator[Callable[[int], None]]:
+    """Lowers this process's descriptor limit to so many more than are open (restored after)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    yield lambda more: resource.setrlimit(resource.RLIMIT_NOFILE, (_open_now() + more, hard))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_deep_tree_is_walked_whole_under_a_low_descriptor_limit(tmp_path: Path, low_limit: Callable[[int], None]) -> None:
+    """A walk holds no descriptor per level of the tree (a folder 300 deep,
+    with 64 descriptors to spare): every file is listed, nothing left open."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _make(repo)
+    _chain(repo, ["a"] * 300, "deep.md")
+    nas = Nas(GitTree(repo, node="box", tree="t"))
+    before = _open_now()
+    low_limit(64)
+    listing = walk_worktree(nas, "")
+    assert [i.path for i in listing.items] == ["/".join(["a"] * 300 + ["deep.md"]), "d/f.md", "e/g.md", "zeta.md"]
+    assert _open_now() == before
+    assert [i.path for i in walk_worktree(nas, "/".join(["a"] * 10)).items] == [listing.items[0].path]
+
+
+def test_a_walk_short_of_descriptors_raises_rather_than_list_less(tmp_path: Path, low_limit: Callable[[int], None]) -> None:
+    """A folder the walk cannot open for want of a descriptor is no folder
+    removed since it was listed: EMFILE, not a listing short of its files
+    (which a map would be cached as); and nothing is left open."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _make(repo)
+    _chain(repo, ["a"] * 10, "deep.md")
+    nas = Nas(GitTree(repo, node="box", tree="t"))
+    before = _open_now()
+    low_limit(4)
+    with pytest.raises(OSError) as caught:
+        walk_worktree(nas, "")
+    assert caught.value.errno == errno.EMFILE
+    assert _open_now() == before
+
+
+def test_a_folder_past_path_max_is_not_walked(tmp_path: Path) -> None:
+    """As before the walk opened folders from their parents: a folder whose
+    path is PATH_MAX long or more (no view can name what it holds) is not
+    walked, so a tree's depth costs a walk no more than it did."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _make(repo)
+    _chain(repo, ["n" * 200] * 30, "past.md")  # 6030 bytes of folders
+    _chain(repo, ["m" * 200] * 10, "within.md")
+    listing = walk_worktree(Nas(GitTree(repo, node="box", tree="t")), "")
+    assert [i.path.rsplit("/", 1)[-1] for i in listing.items] == ["f.md", "g.md", "within.md", "zeta.md"]
 
 
 @pytest.fixture
