@@ -546,20 +546,21 @@ class Ranker:
             task.begin("ranking: files read", len(items))
         read, refs = self._read_many(nas, items, at, known, wanted, names_id, task)
         binary: list[bool] = []
-        for n, (item, own) in enumerate(zip(items, stems)):
-            if read and read[n]:  # read by a reader process, its mentions counted there
-                binary.append(read[n] == BINARY)
-                continue
-            seen = known.get(item.path)
-            if seen is not None and (seen.size, seen.stamp) == (item.size, item.stamp):
-                is_binary, mentions = seen.binary, seen.mentions
-            else:
-                is_binary, mentions = self._mentioned(nas, item, at, wanted, names_id)
-            binary.append(is_binary)
-            if mentions:
-                refs.update(mentions - {own})
-            if task is not None and not read:
-                task.done = n + 1
+        with _Heads(str(nas.tree.root)) as heads:
+            for n, (item, own) in enumerate(zip(items, stems)):
+                if read and read[n]:  # read by a reader process, its mentions counted there
+                    binary.append(read[n] == BINARY)
+                    continue
+                seen = known.get(item.path)
+                if seen is not None and (seen.size, seen.stamp) == (item.size, item.stamp):
+                    is_binary, mentions = seen.binary, seen.mentions
+                else:
+                    is_binary, mentions = self._mentioned(nas, item, at, wanted, names_id, heads)
+                binary.append(is_binary)
+                if mentions:
+                    refs.update(mentions - {own})
+                if task is not None and not read:
+                    task.done = n + 1
         out = []
         for item, s, is_binary in zip(items, stems, binary):
             credit = refs[s] / owners[s] if s in owners else 0.0
@@ -568,12 +569,12 @@ class Ranker:
         return out
 
     def _mentioned(self, nas: Reader, item: Item, at: str | None, names: frozenset[bytes],
-                   names_id: int) -> tuple[bool, frozenset[str]]:
+                   names_id: int, heads: _Heads) -> tuple[bool, frozenset[str]]:
         """(binary, the listing's names this file mentions)."""
         key = (names_id, item.path, item.oid or (item.size, item.stamp))
         found = self._mentions.get(key)
         if found is None:
-            found = mentions_in(_head(nas, item, at), names)
+            found = mentions_in(_head(nas, item, at, heads), names)
             self._mentions.put(key, found)
         return found
 
@@ -642,27 +643,14 @@ def _read_heads(files: list[tuple[str, int, int]], each: bool) -> tuple[bytes, C
     names each one mentions."""
     root, names = _reader
     kinds, refs, each_one = bytearray(), Counter[str](), []
-    folder, at = None, -1  # the folder of the last file, kept open: a listing comes folder by folder
-    try:
+    with _Heads(root) as heads:
         for path, dev, ino in files:
-            where, _, name = path.rpartition("/")
-            if where != folder:
-                if at >= 0:
-                    os.close(at)
-                folder, at = where, _folder_in_tree(root, where)
-            try:  # gone, unreadable or under a link since the walk: it mentions nothing
-                read = _head_of(os.open(name, _HEAD_FLAGS | os.O_NOFOLLOW, dir_fd=at)) if at >= 0 else None
-            except OSError:
-                read = None
-            binary, mentions = mentions_in(_walked_head(read, (dev, ino)), names)
+            binary, mentions = mentions_in(heads.head(path, (dev, ino)), names)
             kinds.append(BINARY if binary else TEXT)
             if mentions:
                 refs.update(mentions - {stem(path)})
             if each:
                 each_one.append(tuple(mentions))
-    finally:
-        if at >= 0:
-            os.close(at)
     return bytes(kinds), refs, each_one
 
 
@@ -676,21 +664,54 @@ def _folder_in_tree(root: str, folder: str) -> int:
         return -1
 
 
-def _head(nas: Reader, item: Item, at: str | None) -> bytes:
+def _head(nas: Reader, item: Item, at: str | None, heads: _Heads) -> bytes:
     """The first WORDS_BYTES of a file (empty when it cannot be read now)."""
     if at is not None:
         return nas.tree.blob_head(item.oid, WORDS_BYTES)
-    return _walked_head(read_head(nas.tree.root, item.path), item.identity)
+    return heads.head(item.path, item.identity)
 
 
-def _walked_head(read: tuple[bytes, os.stat_result] | None, walked: Identity | None) -> bytes:
-    """A head read for a listing's file, only when read from the file its walk
-    saw (device, inode): one put in its place since (renamed over it; maybe a
-    file the reader of the map may not read) mentions nothing, since what it
-    mentions would rank the files of a map made for that reader."""
-    if read is None or (read[1].st_dev, read[1].st_ino) != walked:
-        return b""
-    return read[0]
+class _Heads:
+    """The heads of a listing's working files, read in its order. Each file
+    is reached with no symlink followed, and its folder kept open for the
+    next (a listing comes folder by folder): a file costs one open, not one
+    per folder on its way from the root."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.folder: str | None = None
+        self.at = -1  # the folder's O_PATH descriptor; -1: none, or it is no folder of the tree
+
+    def __enter__(self) -> _Heads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        if self.at >= 0:
+            os.close(self.at)
+        self.folder, self.at = None, -1
+
+    def head(self, path: str, walked: Identity | None) -> bytes:
+        """The first WORDS_BYTES of ``path``, only when read from the file its
+        walk saw (device, inode): one gone, unreadable or under a link since
+        mentions nothing, and so does one put in its place (renamed over it;
+        maybe a file the reader of the map may not read), since what it
+        mentions would rank the files of a map made for that reader."""
+        where, _, name = path.rpartition("/")
+        if where != self.folder:
+            self._close()
+            self.folder, self.at = where, _folder_in_tree(self.root, where)
+        if self.at < 0:
+            return b""
+        try:
+            read = _head_of(os.open(name, _HEAD_FLAGS | os.O_NOFOLLOW, dir_fd=self.at))
+        except OSError:
+            return b""
+        if read is None or (read[1].st_dev, read[1].st_ino) != walked:
+            return b""
+        return read[0]
 
 
 def _bonus(rel: str, size: int) -> float:

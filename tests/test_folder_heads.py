@@ -155,6 +155,32 @@ def test_a_ranking_reads_no_head_of_a_file_renamed_over_a_walked_one(renamed_ove
         assert got == want
 
 
+def test_a_ranking_opens_a_files_folders_once_per_folder_not_per_file(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heads a ranking reads in the daemon come folder by folder: each
+    folder is reached from the root once, and each file from its folder
+    (reached anew for each file, 20 files 3 folders deep cost 100 opens)."""
+    repo = tmp_path / "repo"
+    (repo / "p" / "q" / "r").mkdir(parents=True)
+    for n in range(20):
+        (repo / "p" / "q" / "r" / f"f{n}.md").write_text(f"see f{n + 1}.md\n")
+    git(repo, "init", "-q", "-b", "main")
+    nas = Nas(GitTree(repo, node="box", tree="t"))
+    listing = walk_worktree(nas, "")
+    opened: list[object] = []
+    real_open = os.open
+
+    def counted(*args: object, **kwargs: object) -> int:
+        opened.append(args[0])
+        return real_open(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", counted)
+    scores = folders.Ranker().scores(nas, listing, None, {})
+    monkeypatch.undo()
+    assert len(opened) == 4 + 20  # the root, p, q, r once; each file
+    assert scores[1] > scores[0]  # f1.md is mentioned (by f0.md): the heads were read
+
+
 def test_known_of_reads_nothing_under_a_folder_made_a_link(linked: tuple[Nas, Listing, int]) -> None:
     """``nasfs index``'s mentions of a file, read or from bytes it hashed: none."""
     nas, _, _ = linked
