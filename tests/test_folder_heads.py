@@ -27,6 +27,7 @@ import os
 import resource
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -189,6 +190,55 @@ def test_known_of_reads_nothing_under_a_folder_made_a_link(linked: tuple[Nas, Li
     assert folders.known_of(nas.tree.root, "d/f.md", names, SECRET) is None  # no stat through the link either
     kept = folders.known_of(nas.tree.root, "e/g.md", names)
     assert kept is not None and kept.mentions == {"zeta"}  # a file of the tree still is read
+
+
+def test_no_head_read_waits_on_a_fifo_put_in_a_walked_files_place(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """d/f.md made a FIFO after the walk: a blocking open would wait for a
+    writer that never comes (the daemon's thread with it); the ranking in
+    the daemon, in a reader process and ``nasfs index``'s read go on."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _make(repo)
+    nas = Nas(GitTree(repo, node="box", tree="t"))
+    listing = walk_worktree(nas, "")
+    (repo / "d" / "f.md").unlink()
+    os.mkfifo(repo / "d" / "f.md")
+    names = folders.as_bytes(frozenset(folders.names_in(i.path for i in listing.items)))
+    monkeypatch.setattr(folders, "_reader", (str(nas.tree.root), names))
+    done: list[object] = []
+
+    def rank() -> None:
+        done.append(_zeta_score(listing, folders.Ranker().scores(nas, listing, None, {}), 1))
+        done.append(folders._read_heads([(i.path, *i.identity) for i in listing.items], False)[1])
+        done.append(folders.known_of(nas.tree.root, "d/f.md", frozenset({"zeta"})))
+
+    worker = threading.Thread(target=rank, daemon=True)
+    worker.start()
+    worker.join(20)
+    if worker.is_alive():
+        os.close(os.open(repo / "d" / "f.md", os.O_WRONLY | os.O_NONBLOCK))  # let it go (a reader holds it open)
+        pytest.fail("a head read waited on the FIFO")
+    score, refs, known = done
+    assert score[0] == score[1] and dict(refs) == {"zeta": 1} and known is None
+
+
+def test_a_walk_of_a_folder_made_a_link_since_it_was_resolved_is_file_changed(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder a map or summary walks, resolved while a folder, then a
+    link out of the tree: FileChanged (the door says ESTALE, 409; a summary
+    walks again), never the outside folder's files."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    _make(repo)
+    outside.mkdir()
+    (outside / "kvx-outside-name.md").write_bytes(SECRET)
+    nas = Nas(GitTree(repo, node="box", tree="t"))
+    assert [i.path for i in walk_worktree(nas, "d").items] == ["d/f.md"]
+    _swap(repo, outside)
+    monkeypatch.setattr(nas.tree, "real_path", lambda path: ("d", repo / "d"))  # resolved before the swap
+    with pytest.raises(FileChanged):
+        walk_worktree(nas, "d")
 
 
 def test_a_walk_lists_no_folder_made_a_link_after_its_parent_was_listed(tmp_path: Path,
