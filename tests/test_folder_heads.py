@@ -192,6 +192,17 @@ def test_known_of_reads_nothing_under_a_folder_made_a_link(linked: tuple[Nas, Li
     assert kept is not None and kept.mentions == {"zeta"}  # a file of the tree still is read
 
 
+def _with_outside(tmp_path: Path, name: str = "kvx-outside-name.md") -> tuple[Path, Path]:
+    """(the tree of ``_make``, a folder out of it holding ``name``: by
+    default a name that is nowhere in the tree)."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    _make(repo)
+    outside.mkdir()
+    (outside / name).write_bytes(SECRET)
+    return repo, outside
+
+
 def test_no_head_read_waits_on_a_fifo_put_in_a_walked_files_place(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """d/f.md made a FIFO after the walk: a blocking open would wait for a
@@ -228,11 +239,7 @@ def test_a_walk_of_a_folder_made_a_link_since_it_was_resolved_is_file_changed(tm
     """The folder a map or summary walks, resolved while a folder, then a
     link out of the tree: FileChanged (the door says ESTALE, 409; a summary
     walks again), never the outside folder's files."""
-    repo, outside = tmp_path / "repo", tmp_path / "outside"
-    repo.mkdir()
-    _make(repo)
-    outside.mkdir()
-    (outside / "kvx-outside-name.md").write_bytes(SECRET)
+    repo, outside = _with_outside(tmp_path)
     nas = Nas(GitTree(repo, node="box", tree="t"))
     assert [i.path for i in walk_worktree(nas, "d").items] == ["d/f.md"]
     _swap(repo, outside)
@@ -245,11 +252,7 @@ def test_a_walk_lists_no_folder_made_a_link_after_its_parent_was_listed(tmp_path
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """d is a folder when the root is listed, and a link out of the tree
     when the walk comes to list it: nothing under it is listed."""
-    repo, outside = tmp_path / "repo", tmp_path / "outside"
-    repo.mkdir()
-    _make(repo)
-    outside.mkdir()
-    (outside / "kvx-outside-name.md").write_bytes(SECRET)
+    repo, outside = _with_outside(tmp_path)
     decide = folders._Rules.decide
 
     def swapped_after(rules: folders._Rules, rel: str, *args: object) -> object:
@@ -290,14 +293,19 @@ def low_limit() -> Iterator[Callable[[int], None]]:
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-def test_a_deep_tree_is_walked_whole_under_a_low_descriptor_limit(tmp_path: Path, low_limit: Callable[[int], None]) -> None:
-    """A walk holds no descriptor per level of the tree (a folder 300 deep,
-    with 64 descriptors to spare): every file is listed, nothing left open."""
+def _deep_tree(tmp_path: Path, depth: int) -> Nas:
+    """The tree of ``_make`` with a/a/.../deep.md, ``depth`` folders deep."""
     repo = tmp_path / "repo"
     repo.mkdir()
     _make(repo)
-    _chain(repo, ["a"] * 300, "deep.md")
-    nas = Nas(GitTree(repo, node="box", tree="t"))
+    _chain(repo, ["a"] * depth, "deep.md")
+    return Nas(GitTree(repo, node="box", tree="t"))
+
+
+def test_a_deep_tree_is_walked_whole_under_a_low_descriptor_limit(tmp_path: Path, low_limit: Callable[[int], None]) -> None:
+    """A walk holds no descriptor per level of the tree (a folder 300 deep,
+    with 64 descriptors to spare): every file is listed, nothing left open."""
+    nas = _deep_tree(tmp_path, 300)
     before = _open_now()
     low_limit(64)
     listing = walk_worktree(nas, "")
@@ -310,11 +318,7 @@ def test_a_walk_short_of_descriptors_raises_rather_than_list_less(tmp_path: Path
     """A folder the walk cannot open for want of a descriptor is no folder
     removed since it was listed: EMFILE, not a listing short of its files
     (which a map would be cached as); and nothing is left open."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _make(repo)
-    _chain(repo, ["a"] * 10, "deep.md")
-    nas = Nas(GitTree(repo, node="box", tree="t"))
+    nas = _deep_tree(tmp_path, 10)
     before = _open_now()
     low_limit(4)
     with pytest.raises(OSError) as caught:
@@ -339,11 +343,7 @@ def test_a_folder_past_path_max_is_not_walked(tmp_path: Path) -> None:
 @pytest.fixture
 def outside_link(tmp_path: Path) -> tuple[Nas, Path]:
     """The tree, d made a link to a folder out of it (f.md, .gitignore)."""
-    repo, outside = tmp_path / "repo", tmp_path / "outside"
-    repo.mkdir()
-    _make(repo)
-    outside.mkdir()
-    (outside / "f.md").write_bytes(SECRET)
+    repo, outside = _with_outside(tmp_path, "f.md")
     (outside / ".gitignore").write_text("*.tmp\n")
     _swap(repo, outside)
     return Nas(GitTree(repo, node="box", tree="t")), outside
@@ -371,11 +371,7 @@ def test_a_doors_listing_lists_no_folder_made_a_link_after_it_was_resolved(tmp_p
     then made a link out of the tree: FileChanged, for root too."""
     from nasfs.listing import list_folder
 
-    repo, outside = tmp_path / "repo", tmp_path / "outside"
-    repo.mkdir()
-    _make(repo)
-    outside.mkdir()
-    (outside / "kvx-outside-name.md").write_bytes(SECRET)
+    repo, outside = _with_outside(tmp_path)
     nas = Nas(GitTree(repo, node="box", tree="t"))
     assert b"f.md" in list_folder(nas, "d").served.body
     _swap(repo, outside)
