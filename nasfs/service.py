@@ -535,7 +535,7 @@ class Nas:
                         shown = listing.folder or "."
                         raise AccessDenied(f"the summary of {shown} is made from files {who} may not read",
                                            f"{shown}@outline (the map of the files this account may read), or FILE@summary of one of them")
-                    if item.stamp and allowed[1] != item.stamp[0]:
+                    if item.identity is not None and allowed != item.identity:  # (device, inode): the very file
                         raise FileChanged(f"{item.path!r} changed since its folder was walked", "read it again")
         served = self.summaries.folder_view(self, path, at, check, self._may_hold(caller))
         nothing = Served("none", b"", served.evidence[:1], truncated=True)
