@@ -28,8 +28,10 @@ import os
 import pwd
 import stat
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import BadPath, NasError
 from .tree_walk import FOLDER, NOT_IN_TREE, lstat_in_tree
@@ -54,6 +56,23 @@ def still_names(root: Path | str, real: Path | str, allowed: Identity) -> bool:
     except OSError:
         return False
     return st is not None and identity(st) == allowed
+
+
+Step = tuple[int, int, int, int]  # (uid, gid, permission bits, bits wanted as 'other' bits) of one inode of a walk
+Trail = tuple[Step, ...]
+"""Who could read a file at one moment: each inode a read of it walked (the
+root, each folder, the file), with the owner, group and mode the kernel
+judged then. A private snapshot keeps the trail of each file it recorded
+(repo/snapshots.py), so that its old content is told only to those who
+could have read it when it was recorded, whatever its modes are now."""
+
+
+class _Modes(NamedTuple):
+    """The part of a stat :meth:`Caller.may` reads, as a trail records it."""
+
+    st_uid: int
+    st_gid: int
+    st_mode: int
 
 
 @dataclass(frozen=True)
@@ -119,7 +138,7 @@ class Caller:
         """Inverse of ``key`` (a worker process is handed the key)."""
         return cls(key[0], key[1], frozenset(key[2:]))
 
-    def may(self, st: os.stat_result, bits: int) -> bool:
+    def may(self, st: os.stat_result | _Modes, bits: int) -> bool:
         """The kernel's check of ``bits`` (given as 'other' bits, e.g. 0o4
         read, 0o1 search) against one inode's owner and mode."""
         if self.is_root:
@@ -303,17 +322,30 @@ class Decider:
         """``may_find``, and the identity of what it allowed (the last
         component's lstat, as ``judge``): an answer made from a walk is
         this caller's only if the walk saw that very inode. None: refused."""
+        if not self._lists_down(path, base):
+            return None
+        seen, allowed = self.judge(path)
+        return allowed if seen is Seen.ALLOWED else None
+
+    def vanished(self, path: str, base: str = "") -> bool:
+        """Whether ``path``, a file a walk of ``base`` found, names nothing
+        now (deleted or renamed since) where the caller could have seen it
+        go: every folder from ``base`` down to its own may be listed (as
+        ``finds`` asks) and the path is MISSING to them. Below a folder they
+        may search but not list (0711), or may not search, it is not."""
+        return self._lists_down(path, base) and self.decide(path) is Seen.MISSING
+
+    def _lists_down(self, path: str, base: str) -> bool:
+        """Whether the caller may list every folder from ``base`` down to ``path``'s own (remembered)."""
         folder = path.rsplit("/", 1)[0] if "/" in path else ""
         while True:
             if folder not in self.listable:
                 self.listable[folder] = self.may_see_folder(folder)
             if not self.listable[folder]:
-                return None
+                return False
             if folder == base or not folder:
-                break
+                return True
             folder = folder.rsplit("/", 1)[0] if "/" in folder else ""
-        seen, allowed = self.judge(path)
-        return allowed if seen is Seen.ALLOWED else None
 
     def check(self, path: str, want_dir: bool = False) -> Identity | None:
         """Raise ``AccessDenied`` unless the caller may see ``path``; a missing
@@ -440,6 +472,45 @@ def check_history(git_dir: Path | str, caller: Caller | None) -> None:
                            "the working tree's files this account may read, without a revision")
 
 
+def trail_of(root: Path | str, rel: str) -> Trail | None:
+    """The trail of the working file ``rel`` now: the root, each folder on
+    the way and the file, reached with no symlink followed (a snapshot reads
+    its sources so: repo/one_version.py); None when one of them is not a
+    real folder, or the end not a regular file."""
+    steps: list[Step] = []
+    try:
+        at = os.open(root, os.O_PATH | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(at)
+        steps.append((st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), 0o1))
+        *folders, name = [p for p in rel.split("/") if p]
+        for folder in folders:
+            following = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=at)
+            os.close(at)
+            at = following
+            st = os.fstat(at)
+            steps.append((st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), 0o1))
+        st = os.stat(name, dir_fd=at, follow_symlinks=False)
+    except (OSError, ValueError):  # gone, a link or a file on the way, or an empty path
+        return None
+    finally:
+        os.close(at)
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (*steps, (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), 0o4))
+
+
+def may_have_read(caller: Caller, trails: Sequence[Trail]) -> bool:
+    """Whether ``caller`` (with the groups it has now) could have read a
+    file at every moment these trails were taken; False for none taken (a
+    snapshot that recorded none, or an empty trail: who could read it then
+    is unknown)."""
+    return caller.is_root or (bool(trails) and all(trail and all(caller.may(_Modes(*step[:3]), step[3]) for step in trail)
+                                                   for trail in trails))
+
+
 def decider(root: Path | str, caller: Caller | None) -> Decider:
     """The decision for one request; ``None`` means the daemon's own account
     asking for itself (the CLI, a single-user door): root-equivalent only if
@@ -447,5 +518,5 @@ def decider(root: Path | str, caller: Caller | None) -> Decider:
     return Decider(Path(root), caller if caller is not None else Caller.current())
 
 
-__all__ = ["AccessDenied", "Caller", "Decider", "Identity", "NOTHING", "Seen", "check_history", "decider", "identity", "sees_all",
-           "still_names"]
+__all__ = ["AccessDenied", "Caller", "Decider", "Identity", "NOTHING", "Seen", "Trail", "check_history", "decider", "identity",
+           "may_have_read", "sees_all", "still_names", "trail_of"]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from . import tokens as tok
-from .access import Caller, sees_all
+from .access import Caller, Identity, sees_all
 from .budget import Rung, fit
 from .declare import Response, declare
 from .errors import BadView, NasError, NotServable
@@ -112,18 +112,21 @@ class Shown:
     entry_evidence: tuple[Evidence, ...]
 
 
-def _shown(nas: Reader, path: str, at: str | None, caller: Caller | None = None, inode: int = 0) -> Shown | None:
+def _shown(nas: Reader, path: str, at: str | None, caller: Caller | None = None,
+           walked: Identity | None = None) -> Shown | None:
     """None when the file cannot be served now (gone since the walk, refused);
     a working-tree file is recorded in a snapshot for ``caller``, read from
     the inode their decision allows (Nas.content) and, for a caller whose
-    map is cached by its listing, the one the walk saw (``inode``): a map
-    shared by callers with the same listing holds nothing else."""
+    map is cached by its listing, the file the walk saw (``walked``: device
+    and inode, as a decision names a file; an inode number alone may be
+    another device's file): a map shared by callers with the same listing
+    holds nothing else."""
     try:
         content = nas.content(path, at, caller)
         f = file_facts(nas, content)
     except NasError:
         return None
-    if inode and content.source is not None and content.source[1] != inode and not sees_all(caller):
+    if walked is not None and content.source is not None and content.source != walked and not sees_all(caller):
         return None  # swapped since the walk
     node, tree = nas.tree.node, nas.tree.tree
     span = (1, f.lines) if f.large and f.lines else (0, 0)
@@ -147,7 +150,7 @@ class FolderMap:
         self.only = frozenset(item.path for item in listing.items) if caller is not None else None
         self.shown_name = listing.folder or "."
         self.files = [listing.items[i].path for i in order]
-        self.inodes = [listing.items[i].stamp[0] if listing.items[i].stamp else 0 for i in order]  # as walked
+        self.walked = [listing.items[i].identity for i in order]  # (device, inode) as walked; None at a revision
         self._shown: dict[int, Shown | None] = {}
         folders: dict[str, list[int]] = {}  # immediate subfolder -> [files, bytes, rank of its first file]
         for rank, i in enumerate(order):
@@ -180,7 +183,7 @@ class FolderMap:
 
     def shown(self, rank: int) -> Shown | None:
         if rank not in self._shown:
-            self._shown[rank] = _shown(self.nas, self.files[rank], self.at, self.caller, self.inodes[rank])
+            self._shown[rank] = _shown(self.nas, self.files[rank], self.at, self.caller, self.walked[rank])
         return self._shown[rank]
 
     def count(self, text: str) -> int:

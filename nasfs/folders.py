@@ -8,6 +8,12 @@ UTF-8 (no view can spell it); at a revision, the blobs of its tree. The walk sta
 entries of a folder git serves is decided once per state of the folder and
 of its ignore rules, and remembered (:class:`_Rules`).
 
+Nothing of the working tree is reached through a symlink, not even a folder
+on the way swapped for one after the walk saw it: each folder is opened from
+its parent's descriptor (the walk), each file head from the tree's root one
+folder at a time (``open_in_tree``), so the daemon never reads a private
+folder out of the tree, nor its own mount (which can wedge it).
+
 Ranking (docs/views.md "Folder maps"), cheap and explainable: a file scores
 ``log2(1 + references)``, where a reference is another file of the folder
 that names it (its name without the extension, written as code and paths
@@ -24,6 +30,7 @@ an edit only the changed files are read again.
 from __future__ import annotations
 
 import bisect
+import errno
 import hashlib
 import json
 import math
@@ -33,15 +40,17 @@ import stat
 import time
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import __version__
-from .access import Caller, decider
+from .access import Caller, Identity, decider
 from .cache import LRU
+from .errors import FileChanged
 from .progress import Task
+from .tree_walk import lstat_in_tree, open_in_tree
 
 if TYPE_CHECKING:
     from .reader import Reader
@@ -72,6 +81,14 @@ class Item(NamedTuple):
     size: int
     stamp: tuple[int, ...]  # (inode, mtime, ctime) in the working tree; () at a revision
     oid: str = ""  # the blob id at a revision
+    device: int = 0  # st_dev in the working tree: kept out of ``stamp``, which signatures, caches and ``Known`` compare
+
+    @property
+    def identity(self) -> Identity | None:
+        """The file the walk saw as an access decision names one (device,
+        inode): an inode number alone may be another device's file. None at
+        a revision."""
+        return (self.device, self.stamp[0]) if self.stamp else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +110,16 @@ def _stamp(path: Path) -> str:
     except OSError:
         return "-"
     return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
+
+
+def _ignore_stamp(root: Path, rel: str) -> str:
+    """A ``.gitignore``'s stamp in the tree, as the walk takes it: reached
+    with no link followed (git reads none through one), "-" unless a regular file."""
+    try:
+        st = lstat_in_tree(root, rel)
+    except OSError:
+        return "-"
+    return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}" if st is not None and stat.S_ISREG(st.st_mode) else "-"
 
 
 # Which entries of a folder git serves: ALL (the common case), or the names.
@@ -141,7 +168,7 @@ class _Rules:
         """The .gitignore stamps from the root down to ``rel`` (included)."""
         root = self.nas.tree.root
         parts = rel.split("/") if rel else []
-        return "|".join(_stamp(root.joinpath(*parts[:i], ".gitignore")) for i in range(len(parts) + 1))
+        return "|".join(_ignore_stamp(root, "/".join([*parts[:i], ".gitignore"])) for i in range(len(parts) + 1))
 
     def decide(self, rel: str, state: str, files: list[str], dirs: list[str]) -> tuple[Decided, Decided]:
         """(files, folders) of ``rel`` that git serves; ``state`` is what decides it."""
@@ -189,57 +216,149 @@ def worktree_state(nas: Reader) -> str:
     parts = [_Rules.excludes(nas)]
     for path, flags in sorted(nas.tree.status_paths().items()):
         try:
-            st = os.lstat(nas.tree.root / path)
-            seen = f"{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_size}"
+            st = lstat_in_tree(nas.tree.root, path)  # under a folder made a link: no file (git's view), nothing stat'ed
         except OSError:
-            seen = "-"
+            st = None
+        seen = "-" if st is None else f"{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_size}"
         parts.append(f"{path}\0{flags}\0{seen}")
     return hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+HELD = 32  # folders a walk holds open at most, the shallowest levels: a deeper one is reopened from the deepest held
+PATH_MAX = 4096  # Linux's: a folder whose path is as long is not walked (no view can name what it holds)
+_SHORT = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)  # the walk's own want, not the tree's: raised, no folder skipped
+# folders being walked, one per level: (its descriptor, -1 past HELD levels; its path; its .gitignore chain; its
+# subfolders left to walk)
+_Open = list[tuple[int, str, str, Iterator[str]]]
+
+
 def walk_worktree(nas: Reader, path: str) -> Listing:
-    """The files under a working-tree folder that git does not ignore."""
+    """The files under a working-tree folder that git does not ignore. Each
+    folder is opened from its parent's descriptor with O_NOFOLLOW, not by
+    path: one swapped for a symlink since its parent was listed is not walked.
+    At most HELD folders are held open, however deep the tree (a process may
+    be allowed few descriptors, and the daemon's other requests need theirs);
+    a folder that cannot be opened for want of descriptors or memory raises,
+    so no walk (nor the map cached from it) is silently short of a folder."""
     tree = nas.tree
     folder = tree.real_path(path)[0]  # an in-tree symlink to a folder: the folder it names
     rules = _Rules(nas, folder)
-    root = str(tree.root)
     items: list[Item] = []
-    make = tuple.__new__  # an Item at C speed (NamedTuple's own __new__ is Python)
     above = rules.chain(folder.rsplit("/", 1)[0] if "/" in folder else "") if folder else ""
-    stack = [(folder, above, os.stat(f"{root}/{folder}" if folder else root))]
-    while stack:
-        rel, above, here = stack.pop()
-        try:
-            entries = list(os.scandir(f"{root}/{rel}" if rel else root))
-        except OSError:
-            continue  # removed or unreadable since it was listed
-        files: list[tuple[str, os.stat_result]] = []
-        dirs: list[tuple[str, os.stat_result]] = []
-        ignore_file = "-"
-        for e in entries:
-            if e.name == ".git" or not _nameable(e.name):
+    try:
+        top = open_in_tree(tree.root, folder, _FOLDER) if folder else os.open(tree.root, _FOLDER & ~os.O_NOFOLLOW)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            raise
+        raise FileChanged(f"{folder or '.'!r} is no folder of the tree since it was resolved", "read it again") from None
+    longest = PATH_MAX - 2 - len(str(tree.root).encode("utf-8", "surrogateescape"))  # of a folder's tree path
+    stack: _Open = []
+    try:
+        _enter(rules, top, folder, above, items, stack)
+        while stack:
+            parent, rel, chain, left = stack[-1]
+            name = next(left, None)
+            if name is None:
+                stack.pop()
+                if parent >= 0:
+                    os.close(parent)
                 continue
-            try:
-                st = e.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                dirs.append((e.name, st))
-            elif stat.S_ISREG(st.st_mode):
-                files.append((e.name, st))
-                if e.name == ".gitignore":
-                    ignore_file = f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
-        chain = f"{above}|{ignore_file}" if rel or above else ignore_file
-        state = f"{chain}\0{here.st_ino}:{here.st_mtime_ns}"
-        ok_files, ok_dirs = rules.decide(rel, state, [n for n, _ in files], [n for n, _ in dirs])
-        prefix = rel + "/" if rel else ""
-        items.extend(make(Item, (prefix + name, st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), ""))
-                     for name, st in files if ok_files is ALL or name in ok_files)
-        stack.extend((prefix + d, chain, st) for d, st in dirs if ok_dirs is ALL or d in ok_dirs)
+            sub = f"{rel}/{name}" if rel else name
+            if len(sub.encode()) > longest:
+                continue  # past PATH_MAX, as when folders were opened by path: nothing under it can be named
+            fd = _open_below(stack, name)
+            if fd >= 0:
+                _enter(rules, fd, sub, chain, items, stack)
+    finally:
+        for parent, *_ in stack:
+            if parent >= 0:
+                os.close(parent)
     items.sort()
     listing = _worktree_listing(folder, items)
     rules.save(time.time_ns() - SETTLED_NS)
     return listing
+
+
+def _enter(rules: _Rules, fd: int, rel: str, above: str, items: list[Item], stack: _Open) -> None:
+    """One open folder walked (_walk_folder), then closed, or held on
+    ``stack`` while the subfolders git serves are walked (HELD at most: past
+    them its place is kept with no descriptor)."""
+    try:
+        chain, subs = _walk_folder(rules, fd, rel, above, items)
+    except BaseException:
+        os.close(fd)
+        raise
+    if subs and len(stack) < HELD:
+        stack.append((fd, rel, chain, iter(subs)))
+        return
+    os.close(fd)
+    if subs:
+        stack.append((-1, rel, chain, iter(subs)))
+
+
+def _open_below(stack: _Open, name: str) -> int:
+    """Subfolder ``name`` of the folder on top of ``stack``, opened from the
+    deepest folder held open one name at a time with no symlink followed;
+    -1 when it is no real folder now (removed, made a link, unreadable)."""
+    held = len(stack) - 1
+    while stack[held][0] < 0:
+        held -= 1
+    at, base = stack[held][0], stack[held][1]
+    below = stack[-1][1][len(base) + 1 if base else 0:] if held < len(stack) - 1 else ""
+    fd = at
+    try:
+        for part in [*below.split("/"), name] if below else [name]:
+            opened = os.open(part, _FOLDER, dir_fd=fd)
+            if fd != at:
+                os.close(fd)
+            fd = opened
+    except OSError as exc:
+        if fd != at:
+            os.close(fd)
+        if exc.errno in _SHORT:
+            raise
+        return -1
+    return fd
+
+
+def _walk_folder(rules: _Rules, fd: int, rel: str, above: str, items: list[Item]) -> tuple[str, list[str]]:
+    """One open folder: the files git serves into ``items``; its .gitignore
+    chain and the subfolders git serves."""
+    make = tuple.__new__  # an Item at C speed (NamedTuple's own __new__ is Python)
+    try:
+        here = os.fstat(fd)
+        with os.scandir(fd) as listed:
+            entries = list(listed)
+    except OSError as exc:
+        if exc.errno in _SHORT:
+            raise
+        return "", []  # unreadable
+    files: list[tuple[str, os.stat_result]] = []
+    dirs: list[str] = []
+    ignore_file = "-"
+    for e in entries:
+        if e.name == ".git" or not _nameable(e.name):
+            continue
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            dirs.append(e.name)
+        elif stat.S_ISREG(st.st_mode):
+            files.append((e.name, st))
+            if e.name == ".gitignore":
+                ignore_file = f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
+    chain = f"{above}|{ignore_file}" if rel or above else ignore_file
+    state = f"{chain}\0{here.st_ino}:{here.st_mtime_ns}"
+    ok_files, ok_dirs = rules.decide(rel, state, [n for n, _ in files], dirs)
+    prefix = rel + "/" if rel else ""
+    dev = here.st_dev  # one int shared by the folder's files (a million items)
+    items.extend(make(Item, (prefix + name, st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), "",
+                             dev if st.st_dev == dev else st.st_dev))
+                 for name, st in files if ok_files is ALL or name in ok_files)
+    return chain, dirs if ok_dirs is ALL else [d for d in dirs if d in ok_dirs]
 
 
 def _worktree_listing(folder: str, items: list[Item]) -> Listing:
@@ -344,18 +463,48 @@ def as_bytes(names: frozenset[str]) -> frozenset[bytes]:
     return frozenset(n.encode("utf-8", "surrogateescape") for n in names)
 
 
-def known_of(root: Path, path: str, names: frozenset[str], data: bytes | None = None) -> Known | None:
-    """A working-tree file's mentions of ``names``, with the stat they hold
-    for; ``data``: its bytes, already read (stat after them, as a read is)."""
+_HEAD_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY  # a FIFO swapped in: no wait
+
+
+def read_head(root: Path | str, path: str) -> tuple[bytes, os.stat_result] | None:
+    """The first WORDS_BYTES of a working-tree file and its stat, reached
+    from ``root`` one folder at a time with no symlink followed (a folder
+    swapped for one since the walk may lead out of the tree or into the
+    mount); None when no regular file is reachable so, or it is unreadable."""
     try:
-        if data is not None:
-            head, st = data[:WORDS_BYTES], os.stat(root / path)
-        else:
-            with open(root / path, "rb") as fh:
-                head = fh.read(WORDS_BYTES)
-                st = os.fstat(fh.fileno())
+        return _head_of(open_in_tree(root, path, _HEAD_FLAGS))
     except OSError:
         return None
+
+
+def _head_of(fd: int) -> tuple[bytes, os.stat_result] | None:
+    """A file's head and stat from its open descriptor, closed after."""
+    try:
+        st = os.fstat(fd)
+        return (os.read(fd, WORDS_BYTES), st) if stat.S_ISREG(st.st_mode) else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def known_of(root: Path, path: str, names: frozenset[str], data: bytes | None = None) -> Known | None:
+    """A working-tree file's mentions of ``names``, with the stat they hold
+    for; ``data``: its bytes, already read (stat after them, as a read is).
+    None when the file is not reachable with no symlink followed (read_head)."""
+    if data is not None:
+        try:
+            st = lstat_in_tree(root, path)
+        except OSError:
+            return None
+        if st is None or not stat.S_ISREG(st.st_mode):
+            return None
+        head = data[:WORDS_BYTES]
+    else:
+        read = read_head(root, path)
+        if read is None:
+            return None
+        head, st = read
     binary, mentions = mentions_in(head, encoded(names))
     return Known(st.st_size, (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), binary, mentions)
 
@@ -397,20 +546,21 @@ class Ranker:
             task.begin("ranking: files read", len(items))
         read, refs = self._read_many(nas, items, at, known, wanted, names_id, task)
         binary: list[bool] = []
-        for n, (item, own) in enumerate(zip(items, stems)):
-            if read and read[n]:  # read by a reader process, its mentions counted there
-                binary.append(read[n] == BINARY)
-                continue
-            seen = known.get(item.path)
-            if seen is not None and (seen.size, seen.stamp) == (item.size, item.stamp):
-                is_binary, mentions = seen.binary, seen.mentions
-            else:
-                is_binary, mentions = self._mentioned(nas, item, at, wanted, names_id)
-            binary.append(is_binary)
-            if mentions:
-                refs.update(mentions - {own})
-            if task is not None and not read:
-                task.done = n + 1
+        with _Heads(str(nas.tree.root)) as heads:
+            for n, (item, own) in enumerate(zip(items, stems)):
+                if read and read[n]:  # read by a reader process, its mentions counted there
+                    binary.append(read[n] == BINARY)
+                    continue
+                seen = known.get(item.path)
+                if seen is not None and (seen.size, seen.stamp) == (item.size, item.stamp):
+                    is_binary, mentions = seen.binary, seen.mentions
+                else:
+                    is_binary, mentions = self._mentioned(nas, item, at, wanted, names_id, heads)
+                binary.append(is_binary)
+                if mentions:
+                    refs.update(mentions - {own})
+                if task is not None and not read:
+                    task.done = n + 1
         out = []
         for item, s, is_binary in zip(items, stems, binary):
             credit = refs[s] / owners[s] if s in owners else 0.0
@@ -419,12 +569,12 @@ class Ranker:
         return out
 
     def _mentioned(self, nas: Reader, item: Item, at: str | None, names: frozenset[bytes],
-                   names_id: int) -> tuple[bool, frozenset[str]]:
+                   names_id: int, heads: _Heads) -> tuple[bool, frozenset[str]]:
         """(binary, the listing's names this file mentions)."""
         key = (names_id, item.path, item.oid or (item.size, item.stamp))
         found = self._mentions.get(key)
         if found is None:
-            found = mentions_in(_head(nas, item, at), names)
+            found = mentions_in(_head(nas, item, at, heads), names)
             self._mentions.put(key, found)
         return found
 
@@ -460,8 +610,8 @@ class Ranker:
         try:
             with ProcessPoolExecutor(jobs, mp_context=spawn, initializer=_start_reader,
                                      initargs=(str(nas.tree.root), names)) as pool:
-                paths = ([items[n].path for n in chunk] for chunk in chunks)
-                for chunk, (kinds, counted, mentions) in zip(chunks, pool.map(_read_heads, paths, [each] * len(chunks))):
+                files = ([(items[n].path, items[n].device, items[n].stamp[0]) for n in chunk] for chunk in chunks)
+                for chunk, (kinds, counted, mentions) in zip(chunks, pool.map(_read_heads, files, [each] * len(chunks))):
                     for k, (n, kind) in enumerate(zip(chunk, kinds)):
                         read[n] = kind
                         if each:
@@ -486,40 +636,82 @@ def _start_reader(root: str, names: frozenset[bytes]) -> None:
     _reader = (root, names)
 
 
-def _read_heads(paths: list[str], each: bool) -> tuple[bytes, Counter[str], list[tuple[str, ...]]]:
-    """In a reader process: whether each file is ``TEXT`` or ``BINARY``, how
-    many of them mention each name (a file's own name left out), and with
-    ``each`` the names each one mentions."""
+def _read_heads(files: list[tuple[str, int, int]], each: bool) -> tuple[bytes, Counter[str], list[tuple[str, ...]]]:
+    """In a reader process: whether each file (its path, and its device and
+    inode as the walk saw them) is ``TEXT`` or ``BINARY``, how many of them
+    mention each name (a file's own name left out), and with ``each`` the
+    names each one mentions."""
     root, names = _reader
     kinds, refs, each_one = bytearray(), Counter[str](), []
-    for path in paths:
-        head = b""
-        try:
-            fd = os.open(f"{root}/{path}", os.O_RDONLY | os.O_NOFOLLOW)
-            try:
-                head = os.read(fd, WORDS_BYTES)
-            finally:
-                os.close(fd)
-        except OSError:
-            pass  # gone or unreadable since the walk: it mentions nothing, as _head says
-        binary, mentions = mentions_in(head, names)
-        kinds.append(BINARY if binary else TEXT)
-        if mentions:
-            refs.update(mentions - {stem(path)})
-        if each:
-            each_one.append(tuple(mentions))
+    with _Heads(root) as heads:
+        for path, dev, ino in files:
+            binary, mentions = mentions_in(heads.head(path, (dev, ino)), names)
+            kinds.append(BINARY if binary else TEXT)
+            if mentions:
+                refs.update(mentions - {stem(path)})
+            if each:
+                each_one.append(tuple(mentions))
     return bytes(kinds), refs, each_one
 
 
-def _head(nas: Reader, item: Item, at: str | None) -> bytes:
+def _folder_in_tree(root: str, folder: str) -> int:
+    """An O_PATH descriptor of a folder of the tree, reached with no symlink
+    followed (as read_head reaches a file's); -1 when it is no such folder."""
+    flags = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
+    try:
+        return open_in_tree(root, folder, flags) if folder else os.open(root, flags)
+    except OSError:
+        return -1
+
+
+def _head(nas: Reader, item: Item, at: str | None, heads: _Heads) -> bytes:
     """The first WORDS_BYTES of a file (empty when it cannot be read now)."""
     if at is not None:
         return nas.tree.blob_head(item.oid, WORDS_BYTES)
-    try:
-        with open(f"{nas.tree.root}/{item.path}", "rb") as fh:
-            return fh.read(WORDS_BYTES)
-    except OSError:
-        return b""
+    return heads.head(item.path, item.identity)
+
+
+class _Heads:
+    """The heads of a listing's working files, read in its order. Each file
+    is reached with no symlink followed, and its folder kept open for the
+    next (a listing comes folder by folder): a file costs one open, not one
+    per folder on its way from the root."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.folder: str | None = None
+        self.at = -1  # the folder's O_PATH descriptor; -1: none, or it is no folder of the tree
+
+    def __enter__(self) -> _Heads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        if self.at >= 0:
+            os.close(self.at)
+        self.folder, self.at = None, -1
+
+    def head(self, path: str, walked: Identity | None) -> bytes:
+        """The first WORDS_BYTES of ``path``, only when read from the file its
+        walk saw (device, inode): one gone, unreadable or under a link since
+        mentions nothing, and so does one put in its place (renamed over it;
+        maybe a file the reader of the map may not read), since what it
+        mentions would rank the files of a map made for that reader."""
+        where, _, name = path.rpartition("/")
+        if where != self.folder:
+            self._close()
+            self.folder, self.at = where, _folder_in_tree(self.root, where)
+        if self.at < 0:
+            return b""
+        try:
+            read = _head_of(os.open(name, _HEAD_FLAGS | os.O_NOFOLLOW, dir_fd=self.at))
+        except OSError:
+            return b""
+        if read is None or (read[1].st_dev, read[1].st_ino) != walked:
+            return b""
+        return read[0]
 
 
 def _bonus(rel: str, size: int) -> float:

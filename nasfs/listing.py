@@ -13,9 +13,9 @@ folder listed is the one the access decision allowed (its inode).
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .access import NOTHING, Caller, Identity, decider, identity, sees_all, still_names
@@ -53,15 +53,27 @@ def _line(nas: Nas, folder: str, entry: os.DirEntry[str]) -> str:
     return f"{entry.name}\tfile\t{st.st_size}\t{tokens}\n"
 
 
-def _lines(nas: Nas, rel: str, real: Path, allowed: Identity | None) -> list[str]:
+def _changed(rel: str) -> FileChanged:
+    return FileChanged(f"{rel or '.'!r} changed while it was listed", "list it again")
+
+
+def _lines(nas: Nas, rel: str, allowed: Identity | None) -> list[str]:
     """The lines of the folder the decision allowed (``allowed``: its
     identity; None: any), listed through one open descriptor of it, since
-    the path may name another folder by now (FileChanged)."""
-    flags = os.O_RDONLY | os.O_DIRECTORY
-    fd = open_in_tree(nas.tree.root, real, flags) if rel else os.open(real, flags)  # no link followed on the way
+    the path may name another folder by now (FileChanged). The folder is
+    reached from the root with no symlink followed: one on the way swapped
+    for a link since it was resolved (out of the tree, into a mount) is not
+    listed, whoever asks."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    try:
+        fd = open_in_tree(nas.tree.root, rel, flags) if rel else os.open(nas.tree.root, flags)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            raise
+        raise _changed(rel) from None
     try:
         if allowed is not None and identity(os.fstat(fd)) != allowed:
-            raise FileChanged(f"{rel or '.'!r} changed while it was listed", "list it again")
+            raise _changed(rel)
         with os.scandir(f"/proc/self/fd/{fd}") as it:  # that very folder, by its descriptor
             entries = sorted((e for e in it if not (rel == "" and e.name == ".git")), key=lambda e: e.name)
             return [_line(nas, rel, e) for e in entries]
@@ -78,13 +90,13 @@ def list_folder(nas: Nas, path: str = "", budget: int | None = None, skip: int =
     allowed = decider(nas.tree.root, caller).check(clean_path(path), want_dir=True)
     allowed = None if sees_all(caller) else allowed  # the kernel limits this process's own account
     rel, real = nas.tree.real_path(clean_path(path))
-    if allowed is not None and allowed != NOTHING and not still_names(nas.tree.root, real, allowed):
-        raise FileChanged(f"{rel or '.'!r} changed while it was listed", "list it again")  # before anything of it is told
+    if allowed is not None and allowed != NOTHING and not still_names(nas.tree.root, real, allowed):  # before anything of it is told
+        raise _changed(rel)
     if not nas.tree.exists(rel):
         raise NotFound(f"no folder {path!r}: it does not exist", "a folder of the tree ('' for its root)")
     if not nas.tree.is_dir(rel):
         raise NotServable(f"{path!r} is a file, not a folder", "read it (nas_read, POST /v1/files/read), or list its folder")
-    lines = _lines(nas, rel, real, allowed)
+    lines = _lines(nas, rel, allowed)
     page = lines[skip:]
     base: list[tuple[str, object]] = [("path", rel or "."), ("entries", len(lines))]
 

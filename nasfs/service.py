@@ -506,9 +506,9 @@ class Nas:
         """Whether a stale summary made at a commit (the last record of a
         path, kept by path alone: of another version, maybe a private
         snapshot of a file the caller may not read) may be told to
-        ``caller``: as that commit's content would be (check_commit), and a
-        private snapshot's to the readers of its store only
-        (may_read_version: its path may be public now, with other text).
+        ``caller``: as that commit's content would be (check_commit: a
+        private snapshot's only to those who could read its sources when it
+        was recorded, though its path may be public now, with other text).
         None: anything may (root and this process's own account)."""
         if sees_all(caller):
             return None
@@ -530,11 +530,13 @@ class Nas:
                 judge = decider(self.tree.root, who)
                 for item in listing.items:
                     allowed = judge.finds(item.path, listing.folder)
+                    if allowed is None and judge.vanished(item.path, listing.folder):  # deleted or renamed since the walk
+                        raise FileChanged(f"a file of {listing.folder or '.'} is gone since it was walked", "read it again")
                     if allowed is None:
                         shown = listing.folder or "."
                         raise AccessDenied(f"the summary of {shown} is made from files {who} may not read",
                                            f"{shown}@outline (the map of the files this account may read), or FILE@summary of one of them")
-                    if item.stamp and allowed[1] != item.stamp[0]:
+                    if item.identity is not None and allowed != item.identity:  # (device, inode): the very file
                         raise FileChanged(f"{item.path!r} changed since its folder was walked", "read it again")
         served = self.summaries.folder_view(self, path, at, check, self._may_hold(caller))
         nothing = Served("none", b"", served.evidence[:1], truncated=True)

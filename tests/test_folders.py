@@ -282,6 +282,6 @@ def test_a_re_rank_after_an_edit_reads_only_the_edited_file(big: Nas, tree: Path
     (tree / "README.md").write_text((tree / "README.md").read_text() + "\nsee pkg/core.py\n")
     read: list[str] = []
     head = folders._head
-    monkeypatch.setattr(folders, "_head", lambda nas, item, at: read.append(item.path) or head(nas, item, at))
+    monkeypatch.setattr(folders, "_head", lambda nas, item, at, heads: read.append(item.path) or head(nas, item, at, heads))
     ranker.scores(big, walk_worktree(big, ""), None, {})
     assert read == ["README.md"]

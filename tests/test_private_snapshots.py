@@ -10,6 +10,7 @@ in /tmp (pytest's own folders are 0700), a real mount with --allow-other.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -18,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from nasfs.access import AccessDenied, Caller
@@ -456,3 +458,282 @@ def test_every_door_asks_about_a_private_snapshot_for_its_caller(tree: Path, acc
         assert door.verify(pointer, caller=owner)["verified"] is True
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+
+
+@pytest.fixture()
+def team(accounts):
+    """A group the other account is in (added, removed after): (its gid, the other account with it)."""
+    _, other = accounts
+    group = f"nstm{os.getpid() % 100000}"
+    subprocess.run(["groupadd", group], check=True, capture_output=True)
+    try:
+        subprocess.run(["usermod", "-aG", group, str(other)], check=True, capture_output=True)
+        gid = int(subprocess.run(["getent", "group", group], capture_output=True, text=True).stdout.split(":")[2])
+        yield gid, Caller.of_account(str(other))
+    finally:
+        subprocess.run(["groupdel", group], capture_output=True)
+
+
+def test_an_old_private_version_is_read_only_by_those_who_could_read_it_then(tree: Path, accounts, team) -> None:
+    """The owner's 0600 file and their 0640 team file are snapshotted (private store), then rewritten
+    with public text and made 0644. The 0600 version stays the owner's through every door (it was told
+    to every reader of the path now); the team version stays readable by the team member who could
+    read it then."""
+    from nasfs.http import Door
+
+    owner, _ = accounts
+    gid, member = team
+    mine, shared = tree / "public" / "plan.md", tree / "public" / "team.md"
+    mine.write_text(SECRET)
+    shared.write_text("# Team\n\nthe team code is 5150\n")
+    for name, mode in ((mine, 0o600), (shared, 0o640)):
+        os.chown(name, owner.uid, gid)
+        os.chmod(name, mode)
+    m = Mount(tree, tree.parent / "mnt", "--allow-other", "--no-warm")
+    try:
+        mnt = m.mountpoint
+        commits = {}
+        for name in ("plan.md", "team.md"):
+            read = as_account(owner, "cat", str(mnt / "public" / f"{name}@outline"))
+            assert read.returncode == 0, read.stderr
+            commits[name] = commit_of(read.stdout)
+            assert not GitTree(tree).in_shared_store(commits[name])
+        for name in (mine, shared):
+            name.write_text("# Public\n\nnothing to hide\n")
+            os.chmod(name, 0o644)
+        old = commits["plan.md"]
+        for path in (f".at/{old}/public/plan.md", f".nas/deref/public/plan.md@{old[:12]}#L1-L4",
+                     f".at/{old}/public/plan.md@outline", f".nas/diff/HEAD..{old[:12]}"):
+            run = as_account(member, "cat", str(mnt / path))
+            assert run.returncode != 0 and b"7731" not in run.stdout and b"Launch" not in run.stdout, (path, run.stdout)
+            run = as_account(owner, "cat", str(mnt / path))
+            assert run.returncode == 0 and b"Launch" in run.stdout, (path, run.stderr)
+        cli = nasfs_as(member, tree, "read", "--at", old, "public/plan.md")  # its own process reads no store of the owner's
+        assert cli.returncode != 0 and b"7731" not in cli.stdout, cli.stdout
+        door = Door(Nas(GitTree(tree, node="box", tree="home")))  # a root server (HTTP, MCP) answering the member
+        with pytest.raises(AccessDenied, match="could not when it was recorded"):
+            door.read("public/plan.md", at=old, caller=member)
+        assert "Launch" in json.dumps(door.read("public/plan.md", at=old, caller=owner))
+        assert b"nothing to hide" in as_account(member, "cat", str(mnt / "public" / "plan.md")).stdout  # now public
+        run = as_account(member, "cat", str(mnt / ".at" / commits["team.md"] / "public" / "team.md"))
+        assert run.returncode == 0 and b"5150" in run.stdout, run.stderr  # the member could read it then
+        assert m.alive()
+    finally:
+        assert m.stop() == 0, m.log.read_text()[-2000:]
+
+
+def test_a_private_snapshot_keeps_each_trail_taken_and_one_that_kept_none_is_its_owners(tree: Path, accounts,
+                                                                                       team) -> None:
+    """A mode changed between the trail taken before a file is read and the one after keeps both (a
+    reader must pass both); a snapshot whose message keeps no trail (as every one made before trails
+    were kept), or a line that is not one, is read by its store's owner only."""
+    from nasfs.access import may_have_read, trail_of
+    from nasfs.repo.private_stores import TRAILS, read_trails
+    from nasfs.repo.snapshots import _Trails
+
+    owner, _ = accounts
+    gid, member = team
+    plan = tree / "public" / "plan.md"
+    plan.write_text("# Team\n\nthe team code is 5150\n")
+    os.chown(plan, owner.uid, gid)
+    os.chmod(plan, 0o640)
+    trails = _Trails(tree, private=True)
+    trails.take("public/plan.md")
+    os.chmod(plan, 0o600)
+    trails.take("public/plan.md")
+    assert len(trails.taken["public/plan.md"]) == 2
+    assert not may_have_read(member, trails.taken["public/plan.md"]) and may_have_read(owner, trails.taken["public/plan.md"])
+    assert trail_of(tree, "public/nothing.md") is None and trail_of(tree, "public") is None
+    os.symlink("public", tree / "linked")
+    assert trail_of(tree, "linked/plan.md") is None  # no link followed on the way
+
+    os.chmod(plan, 0o640)
+    t = GitTree(tree)
+    commit = t.working("public/plan.md", caller=owner).commit
+    sources = t.private_sources(commit)
+    assert sources.paths == ("public/plan.md",) and may_have_read(member, sources.trails["public/plan.md"])
+    check_commit(t, commit, member)
+    store = pygit2.Repository(sources.store)
+    made = t.repo[commit]
+    for message in ([line for line in made.message.splitlines(keepends=True) if not line.startswith(TRAILS)],
+                    [made.message.replace(TRAILS, TRAILS + "[")]):
+        raw = t.repo.create_commit_string(made.author, made.committer, "".join(message), made.tree_id, made.parent_ids)
+        oid = store.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
+        assert read_trails("".join(message)) == {}
+        fresh = GitTree(tree)
+        with pytest.raises(AccessDenied):
+            check_commit(fresh, str(oid), member)
+        check_commit(fresh, str(oid), owner)
+
+
+def _git_in_store(caller: Caller, store: Path, *args: str, given: bytes = b"") -> str:
+    """Plain git run by that account in its own store (what it may write there)."""
+    groups = ",".join(str(g) for g in sorted(caller.groups | {caller.gid}))
+    run = subprocess.run(["setpriv", f"--reuid={caller.uid}", f"--regid={caller.gid}", f"--groups={groups}", "git",
+                          f"--git-dir={store}", *args], input=given, capture_output=True, timeout=60,
+                         env=dict(os.environ, HOME="/tmp"))
+    assert run.returncode == 0, run.stderr
+    return run.stdout.decode().strip()
+
+
+def test_a_commit_an_owner_writes_in_their_store_naming_another_stores_objects_is_refused(tree: Path, accounts) -> None:
+    """The other account writes commits in its own store (git hash-object, as it may): one whose
+    tree puts the owner's private blob (its id is the hash of a guess, or of a SWHID seen) under the
+    other account's own file, and one whose parent is the owner's private snapshot with a file of
+    its own changed. Its tree holds the owner's secret, and the files it changes are its own:
+    neither may be read through the root core that reads every store, by it or anyone but root."""
+    from nasfs.http import Door
+
+    owner, other = accounts
+    (tree / "theirs").mkdir(mode=0o700)
+    (tree / "theirs" / "note.md").write_text("# Theirs\n")
+    for name in (tree / "theirs", tree / "theirs" / "note.md"):
+        os.chown(name, other.uid, other.gid)
+    t = GitTree(tree)
+    mine = t.working("theirs/note.md", caller=other).commit  # its store, made by the daemon
+    victim = t.working("private/secret.md", caller=owner).commit
+    store = tree / ".git" / "nasfs-private" / f"{other.uid}.git"
+    head, at_victim = t.head(), t.repo[victim].tree
+
+    def tree_of(entries: str) -> str:
+        return _git_in_store(other, store, "mktree", "--missing", given=entries.encode())
+
+    def commit_of_tree(top: str, parent: str) -> str:
+        raw = f"tree {top}\nparent {parent}\nauthor x <x@x> 0 +0000\ncommitter x <x@x> 0 +0000\n\nnasfs snapshot of x\n"
+        return _git_in_store(other, store, "hash-object", "-t", "commit", "-w", "--literally", "--stdin", given=raw.encode())
+
+    theirs = tree_of(f"100644 blob {blob_id(SECRET)}\tnote.md\n")
+    borrowed_blob = commit_of_tree(tree_of(f"040000 tree {head.tree['public'].id}\tpublic\n040000 tree {theirs}\ttheirs\n"),
+                                   str(head.id))
+    own_edit = tree_of(f"100644 blob {blob_id('# Theirs, again')}\tnote.md\n")
+    borrowed_parent = commit_of_tree(tree_of(f"040000 tree {at_victim['public'].id}\tpublic\n"
+                                             f"040000 tree {at_victim['private'].id}\tprivate\n040000 tree {own_edit}\ttheirs\n"),
+                                     victim)
+    door = Door(Nas(GitTree(tree, node="box", tree="home")))
+    for forged, path in ((borrowed_blob, "theirs/note.md"), (borrowed_parent, "private/secret.md")):
+        for who in (other, owner):
+            with pytest.raises(AccessDenied):
+                door.read(path, at=forged, caller=who)
+        assert "7731" in json.dumps(door.read(path, at=forged, caller=Caller.root()))  # root reads everything
+    assert "Theirs" in json.dumps(door.read("theirs/note.md", at=mine, caller=other))  # its own snapshot, as before
+    assert "7731" in json.dumps(door.read("private/secret.md", at=victim, caller=owner))
+
+
+@pytest.mark.parametrize("hashed", ["read", "known"])
+@pytest.mark.parametrize("mode", [0o644, 0o640])
+def test_a_version_read_before_its_file_was_opened_is_recorded_with_the_modes_it_was_read_under(
+        tree: Path, accounts, team, monkeypatch: pytest.MonkeyPatch, hashed: str, mode: int) -> None:
+    """The owner's 0600 file is read (or its blob id known by its stat, the blob already in the
+    store) for the owner's read; before its snapshot is written, the owner writes public text to it
+    and opens it to the team (0640) or to everyone (0644). The snapshot of the version read must
+    not take the modes of the one written since (the team member would read the secret through
+    .at; at 0644 it went to .git/objects, read by everyone with plain git): the file is read again."""
+    from nasfs.repo import hashes
+    from nasfs.repo.hashes import WorkingHashes
+
+    owner, _ = accounts
+    gid, member = team
+    monkeypatch.setattr(hashes, "SETTLED_NS", -1)  # a blob id is known by stat at once, not two seconds on
+    plan = tree / "public" / "plan.md"
+    plan.write_text(SECRET)
+    os.chown(plan, owner.uid, gid)
+    os.chmod(plan, 0o600)
+    t = GitTree(tree, node="box", tree="home")
+    if hashed == "known":
+        old = t.working("public/plan.md", caller=owner).commit  # the blob is in the owner's store, its id known by stat
+        with pytest.raises(AccessDenied):
+            check_commit(t, old, member)
+    hashing, done = WorkingHashes._hash, []
+
+    def then_published(self, real, st):
+        found = hashing(self, real, st)
+        if not done and real == plan:
+            done.append(found[1] is not None)
+            with open(plan, "r+") as fh:  # in place: the same inode the owner's decision allowed
+                fh.write("# Public\n\nnothing to hide\n")
+                fh.truncate()
+            os.chmod(plan, mode)
+        return found
+
+    monkeypatch.setattr(WorkingHashes, "_hash", then_published)
+    content = Nas(t).content("public/plan.md", caller=owner)
+    assert done == [hashed == "read"]
+    if b"7731" in t.at(content.commit, "public/plan.md").read():
+        with pytest.raises(AccessDenied):
+            check_commit(t, content.commit, member)
+    assert not has_object(tree / ".git", blob_id(SECRET))
+    assert b"nothing to hide" in content.read()  # read again: the version there now, for the team too
+    check_commit(t, content.commit, member)
+
+
+@pytest.mark.parametrize("change", ["closed", "closed and opened again"])
+def test_a_file_chmodded_and_rewritten_while_the_working_tree_is_snapshotted_is_looked_at_again(
+        tree: Path, accounts, team, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    """A whole-tree snapshot (the team member's diff against now, a folder map) chooses its store
+    and takes each file's trail before it reads the file. The owner makes their team file 0600 and writes a secret
+    into it in place just before it is read: it went to .git/objects when the store was chosen on the
+    modes before (0644), or, made 0640 again with other text before its trail after the read, kept
+    a trail that let the team read the secret. The tree is looked at again (errors.settled)."""
+    from nasfs.repo import snapshots
+
+    owner, _ = accounts
+    gid, member = team
+    plan = tree / "public" / "team.md"
+    plan.write_text("# Team\n\nthe agenda\n")
+    os.chown(plan, owner.uid, gid)
+    os.chmod(plan, 0o644 if change == "closed" else 0o640)
+    opened, trailed, done = snapshots.open_regular, snapshots.trail_of, []
+
+    def rewrite(text: str, mode: int) -> None:
+        os.chmod(plan, mode)
+        with open(plan, "r+") as fh:  # in place: the inode the decision allowed
+            fh.write(text)
+            fh.truncate()
+
+    def closed_then_opened(path, root=None):
+        if path == plan and not done:
+            done.append("closed")
+            rewrite(SECRET, 0o600)
+        return opened(path, root)
+
+    def opened_again(root, rel):
+        if rel == "public/team.md" and done == ["closed"] and change != "closed":
+            done.append("opened")
+            rewrite("# Team\n\nthe agenda, again\n", 0o640)
+        return trailed(root, rel)
+
+    monkeypatch.setattr(snapshots, "open_regular", closed_then_opened)
+    monkeypatch.setattr(snapshots, "trail_of", opened_again)
+    t = GitTree(tree)
+    commit = t.snapshot_worktree(member)  # the member's diff against now: the files it may read
+    assert done[0] == "closed"
+    assert not has_object(tree / ".git", blob_id(SECRET))
+    recorded = t.at(commit, "public/team.md").read() if t.exists("public/team.md", commit) else b""
+    if b"7731" in recorded:
+        with pytest.raises(AccessDenied):
+            check_commit(t, commit, member)
+    assert recorded == b""  # looked at again: 0600 now, not the member's to record
+
+
+def test_a_snapshots_trail_is_read_from_its_last_line_and_a_malformed_one_keeps_none(tree: Path, accounts,
+                                                                                     team) -> None:
+    """The message names the file (its first line): a name holding a line that starts like the
+    trail's hid the real trail, the last line, and refused the team its file. A line its store's
+    owner wrote that is not a trail (nested past the parser's depth, a number past any int, a step
+    that is not four integers) keeps none and raises nothing (an exception in a FUSE handler)."""
+    from nasfs.repo.private_stores import TRAILS, read_trails
+
+    owner, _ = accounts
+    gid, member = team
+    named = tree / "public" / f"x\n{TRAILS}{{}}"
+    named.write_text("# Team\n\nthe team code is 5150\n")
+    os.chown(named, owner.uid, gid)
+    os.chmod(named, 0o640)
+    t = GitTree(tree)
+    commit = t.working(f"public/x\n{TRAILS}{{}}", caller=owner).commit
+    assert not t.in_shared_store(commit)
+    check_commit(t, commit, member)
+    for line in ("[" * 100000, '{"p": [[[1e999, 0, 0, 0]]]}', '{"p": [["7777"]]}', '{"p": [[[1, 2, 3]]]}',
+                 '{"p": [[[true, 0, 420, 4]]]}', '{"p": 5}', "[]", "{"):
+        assert read_trails(f"nasfs snapshot of p\n\n{TRAILS}{line}\n") == {}, line
+    assert read_trails(f"nasfs snapshot of p\n\n{TRAILS}{{\"p\": [[[1, 2, 420, 4]]]}}\n") == {"p": (((1, 2, 420, 4),),)}

@@ -689,8 +689,8 @@ def test_a_stale_folder_summary_with_unsupported_sentences_shown_names_every_chi
 def test_a_stale_summary_of_a_private_version_is_not_told_once_its_path_is_public(home: Path, tmp_path: Path,
                                                                                  kind: str) -> None:
     """Root's 0600 file is summarized (a private snapshot); root then writes public text to it and makes
-    it 0644. check_commit lets every reader of the path now read that snapshot, but the stale summary
-    describes a version they never could read: it is told to the owners of its private store only."""
+    it 0644. The stale summary describes a version other readers never could read: it is told to
+    those who could read it when it was recorded (the snapshot's trail), root alone here."""
     from nasfs.access import Caller
 
     (home / "mine").mkdir()
@@ -762,3 +762,62 @@ def test_a_stale_folder_summary_citing_a_private_version_through_a_public_pointe
     told = _told(nas, "mine@summary", Caller(54321, 54321))
     assert "Kvxvault" not in told, told
     assert b"Kvxvault" in nas.read("mine@summary").text  # root
+
+
+def test_a_child_deleted_after_the_walk_costs_a_walk_not_a_refusal(home: Path, tmp_path: Path, monkeypatch) -> None:
+    """A reader's folder summary is decided on the walk's files: one deleted between the walk and the
+    decision was refused as a file the reader "may not read". It is gone, not private: the folder
+    is walked again, without it."""
+    from nasfs.access import Caller
+    from nasfs.errors import NasError
+    from nasfs.summaries import folders as fold
+
+    (home / "mine").mkdir()
+    (home / "mine" / "a.md").write_text("# Shipping\n\nShipping notes for the public.\n")
+    gone = home / "mine" / "b.md"
+    gone.write_text("# Old\n\nOld notes, soon deleted.\n")
+    walk, walks = fold.listing_of, []
+
+    def walked_then_deleted(nas, path, at):
+        listing = walk(nas, path, at)
+        walks.append([item.path for item in listing.items])
+        if gone.exists():
+            gone.unlink()
+        return listing
+
+    nas = nas_for(home, command(tmp_path))
+    monkeypatch.setattr(fold, "listing_of", walked_then_deleted)
+    with pytest.raises(NasError, match="not generated yet"):  # walked again and queued, not refused
+        nas.read("mine@summary", caller=Caller(54321, 54321))
+    assert walks[:2] == [["mine/a.md", "mine/b.md"], ["mine/a.md"]], walks
+
+
+@pytest.mark.parametrize("locked", ["mine/locked", "mine/locked/sub"])
+def test_a_child_deleted_after_the_walk_below_a_folder_the_reader_may_not_list_is_refused(
+        home: Path, tmp_path: Path, monkeypatch, locked: str) -> None:
+    """A file gone since the walk is a second walk only where the reader could have seen it go: every
+    folder from the summary's down to the file's may be listed (as a folder map's finds asks). Below
+    one they may search but not list (0711), its going is no more theirs to learn than its name: the
+    walk that saw it is refused, as any walk holding a file they may not find."""
+    from nasfs.access import AccessDenied, Caller
+    from nasfs.summaries import folders as fold
+
+    (home / "mine" / "locked" / "sub").mkdir(parents=True)
+    (home / "mine" / "a.md").write_text("# Shipping\n\nShipping notes for the public.\n")
+    gone = home / "mine" / "locked" / "sub" / "b.md"
+    gone.write_text("# Old\n\nOld notes, soon deleted.\n")
+    os.chmod(home / locked, 0o711)  # root's: the reader may pass through it, not list it
+    walk, walks = fold.listing_of, []
+
+    def walked_then_deleted(nas, path, at):
+        listing = walk(nas, path, at)
+        walks.append([item.path for item in listing.items])
+        if gone.exists():
+            gone.unlink()
+        return listing
+
+    nas = nas_for(home, command(tmp_path))
+    monkeypatch.setattr(fold, "listing_of", walked_then_deleted)
+    with pytest.raises(AccessDenied, match="may not read"):
+        nas.read("mine@summary", caller=Caller(54321, 54321))
+    assert walks == [["mine/a.md", "mine/locked/sub/b.md"]], walks  # one walk: no second look for the reader

@@ -17,23 +17,27 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import json
 import os
 import pwd
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import pygit2
 
+from ..access import Trail
 from ..cache import LRU
 from .served import ServedTree, serving
 
 PRIVATE_DIR = "nasfs-private"
 PRIVATE_REFS = "refs/nasfs/private/"
 NOWHERE = "(no store)"  # private_sources of a commit found in no store this process knows
+TRAILS = "Nasfs-Readers: "  # the line of a private snapshot's message that keeps its sources' trails
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -76,6 +80,48 @@ def _own_folder(path: Path, *uids: int) -> os.stat_result:
     return st
 
 
+class PrivateSources(NamedTuple):
+    """What a private snapshot records, for the decision of who may read it."""
+
+    store: str  # its store's folder; NOWHERE when this process knows no store holding it
+    paths: tuple[str, ...]  # the working-tree files whose content it records
+    trails: Mapping[str, tuple[Trail, ...]]  # for each, who could read it when it was recorded (access.Trail)
+
+
+def write_trails(trails: Mapping[str, Sequence[Trail]]) -> str:
+    """The line of a private snapshot's commit message that keeps its
+    sources' trails: one JSON object, ASCII, on one line (a path's odd bytes
+    and newlines escaped), sorted so that the same snapshot is the same commit."""
+    return TRAILS + json.dumps({path: [list(map(list, t)) for t in ts] for path, ts in trails.items()},
+                               sort_keys=True, separators=(",", ":"))
+
+
+def read_trails(message: str) -> dict[str, tuple[Trail, ...]]:
+    """The trails a snapshot's message keeps, on its last line (its first
+    lines name the file, whose name may hold a line of any text); none (its
+    sources readable by their store's owner only) for a message without
+    them or with a line that is not what :func:`write_trails` writes (its
+    store's owner may write any message there): never an exception."""
+    line = message.rstrip("\n").rpartition("\n")[2]
+    if not line.startswith(TRAILS):
+        return {}
+    try:
+        found = json.loads(line[len(TRAILS):])
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+        return {}
+    if not isinstance(found, dict) or not all(map(_are_trails, found.values())):
+        return {}
+    return {path: tuple(tuple(tuple(step) for step in trail) for trail in trails) for path, trails in found.items()}
+
+
+def _are_trails(trails: object) -> bool:
+    """A list of trails, each a list of steps of four integers (access.Step), as :func:`write_trails` writes them."""
+    return isinstance(trails, list) and all(
+        isinstance(trail, list) and all(isinstance(step, list) and len(step) == 4 and all(type(v) is int for v in step)
+                                        for step in trail)
+        for trail in trails)
+
+
 class PrivateStores(ServedTree):
     """The private stores of this repository, and which commits are in them."""
 
@@ -84,7 +130,7 @@ class PrivateStores(ServedTree):
         self._stores: dict[int, pygit2.Repository] = {}  # uid -> a handle on its store, opened as needed
         self._added: set[str] = set()  # stores' object folders this process's handle reads
         self._shared = pygit2.Odb(str(self.git_dir / "objects"))  # .git/objects and the alternates it names
-        self._sources: LRU[str, tuple[str, tuple[str, ...]]] = LRU(1024)  # commit -> store, paths ('': shared)
+        self._sources: LRU[str, PrivateSources] = LRU(1024)  # commit -> what it records (store '': shared)
         self._add_readable_stores()
 
     def _stores_dir(self) -> Path:
@@ -200,28 +246,52 @@ class PrivateStores(ServedTree):
                 raise
 
     @serving
-    def private_sources(self, commit: str) -> tuple[str, tuple[str, ...]] | None:
-        """For a snapshot in a private store: (its store's folder, the paths
-        whose working-tree content it records, i.e. those changed from its
-        parent); None for a commit in the shared store; (NOWHERE, ()) for one
-        this process has no store for (no one but root is served it). What a
-        door asks the access decision about before serving the commit."""
+    def private_sources(self, commit: str) -> PrivateSources | None:
+        """For a snapshot in a private store: its store's folder, the paths
+        whose working-tree content it records (those changed from its
+        parent) and the trails it recorded of them; None for a commit in the
+        shared store; a store of NOWHERE for one this process has no store
+        for (no one but root is served it). What a door asks the access
+        decision about before serving the commit.
+
+        A commit of a store that names an object of another store (a parent
+        not in the shared store, a file's content in neither its own store
+        nor the shared one) is no snapshot nasfs wrote: its store's owner may write any
+        object there, and this process's handle reads every store, so its
+        tree could show another account's private content under a path of
+        the owner's. It counts as found nowhere (root's only)."""
         known = self._sources.get(commit)
         if known is None:
             oid = pygit2.Oid(hex=commit)
             store = self._store_holding(oid)
-            known = ("", ()) if self._shared.exists(oid) else (NOWHERE, ())
+            known = PrivateSources("" if self._shared.exists(oid) else NOWHERE, (), {})
             if store is not None:
                 snapshot = self.repo[commit]
                 if snapshot.parents:
                     diff = self.repo.diff(snapshot.parents[0], snapshot)
                 else:
                     diff = snapshot.tree.diff_to_tree(swap=True)  # from nothing to its tree
-                known = (store.path.rstrip("/"),
-                         tuple(sorted({d.new_file.path for d in diff.deltas if d.status != pygit2.GIT_DELTA_DELETED})))
-            if known[0] != NOWHERE:  # it may yet appear in a store made since
+                recorded = [d.new_file for d in diff.deltas if d.status != pygit2.GIT_DELTA_DELETED]
+                if self._borrows(store, snapshot, recorded):
+                    known = PrivateSources(NOWHERE, (), {})
+                else:
+                    known = PrivateSources(store.path.rstrip("/"), tuple(sorted({f.path for f in recorded})),
+                                           read_trails(snapshot.message))
+            if known.store != NOWHERE or store is not None:  # one found nowhere may yet appear in a store made since
                 self._sources.put(commit, known)
-        return known if known[0] else None
+        return known if known.store else None
+
+    def _borrows(self, store: pygit2.Repository, snapshot: pygit2.Commit, recorded: list[pygit2.DiffFile]) -> bool:
+        """Whether a commit of ``store`` reaches objects outside that store
+        and the shared one: a snapshot has one parent at most, HEAD (shared),
+        and every file it records differs from it by a blob written to its
+        store (or already shared); what it does not record is its parent's.
+        A submodule's commit is not read."""
+        if len(snapshot.parent_ids) > 1 or any(not self._shared.exists(p) for p in snapshot.parent_ids):
+            return True
+        own = _own_objects(os.path.join(store.path, "objects"))
+        return any(not own.exists(f.id) and not self._shared.exists(f.id)
+                   for f in recorded if f.mode != pygit2.GIT_FILEMODE_COMMIT)
 
     def _store_holding(self, oid: pygit2.Oid) -> pygit2.Repository | None:
         """The private store (readable by this process) that holds ``oid`` in

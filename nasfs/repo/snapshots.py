@@ -14,18 +14,18 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
 
-from ..access import NOTHING, Caller, Decider, Identity, Seen, decider, identity
+from ..access import NOTHING, Caller, Decider, Identity, Seen, Trail, decider, identity, trail_of
 from ..audience import narrower_than_git
 from ..errors import FileChanged, NotFound, NotServable, settled
 from ..tree_walk import lstat_in_tree
-from .one_version import open_regular
+from .one_version import open_regular, stat_key
 from .paths import tree_get
-from .private_stores import PrivateStores, as_owner
+from .private_stores import PrivateStores, as_owner, write_trails
 from .revisions import Revisions
 from .served import serving
 from .writing import SIGNATURE_EMAIL, SIGNATURE_NAME, Writing
@@ -77,7 +77,8 @@ class Snapshots(Revisions, Writing, PrivateStores):
     def _snapshot_worktree(self, caller: Caller | None, keep: Callable[[str], bool] | None) -> str:
         head = self.head()
         seen = decider(self.root, caller) if caller is not None else None
-        changed: list[tuple[str, Path | None, Identity | None]] = []  # and the inode the caller's decision allowed
+        changed: list[tuple[str, Path | None, Identity | None, tuple[int, ...]]] = []  # and the inode the caller's
+        # decision allowed, and the stat (one_version.stat_key) the store and the trail are chosen on
         for path, flags in sorted(self.repo.status().items()):
             if flags & pygit2.GIT_STATUS_IGNORED:
                 continue
@@ -98,27 +99,36 @@ class Snapshots(Revisions, Writing, PrivateStores):
             else:
                 allowed = identity(st) if st is not None else None  # the read must find this very inode
             if st is not None and stat.S_ISREG(st.st_mode):
-                changed.append((path, self.root / path, allowed))
+                changed.append((path, self.root / path, allowed, stat_key(st)))
             elif st is None:
-                changed.append((path, None, None))
+                changed.append((path, None, None, ()))
         if not changed and head is not None:
             return str(head.id)
-        store = self._store_for([(path, real) for path, real, _ in changed if real is not None], caller)
+        store = self._store_for([(path, real) for path, real, _, _ in changed if real is not None], caller)
         repo = store or self.repo
         owner = self.store_owner(store) if store is not None else 0
         blobs: list[tuple[str, pygit2.Oid | None]] = []
-        for path, real, allowed in changed:
+        trails = _Trails(self.root, store is not None)
+        for path, real, allowed, version in changed:
             if real is None:
                 blobs.append((path, None))
             else:
+                trails.take(path)
                 try:
                     fh = open_regular(real, root=self.root)  # no symlink followed on the way
                 except (FileNotFoundError, NotServable):
                     raise FileChanged(f"{path!r} changed while it was read", "read it again") from None
                 with fh, as_owner(owner):  # read as this process, written as the store's account
-                    if allowed is not None and identity(os.fstat(fh.fileno())) != allowed:
+                    # the version whose modes chose the store and gave the trail, before and after the read:
+                    # a chmod or a write since (0600, and a secret written in place) changes its ctime
+                    before = os.fstat(fh.fileno())
+                    if (allowed is not None and identity(before) != allowed) or stat_key(before) != version:
                         raise FileChanged(f"{path!r} changed while it was read", "read it again")
-                    blobs.append((path, repo.create_blob_fromiobase(fh)))
+                    blob = repo.create_blob_fromiobase(fh)
+                    if stat_key(os.fstat(fh.fileno())) != version:
+                        raise FileChanged(f"{path!r} changed while it was read", "read it again")
+                    blobs.append((path, blob))
+                trails.take(path)
         with self._lock, self._git_lock(), as_owner(owner):
             tree = head.tree if head is not None else None
             tree_id = tree.id if tree is not None else repo.TreeBuilder().write()
@@ -129,10 +139,11 @@ class Snapshots(Revisions, Writing, PrivateStores):
                         tree_id = self._tree_without(base, path.split("/"), repo)
                 else:
                     tree_id = self._tree_with(base, path.split("/"), blob, repo=repo)
-            return self._record(head, tree_id, "the working tree", store)
+            return self._record(head, tree_id, "the working tree", store, trails.taken)
 
     def snapshot(self, rel: str, blob_id: str, real: Path, head: pygit2.Commit | None, data: bytes | None = None,
-                 caller: Caller | None = None, source: Identity | None = None) -> str:
+                 caller: Caller | None = None, source: Identity | None = None,
+                 version: tuple[int, int, int, int] | None = None) -> str:
         """Record HEAD's tree with ``rel`` set to this blob as a commit under refs/nasfs.
 
         Deterministic (fixed author and time), so the same content over the same
@@ -140,12 +151,24 @@ class Snapshots(Revisions, Writing, PrivateStores):
         ``caller`` who may not see ``rel``; written to a private store when some
         reader of ``.git`` could not read it. ``source``: the inode the blob id
         is of; bytes read again by path are of it or are not written.
+        ``version``: the stat (one_version.stat_key) of the version the blob id
+        was read from (``data``, or a blob id known by stat), before this call:
+        the file must still be that version once its audience and trail are
+        taken (FileChanged otherwise), since a version read under 0600 and
+        given public text and 0644 since must not be recorded as the 0644
+        file's (in .git/objects, or with a trail its old readers never had).
         """
         if caller is not None:
             decider(self.root, caller).check(rel)
         store = self._store_for([(rel, real)], caller)
         repo = store or self.repo
         owner = self.store_owner(store) if store is not None else 0
+        trails = _Trails(self.root, store is not None)
+        trails.take(rel)
+        if version is not None:
+            now = lstat_in_tree(self.root, rel)
+            if now is None or stat_key(now) != version:  # a write or a chmod changes its ctime
+                raise FileChanged(f"{rel!r} changed since it was read", "read it again")
         with self._lock, self._git_lock():
             oid = pygit2.Oid(hex=blob_id)
             if not (store.odb if store is not None else self._shared).exists(oid):  # ('in repo' would read the blob whole)
@@ -163,10 +186,11 @@ class Snapshots(Revisions, Writing, PrivateStores):
                         written = repo.create_blob_fromiobase(fh)
                 if written != oid:
                     raise NotServable(f"{rel!r} changed while it was being recorded; read it again")
+            trails.take(rel)
             base = head.tree if head is not None else None
             with as_owner(owner):
                 tree = self._tree_with(base, rel.split("/"), oid, repo=repo)
-                return self._record(head, tree, rel, store)
+                return self._record(head, tree, rel, store, trails.taken)
 
     def _store_for(self, files: list[tuple[str, Path]], caller: Caller | None) -> pygit2.Repository | None:
         """Where a snapshot of these working files goes: None for
@@ -190,15 +214,19 @@ class Snapshots(Revisions, Writing, PrivateStores):
         return self._store(uid)
 
     def _record(self, head: pygit2.Commit | None, tree: pygit2.Oid, what: str,
-                store: pygit2.Repository | None = None) -> str:
+                store: pygit2.Repository | None = None, trails: Mapping[str, Sequence[Trail]] | None = None) -> str:
         """Write a snapshot commit of ``tree`` over HEAD, once: author and time
         are fixed, so the same content over the same HEAD is the same commit.
         In ``store`` (a private one) when given, kept there by a ref of its own
-        (the caller writes there as the store's account: :func:`as_owner`)."""
+        (the caller writes there as the store's account: :func:`as_owner`),
+        with the ``trails`` of the files it records in its message: who could
+        read them then (snapshot_access.py asks it)."""
         when = head.commit_time if head is not None else 0
         offset = head.commit_time_offset if head is not None else 0
         sig = pygit2.Signature(SIGNATURE_NAME, SIGNATURE_EMAIL, when, offset)
         message = f"nasfs snapshot of {what}\n\nWorking-tree content of {what} over {head.id if head else 'no commit'}.\n"
+        if store is not None:
+            message += f"\n{write_trails(trails or {})}\n"
         parents = [head.id] if head is not None else []
         raw = self.repo.create_commit_string(sig, sig, message, tree, parents)
         commit_id = _object_id(b"commit", raw.encode())
@@ -311,3 +339,25 @@ def _utf8(path: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+class _Trails:
+    """The trails of a private snapshot's files, each taken before its
+    content is read and again after (access.Trail): a mode changed in
+    between (an owner's chmod, a folder opened) keeps both, and a reader
+    must pass both. None taken of a file not reachable as a regular file
+    (its snapshot is then told to its store's owner only)."""
+
+    def __init__(self, root: Path, private: bool) -> None:
+        self.root, self.private = root, private
+        self.taken: dict[str, list[Trail]] = {}
+
+    def take(self, rel: str) -> None:
+        if not self.private:
+            return
+        now = trail_of(self.root, rel)
+        held = self.taken.setdefault(rel, [])
+        if now is None:
+            held.append(())  # unknown: a trail no reader passes
+        elif now not in held:
+            held.append(now)

@@ -16,6 +16,7 @@ from ..tree_walk import lstat_in_tree
 from .commit_paths import FOLDER_READS, CommitPaths
 from .content import FILE_MODES, Content
 from .hashes import WorkingHashes
+from .one_version import stat_key
 from .paths import clean_path, tree_entry
 from .snapshots import Snapshots
 
@@ -89,11 +90,11 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
             raise NotServable(f"{path!r} is not a regular file")
         blob_id, data, st = self._hash(real, st)
         _same(path, allowed, st)  # what was read (its fd's stat), or the stat a known blob id is keyed on
-        commit = self._commit_holding(rel, blob_id, real, data, caller, identity(st))
+        commit = self._commit_holding(rel, blob_id, real, data, caller, identity(st), stat_key(st))
         return Content(rel, blob_id, st.st_size, commit, self.repo, str(real), data, identity(st), str(self.root))
 
     def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None, caller: Caller | None,
-                        source: Identity) -> str:
+                        source: Identity, version: tuple[int, int, int, int] | None = None) -> str:
         head = self.head()
         if head is not None:
             if self._head_tree is None or self._head_tree[0] != head.id:
@@ -104,7 +105,7 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
                     return str(head.id)
             except KeyError:
                 pass
-        return self.snapshot(rel, blob_id, real, head, data, caller, source)
+        return self.snapshot(rel, blob_id, real, head, data, caller, source, version)
 
     def _head_entry(self, rel: str) -> pygit2.Object:
         """HEAD's entry at ``rel`` (KeyError when absent), looked up in its

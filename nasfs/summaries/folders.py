@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..access import Identity
 from ..errors import FileChanged, settled
 from ..folders import Listing, walk_commit, walk_worktree
 from .backends import Backend
@@ -83,7 +84,7 @@ def signature(nas: Reader, listing: Listing, path: str, at: str | None, disk: Di
 
 
 def _signature(nas: Reader, listing: Listing, path: str, at: str | None,
-               stamps: dict[str, tuple[int, ...]] | None = None) -> str:
+               stamps: dict[str, Identity | None] | None = None) -> str:
     stamps = stamps if stamps is not None else walked(listing)
     files, folders = children(listing, path)
     h = hashlib.sha256(f"{path}\0".encode("utf-8", "surrogateescape"))
@@ -94,12 +95,13 @@ def _signature(nas: Reader, listing: Listing, path: str, at: str | None,
     return h.hexdigest()
 
 
-def walked(listing: Listing) -> dict[str, tuple[int, ...]]:
-    """Each file's stamp as the walk saw it (its inode first; () at a revision)."""
-    return {item.path: item.stamp for item in listing.items}
+def walked(listing: Listing) -> dict[str, Identity | None]:
+    """Each file as the walk saw it: (device, inode), as a decision names a
+    file (an inode number alone may be another device's); None at a revision."""
+    return {item.path: item.identity for item in listing.items}
 
 
-def child_content(nas: Reader, child: str, at: str | None, stamps: dict[str, tuple[int, ...]]) -> Content:
+def child_content(nas: Reader, child: str, at: str | None, stamps: dict[str, Identity | None]) -> Content:
     """A child's content as the walk listed it. The walk saw a regular file
     (lstat); the daemon reads by path, which may name another file by then
     (swapped for a symlink to a file of another account): a working file's
@@ -108,8 +110,8 @@ def child_content(nas: Reader, child: str, at: str | None, stamps: dict[str, tup
     folder's, a stale one) is never drawn from another file."""
     content = nas.content(child, at)
     if at is None:
-        stamp = stamps.get(child)
-        if not stamp or content.source is None or content.source[1] != stamp[0]:
+        seen = stamps.get(child)
+        if seen is None or content.source is None or content.source != seen:
             raise FileChanged(f"{child!r} changed since its folder was walked", "read it again")
     return content
 
@@ -129,7 +131,7 @@ def children(listing: Listing, path: str) -> tuple[list[str], list[str]]:
     return sorted(files)[:MAX_FILES], sorted(folders)[:MAX_FOLDERS]
 
 
-def head(nas: Reader, files: list[str], at: str | None, stamps: dict[str, tuple[int, ...]]) -> dict[str, Any] | None:
+def head(nas: Reader, files: list[str], at: str | None, stamps: dict[str, Identity | None]) -> dict[str, Any] | None:
     """The header's pointer of a folder's summary: its first file, whole (as a folder map's names its first file)."""
     if not files:
         return None
