@@ -398,6 +398,7 @@ class Decider:
         swap within the request is seen)."""
         if rel in self._handles:
             return None
+        self._few(rel.rpartition("/")[0])
         try:
             fd = os.open(name, FOLDER, dir_fd=at)
         except OSError as exc:
@@ -423,9 +424,23 @@ class Decider:
             self._handles[""] = os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
             self._closer = self._closer or weakref.finalize(self, _close, self._handles)  # not for root's check: no walk
         for end in range(depth, len(names)):
-            at = self._handles["/".join(names[:end])]
-            self._handles["/".join(names[:end + 1])] = os.open(names[end], FOLDER, dir_fd=at)
+            here = "/".join(names[:end])
+            self._few(here)
+            self._handles["/".join(names[:end + 1])] = os.open(names[end], FOLDER, dir_fd=self._handles[here])
         return self._handles[rel]
+
+    def _few(self, keep: str) -> None:
+        """Before a folder is opened: at _HANDLES held, every one closed but
+        ``keep`` (the folder the walk stands in, whose descriptor it is
+        using), so that one walk of a deep path (a thousand folders, or
+        links that lengthen it) holds no more than a request's share of the
+        process's descriptors; those closed are opened again if walked."""
+        if len(self._handles) < _HANDLES:
+            return
+        fd = self._handles.pop(keep, None)
+        _close(self._handles)
+        if fd is not None:
+            self._handles[keep] = fd
 
 
 def _missing(names: list[str]) -> tuple[Seen, None, str]:

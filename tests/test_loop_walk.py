@@ -141,6 +141,42 @@ def test_a_decider_of_many_folders_holds_few_descriptors(tmp_path: Path) -> None
     assert _fds() == before
 
 
+def test_one_walk_of_a_deep_path_holds_few_descriptors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One decision of a path 300 folders deep (any writer may make one, and
+    a link may lengthen a path so) holds no more descriptors at any moment
+    than a Decider's bound: a reader's request must not starve the daemon's
+    other threads (the loop, the core) of descriptors. It decides as before."""
+    root = tmp_path / "tree"
+    deep = root.joinpath(*["a"] * 300)
+    deep.mkdir(parents=True)
+    (deep / "x.md").write_text("x\n")
+    (root / "link").symlink_to("/".join(["a"] * 300))
+    closed = root.joinpath(*["a"] * 250)
+    before = _fds()
+    most = [0]
+    real_open = os.open
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        fd = real_open(*args, **kwargs)
+        most[0] = max(most[0], _fds() - before)
+        return fd
+
+    monkeypatch.setattr(os, "open", counting)
+    for caller in (Caller.root(), OTHER):
+        judge = decider(root, caller)
+        st = judge.stat("/".join(["a"] * 300 + ["x.md"]))
+        assert st is not None and identity(st) == identity(os.stat(deep / "x.md"))
+        st = judge.stat("link/x.md")
+        assert st is not None and identity(st) == identity(os.stat(deep / "x.md"))
+        del judge
+    os.chmod(closed, 0o700)
+    assert decider(root, OTHER).decide("link/x.md") is Seen.DENIED
+    assert decider(root, Caller.root()).decide("link/x.md") is Seen.ALLOWED
+    monkeypatch.undo()
+    assert most[0] <= 80, most[0]
+    assert _fds() == before
+
+
 def test_the_view_memo_reads_no_facts_through_a_swapped_folder(tree: tuple[Path, Path]) -> None:
     """view_memo.facts runs on the request loop: under a folder made a link,
     no file's facts (the outside x.md's would be remembered)."""
