@@ -177,6 +177,31 @@ def test_one_walk_of_a_deep_path_holds_few_descriptors(tmp_path: Path, monkeypat
     assert _fds() == before
 
 
+def test_the_cores_resolution_walks_no_link_by_the_os(tree: tuple[Path, Path]) -> None:
+    """real_path, exists, is_file and is_dir (the core's split of a view's
+    name) resolve by string: under ``d`` made a link out of the tree, the
+    outside's files neither exist nor resolve, even one linking back in
+    (realpath followed the OS out and back: e/x.md); links inside the tree
+    still resolve, a last link is not followed by exists."""
+    from nasfs.errors import BadPath
+
+    root, outside = tree
+    (outside / "back.md").symlink_to(root / "e" / "x.md")
+    _swap(root, outside)
+    (root / "in").symlink_to("e")
+    (root / "dangling").symlink_to("nowhere")
+    files = GitTree(root, node="box", tree="t")
+    assert not files.exists("d/x.md") and not files.exists("d/back.md")
+    for path in ("d/x.md", "d/back.md", "d"):
+        with pytest.raises(BadPath):
+            files.real_path(path)
+        with pytest.raises(BadPath):
+            files.is_file(path)
+    assert files.real_path("in/x.md") == ("e/x.md", root / "e" / "x.md")
+    assert files.exists("in/x.md") and files.is_file("in/x.md") and files.is_dir("in")
+    assert files.exists("dangling") and not files.is_file("dangling")
+
+
 def test_the_view_memo_reads_no_facts_through_a_swapped_folder(tree: tuple[Path, Path]) -> None:
     """view_memo.facts runs on the request loop: under a folder made a link,
     no file's facts (the outside x.md's would be remembered)."""
