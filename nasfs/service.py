@@ -99,7 +99,8 @@ class Stats:
 class Refusal:
     when: float
     name: str
-    error: NasError
+    error: str  # the refusal's words, not the exception: its traceback would keep every frame it passed
+    # alive, with their locals (a Decider's folder descriptors, access.py), for as long as it is kept
     who: tuple[int, ...] | None = None  # the caller's key; None: the process's own (told to every reader)
 
     def render(self) -> str:
@@ -324,7 +325,7 @@ class Nas:
         return allowed
 
     def refused(self, name: str, exc: NasError, caller: Caller | None = None) -> None:
-        self.errors.append(Refusal(time.time(), name, exc, None if caller is None else caller.key))
+        self.errors.append(Refusal(time.time(), name, str(exc), None if caller is None else caller.key))
 
     def errors_for(self, viewer: Caller | None) -> list[Refusal]:
         """The refusals a reader of ``.nas/errors`` is told: their own and the

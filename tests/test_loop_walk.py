@@ -202,6 +202,32 @@ def test_the_cores_resolution_walks_no_link_by_the_os(tree: tuple[Path, Path]) -
     assert files.exists("dangling") and not files.is_file("dangling")
 
 
+def test_refusals_kept_for_nas_errors_hold_no_descriptors(tree: tuple[Path, Path]) -> None:
+    """``.nas/errors`` keeps the last 100 refusals: kept with their
+    tracebacks, each held the frames of the decision that refused, and so
+    its Decider's folder descriptors (4 each here: any reader could pin
+    thousands, past a daemon's limit, by reading what they may not)."""
+    import gc
+
+    from nasfs.access import AccessDenied
+
+    root, _ = tree
+    deep = root / "p" / "q" / "r"
+    deep.mkdir(parents=True)
+    (deep / "s.md").write_text(NOTE)
+    os.chmod(deep / "s.md", 0o600)
+    nas = Nas(GitTree(root, node="box", tree="t"))
+    nas.read("p/q/r/s.md@outline")  # whatever the Nas keeps open, opened first
+    gc.collect()
+    before = _fds()
+    for _ in range(20):
+        with pytest.raises(AccessDenied):
+            nas.read("p/q/r/s.md@outline", caller=OTHER)
+    gc.collect()
+    assert len(nas.errors) == 20 and "may not read p/q/r/s.md" in nas.errors[-1].render()
+    assert _fds() == before
+
+
 def test_the_view_memo_reads_no_facts_through_a_swapped_folder(tree: tuple[Path, Path]) -> None:
     """view_memo.facts runs on the request loop: under a folder made a link,
     no file's facts (the outside x.md's would be remembered)."""
