@@ -122,6 +122,14 @@ def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def readers_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What decides who may read a file's inode (its folders aside): the
+    inode, its owner, its group and its permission bits. Its content may
+    change under it (a writer in place): every version is readable by the
+    same accounts while this key holds."""
+    return (st.st_ino, st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode))
+
+
 def read_one_version(real: Path, root: Path | str | None = None) -> tuple[os.stat_result, bytes]:
     """The whole bytes of a file as one version, and their stat.
 

@@ -22,7 +22,7 @@ import pygit2
 from ..access import NOTHING, Caller, Decider, Identity, Seen, Trail, decider, identity, trail_of
 from ..audience import narrower_than_git
 from ..errors import FileChanged, NotFound, NotServable, settled
-from .one_version import lstat_in_tree, open_regular, stat_key
+from .one_version import lstat_in_tree, open_regular, readers_key
 from .paths import tree_get
 from .private_stores import PrivateStores, as_owner, write_trails
 from .revisions import Revisions
@@ -77,7 +77,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
         head = self.head()
         seen = decider(self.root, caller) if caller is not None else None
         changed: list[tuple[str, Path | None, Identity | None, tuple[int, ...]]] = []  # and the inode the caller's
-        # decision allowed, and the stat (one_version.stat_key) the store and the trail are chosen on
+        # decision allowed, and who may read it (one_version.readers_key) when the store and the trail are chosen
         for path, flags in sorted(self.repo.status().items()):
             if flags & pygit2.GIT_STATUS_IGNORED:
                 continue
@@ -98,7 +98,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
             else:
                 allowed = identity(st) if st is not None else None  # the read must find this very inode
             if st is not None and stat.S_ISREG(st.st_mode):
-                changed.append((path, self.root / path, allowed, stat_key(st)))
+                changed.append((path, self.root / path, allowed, readers_key(st)))
             elif st is None:
                 changed.append((path, None, None, ()))
         if not changed and head is not None:
@@ -118,13 +118,14 @@ class Snapshots(Revisions, Writing, PrivateStores):
                 except (FileNotFoundError, NotServable):
                     raise FileChanged(f"{path!r} changed while it was read", "read it again") from None
                 with fh, as_owner(owner):  # read as this process, written as the store's account
-                    # the version whose modes chose the store and gave the trail, before and after the read:
-                    # a chmod or a write since (0600, and a secret written in place) changes its ctime
+                    # the owner and modes that chose the store and gave the trail, before and after the read: a
+                    # chmod to 0600 and a secret written in place since must not go where 0644 content goes (a
+                    # writer in place keeps them: every version read is one the same accounts may read)
                     before = os.fstat(fh.fileno())
-                    if (allowed is not None and identity(before) != allowed) or stat_key(before) != version:
+                    if (allowed is not None and identity(before) != allowed) or readers_key(before) != version:
                         raise FileChanged(f"{path!r} changed while it was read", "read it again")
                     blob = repo.create_blob_fromiobase(fh)
-                    if stat_key(os.fstat(fh.fileno())) != version:
+                    if readers_key(os.fstat(fh.fileno())) != version:
                         raise FileChanged(f"{path!r} changed while it was read", "read it again")
                     blobs.append((path, blob))
                 trails.take(path)
@@ -150,12 +151,14 @@ class Snapshots(Revisions, Writing, PrivateStores):
         ``caller`` who may not see ``rel``; written to a private store when some
         reader of ``.git`` could not read it. ``source``: the inode the blob id
         is of; bytes read again by path are of it or are not written.
-        ``version``: the stat (one_version.stat_key) of the version the blob id
-        was read from (``data``, or a blob id known by stat), before this call:
-        the file must still be that version once its audience and trail are
-        taken (FileChanged otherwise), since a version read under 0600 and
-        given public text and 0644 since must not be recorded as the 0644
-        file's (in .git/objects, or with a trail its old readers never had).
+        ``version``: who could read the file (one_version.readers_key) when
+        the blob id was read from it (``data``, or a blob id known by stat),
+        before this call: it must still be so once its audience and trail
+        are taken (FileChanged otherwise), since a version read under 0600
+        and given public text and 0644 since must not be recorded as the
+        0644 file's (in .git/objects, or with a trail its old readers never
+        had). A write in place since changes nothing of that: the version
+        read is one those readers could read.
         """
         if caller is not None:
             decider(self.root, caller).check(rel)
@@ -166,7 +169,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
         trails.take(rel)
         if version is not None:
             now = lstat_in_tree(self.root, rel)
-            if now is None or stat_key(now) != version:  # a write or a chmod changes its ctime
+            if now is None or readers_key(now) != version:  # a chmod or a chown since
                 raise FileChanged(f"{rel!r} changed since it was read", "read it again")
         with self._lock, self._git_lock():
             oid = pygit2.Oid(hex=blob_id)

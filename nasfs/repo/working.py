@@ -15,7 +15,7 @@ from ..errors import BadPath, FileChanged, NotFound, NotServable
 from .commit_paths import FOLDER_READS, CommitPaths
 from .content import FILE_MODES, Content
 from .hashes import WorkingHashes
-from .one_version import lstat_in_tree, stat_key
+from .one_version import lstat_in_tree, readers_key
 from .paths import clean_path, tree_entry
 from .snapshots import Snapshots
 
@@ -86,7 +86,7 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
             raise NotServable(f"{path!r} is not a regular file")
         blob_id, data, st = self._hash(real, st)
         _same(path, allowed, st)  # what was read (its fd's stat), or the stat a known blob id is keyed on
-        commit = self._commit_holding(rel, blob_id, real, data, caller, identity(st), stat_key(st))
+        commit = self._commit_holding(rel, blob_id, real, data, caller, identity(st), readers_key(st))
         return Content(rel, blob_id, st.st_size, commit, self.repo, str(real), data, identity(st), str(self.root))
 
     def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None, caller: Caller | None,
