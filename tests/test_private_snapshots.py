@@ -805,3 +805,57 @@ def test_a_secret_written_in_a_folder_closed_while_the_working_tree_is_snapshott
     assert not has_object(tree / ".git", blob_id(SECRET))
     assert t.at(commit, "public/team.md").read() == SECRET.encode()  # looked at again: in the owner's store
     assert not t.in_shared_store(commit)
+
+
+def test_a_file_rewritten_in_place_while_the_working_tree_is_snapshotted_is_recorded_as_one_version(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer rewrites a file in place (its owner, group and modes as they were) while a whole-tree
+    snapshot reads it: the snapshot records one version's bytes, never a version's start joined to the
+    next one's end, which no one wrote."""
+    import io
+
+    from nasfs.repo import snapshots
+
+    plan = tree / "public" / "notes.md"
+    first, second = "A" * 64 + "\n", "B" * 64 + "\n"
+    plan.write_text(first)
+    opened, done = snapshots.open_regular, []
+
+    class Rewritten(io.RawIOBase):
+        """The file, rewritten in place once its first bytes are read."""
+
+        def __init__(self, fh) -> None:
+            self.fh = fh
+
+        def fileno(self) -> int:
+            return self.fh.fileno()
+
+        def readable(self) -> bool:
+            return True
+
+        def tell(self) -> int:
+            return os.lseek(self.fh.fileno(), 0, os.SEEK_CUR)
+
+        def readinto(self, buffer) -> int:
+            chunk = os.read(self.fh.fileno(), 8 if not done else len(buffer))  # no buffer of old bytes
+            got = len(chunk)
+            buffer[:got] = chunk
+            if not done:
+                done.append("rewritten")
+                with open(plan, "r+") as fh:
+                    fh.write(second)
+            return got
+
+        def close(self) -> None:
+            self.fh.close()
+            super().close()
+
+    def torn(path, root=None):
+        fh = opened(path, root)
+        return Rewritten(fh) if path == plan and not done else fh
+
+    monkeypatch.setattr(snapshots, "open_regular", torn)
+    t = GitTree(tree)
+    commit = t.snapshot_worktree(keep=lambda path: path == "public/notes.md")
+    assert done == ["rewritten"]
+    assert t.at(commit, "public/notes.md").read() in (first.encode(), second.encode())

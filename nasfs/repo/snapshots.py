@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import pygit2
 from ..access import NOTHING, Caller, Decider, Identity, Seen, Trail, decider, identity, trail_of
 from ..audience import narrower_than_git
 from ..errors import FileChanged, NotFound, NotServable, settled
-from .one_version import Way, lstat_in_tree, open_regular, readers_key, way_in_tree
+from .one_version import READ_TRIES, Way, lstat_in_tree, open_regular, readers_key, stat_key, way_in_tree
 from .paths import tree_get
 from .private_stores import PrivateStores, as_owner, write_trails
 from .revisions import Revisions
@@ -114,23 +115,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
                 blobs.append((path, None))
             else:
                 trails.take(path)
-                try:
-                    fh = open_regular(real, root=self.root)  # no symlink followed on the way
-                except (FileNotFoundError, NotServable):
-                    raise FileChanged(f"{path!r} changed while it was read", "read it again") from None
-                with fh, as_owner(owner):  # read as this process, written as the store's account
-                    # the owners and modes of the file and its folders that chose the store and gave the trail,
-                    # before and after the read: a chmod to 0600 (or of its folder to 0700) and a secret written
-                    # in place since must not go where 0644 content goes (a writer in place keeps them all:
-                    # every version read is one the same accounts may read)
-                    before = os.fstat(fh.fileno())
-                    if ((allowed is not None and identity(before) != allowed) or readers_key(before) != version[-1]
-                            or _way(self.root, path) != version):
-                        raise FileChanged(f"{path!r} changed while it was read", "read it again")
-                    blob = repo.create_blob_fromiobase(fh)
-                    if readers_key(os.fstat(fh.fileno())) != version[-1] or _way(self.root, path) != version:
-                        raise FileChanged(f"{path!r} changed while it was read", "read it again")
-                    blobs.append((path, blob))
+                blobs.append((path, self._one_version(repo, owner, path, real, allowed, version)))
                 trails.take(path)
         with self._lock, self._git_lock(), as_owner(owner):
             tree = head.tree if head is not None else None
@@ -143,6 +128,37 @@ class Snapshots(Revisions, Writing, PrivateStores):
                 else:
                     tree_id = self._tree_with(base, path.split("/"), blob, repo=repo)
             return self._record(head, tree_id, "the working tree", store, trails.taken)
+
+    def _one_version(self, repo: pygit2.Repository, owner: int, path: str, real: Path, allowed: Identity | None,
+                     version: Way) -> pygit2.Oid:
+        """The blob of a working file's bytes for a whole-tree snapshot, as
+        one version (as one_version.read_one_version: read again while a
+        writer in place changed it during the read, never a version's start
+        joined to the next one's end), read while who may read it is
+        ``version``, which chose its store; FileChanged otherwise."""
+        for attempt in range(READ_TRIES):
+            try:
+                fh = open_regular(real, root=self.root)  # no symlink followed on the way
+            except (FileNotFoundError, NotServable):
+                raise FileChanged(f"{path!r} changed while it was read", "read it again") from None
+            with fh, as_owner(owner):  # read as this process, written as the store's account
+                # the owners and modes of the file and its folders that chose the store and gave the trail,
+                # before and after the read: a chmod to 0600 (or of its folder to 0700) and a secret written
+                # in place since must not go where 0644 content goes (a writer in place keeps them all:
+                # every version read is one the same accounts may read)
+                before = os.fstat(fh.fileno())
+                if ((allowed is not None and identity(before) != allowed) or readers_key(before) != version[-1]
+                        or _way(self.root, path) != version):
+                    raise FileChanged(f"{path!r} changed while it was read", "read it again")
+                blob = repo.create_blob_fromiobase(fh)
+                read = fh.tell()
+                after = os.fstat(fh.fileno())
+                if readers_key(after) != version[-1] or _way(self.root, path) != version:
+                    raise FileChanged(f"{path!r} changed while it was read", "read it again")
+            if read == before.st_size and stat_key(before) == stat_key(after):
+                return blob
+            time.sleep(0.001 * attempt)
+        raise FileChanged(f"{path!r} changed during each of {READ_TRIES} reads of it", "read it again")
 
     def snapshot(self, rel: str, blob_id: str, real: Path, head: pygit2.Commit | None, data: bytes | None = None,
                  caller: Caller | None = None, source: Identity | None = None,
