@@ -737,3 +737,125 @@ def test_a_snapshots_trail_is_read_from_its_last_line_and_a_malformed_one_keeps_
                  '{"p": [[[true, 0, 420, 4]]]}', '{"p": 5}', "[]", "{"):
         assert read_trails(f"nasfs snapshot of p\n\n{TRAILS}{line}\n") == {}, line
     assert read_trails(f"nasfs snapshot of p\n\n{TRAILS}{{\"p\": [[[1, 2, 420, 4]]]}}\n") == {"p": (((1, 2, 420, 4),),)}
+
+
+@pytest.mark.parametrize("hashed", ["read", "known"])
+def test_a_version_read_in_a_closed_folder_is_not_recorded_once_the_folder_is_opened(
+        tree: Path, accounts, monkeypatch: pytest.MonkeyPatch, hashed: str) -> None:
+    """The owner's 0644 file in their 0700 folder is read for the owner's view; before its snapshot
+    is written, the owner writes public text to it in place and opens the folder (0755). The file's
+    own inode, owner, group and mode are as they were, but the folder's are not: the version read
+    behind the closed folder must not go to .git/objects, where everyone reads it with plain git."""
+    from nasfs.repo import hashes
+    from nasfs.repo.hashes import WorkingHashes
+
+    owner, _ = accounts
+    monkeypatch.setattr(hashes, "SETTLED_NS", -1)  # a blob id is known by stat at once
+    secret = tree / "private" / "secret.md"
+    t = GitTree(tree, node="box", tree="home")
+    if hashed == "known":
+        t.working("private/secret.md", caller=owner)  # the blob in the owner's store, its id known by stat
+    hashing, done = WorkingHashes._hash, []
+
+    def then_opened(self, real, st):
+        found = hashing(self, real, st)
+        if not done and real == secret:
+            done.append(found[1] is not None)
+            with open(secret, "r+") as fh:  # in place: same inode, owner, group and mode
+                fh.write("# Public\n\nnothing to hide\n")
+                fh.truncate()
+            os.chmod(tree / "private", 0o755)
+        return found
+
+    monkeypatch.setattr(WorkingHashes, "_hash", then_opened)
+    content = Nas(t).content("private/secret.md", caller=owner)
+    assert done == [hashed == "read"]
+    assert not has_object(tree / ".git", blob_id(SECRET))
+    assert b"nothing to hide" in content.read()  # read again: the version there now
+
+
+def test_a_secret_written_in_a_folder_closed_while_the_working_tree_is_snapshotted_is_looked_at_again(
+        tree: Path, accounts, team, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole-tree snapshot chooses its store before it reads its files. The owner closes the
+    folder of their 0644 file (0700) and writes a secret into the file in place just before it is
+    read: the file's inode, owner, group and mode are unchanged, its folder's are not; the secret
+    went to .git/objects, chosen on the open folder. The tree is looked at again."""
+    from nasfs.repo import snapshots
+
+    owner, _ = accounts
+    plan = tree / "public" / "team.md"
+    plan.write_text("# Team\n\nthe agenda\n")
+    os.chown(plan, owner.uid, owner.gid)
+    os.chmod(plan, 0o644)
+    opened, done = snapshots.open_regular, []
+
+    def closed_then_written(path, root=None):
+        if path == plan and not done:
+            done.append("closed")
+            os.chmod(tree / "public", 0o700)
+            with open(plan, "r+") as fh:  # in place: the inode the decision allowed
+                fh.write(SECRET)
+                fh.truncate()
+        return opened(path, root)
+
+    monkeypatch.setattr(snapshots, "open_regular", closed_then_written)
+    t = GitTree(tree)
+    commit = t.snapshot_worktree(keep=lambda path: path == "public/team.md")  # the team file alone
+    assert done == ["closed"]
+    assert not has_object(tree / ".git", blob_id(SECRET))
+    assert t.at(commit, "public/team.md").read() == SECRET.encode()  # looked at again: in the owner's store
+    assert not t.in_shared_store(commit)
+
+
+def test_a_file_rewritten_in_place_while_the_working_tree_is_snapshotted_is_recorded_as_one_version(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer rewrites a file in place (its owner, group and modes as they were) while a whole-tree
+    snapshot reads it: the snapshot records one version's bytes, never a version's start joined to the
+    next one's end, which no one wrote."""
+    import io
+
+    from nasfs.repo import snapshots
+
+    plan = tree / "public" / "notes.md"
+    first, second = "A" * 64 + "\n", "B" * 64 + "\n"
+    plan.write_text(first)
+    opened, done = snapshots.open_regular, []
+
+    class Rewritten(io.RawIOBase):
+        """The file, rewritten in place once its first bytes are read."""
+
+        def __init__(self, fh) -> None:
+            self.fh = fh
+
+        def fileno(self) -> int:
+            return self.fh.fileno()
+
+        def readable(self) -> bool:
+            return True
+
+        def tell(self) -> int:
+            return os.lseek(self.fh.fileno(), 0, os.SEEK_CUR)
+
+        def readinto(self, buffer) -> int:
+            chunk = os.read(self.fh.fileno(), 8 if not done else len(buffer))  # no buffer of old bytes
+            got = len(chunk)
+            buffer[:got] = chunk
+            if not done:
+                done.append("rewritten")
+                with open(plan, "r+") as fh:
+                    fh.write(second)
+            return got
+
+        def close(self) -> None:
+            self.fh.close()
+            super().close()
+
+    def torn(path, root=None):
+        fh = opened(path, root)
+        return Rewritten(fh) if path == plan and not done else fh
+
+    monkeypatch.setattr(snapshots, "open_regular", torn)
+    t = GitTree(tree)
+    commit = t.snapshot_worktree(keep=lambda path: path == "public/notes.md")
+    assert done == ["rewritten"]
+    assert t.at(commit, "public/notes.md").read() in (first.encode(), second.encode())

@@ -14,7 +14,7 @@ from typing import BinaryIO
 import pygit2
 
 from ..errors import NotServable
-from ..tree_walk import open_in_tree
+from ..tree_walk import FOLDER, NOT_IN_TREE, open_in_tree
 
 READ_TRIES = 20
 
@@ -53,6 +53,45 @@ def open_regular(real: Path | str, root: Path | str | None = None) -> BinaryIO:
 def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
     """What tells one version of a file from the next, as git's index does."""
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def readers_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What decides who may read an inode (a file's or a folder's, as
+    nasfs judges it: access.py reads no ACL): the inode, its owner, its
+    group and its permission bits. Its folders' count too (:func:`way_in_tree`)."""
+    return (st.st_ino, st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode))
+
+
+Way = tuple[tuple[int, int, int, int], ...]
+"""Who may read a working file, as far as an access decision (access.py) and a
+snapshot's audience (audience.py) and trail ask: the ``readers_key`` of the
+tree's root, of each folder on the way and of the file."""
+
+
+def way_in_tree(root: Path | str, rel: str) -> tuple[os.stat_result, Way] | None:
+    """As :func:`lstat_in_tree` (the same walk, no symlink followed), and
+    the :data:`Way` to the entry: while it holds, each version of the file
+    (a writer in place) is one the same accounts could read. None when
+    there is no such entry."""
+    names = [n for n in str(rel).split("/") if n not in ("", ".")]
+    if not names or ".." in names:
+        return None
+    at = os.open(root, FOLDER)
+    try:
+        way = [readers_key(os.fstat(at))]
+        for name in names[:-1]:
+            fd = os.open(name, FOLDER, dir_fd=at)
+            os.close(at)
+            at = fd
+            way.append(readers_key(os.fstat(at)))
+        st = os.stat(names[-1], dir_fd=at, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno in NOT_IN_TREE:
+            return None
+        raise
+    finally:
+        os.close(at)
+    return st, (*way, readers_key(st))
 
 
 def read_one_version(real: Path, root: Path | str | None = None) -> tuple[os.stat_result, bytes]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from ..access import NOTHING, Caller, Decider, Identity, Seen, Trail, decider, i
 from ..audience import narrower_than_git
 from ..errors import FileChanged, NotFound, NotServable, settled
 from ..tree_walk import lstat_in_tree
-from .one_version import open_regular, stat_key
+from .one_version import READ_TRIES, Way, open_regular, readers_key, stat_key, way_in_tree
 from .paths import tree_get
 from .private_stores import PrivateStores, as_owner, write_trails
 from .revisions import Revisions
@@ -77,8 +78,8 @@ class Snapshots(Revisions, Writing, PrivateStores):
     def _snapshot_worktree(self, caller: Caller | None, keep: Callable[[str], bool] | None) -> str:
         head = self.head()
         seen = decider(self.root, caller) if caller is not None else None
-        changed: list[tuple[str, Path | None, Identity | None, tuple[int, ...]]] = []  # and the inode the caller's
-        # decision allowed, and the stat (one_version.stat_key) the store and the trail are chosen on
+        changed: list[tuple[str, Path | None, Identity | None, Way]] = []  # and the inode the caller's decision
+        # allowed, and who may read it (one_version.way_in_tree: its folders and itself) when the store is chosen
         for path, flags in sorted(self.repo.status().items()):
             if flags & pygit2.GIT_STATUS_IGNORED:
                 continue
@@ -91,7 +92,8 @@ class Snapshots(Revisions, Writing, PrivateStores):
             # no symlink followed anywhere on the way (a folder swapped for a link out of the tree, or
             # into the mount itself): a path whose folders are not real directories is no file of the
             # working tree (git status too reports it deleted), neither read nor recorded as content
-            st = lstat_in_tree(self.root, path)
+            found = way_in_tree(self.root, path)
+            st = found[0] if found is not None else None
             if seen is not None:
                 allowed = _seen_change(seen, path, st is not None)
                 if allowed is None:
@@ -99,7 +101,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
             else:
                 allowed = identity(st) if st is not None else None  # the read must find this very inode
             if st is not None and stat.S_ISREG(st.st_mode):
-                changed.append((path, self.root / path, allowed, stat_key(st)))
+                changed.append((path, self.root / path, allowed, found[1]))
             elif st is None:
                 changed.append((path, None, None, ()))
         if not changed and head is not None:
@@ -114,20 +116,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
                 blobs.append((path, None))
             else:
                 trails.take(path)
-                try:
-                    fh = open_regular(real, root=self.root)  # no symlink followed on the way
-                except (FileNotFoundError, NotServable):
-                    raise FileChanged(f"{path!r} changed while it was read", "read it again") from None
-                with fh, as_owner(owner):  # read as this process, written as the store's account
-                    # the version whose modes chose the store and gave the trail, before and after the read:
-                    # a chmod or a write since (0600, and a secret written in place) changes its ctime
-                    before = os.fstat(fh.fileno())
-                    if (allowed is not None and identity(before) != allowed) or stat_key(before) != version:
-                        raise FileChanged(f"{path!r} changed while it was read", "read it again")
-                    blob = repo.create_blob_fromiobase(fh)
-                    if stat_key(os.fstat(fh.fileno())) != version:
-                        raise FileChanged(f"{path!r} changed while it was read", "read it again")
-                    blobs.append((path, blob))
+                blobs.append((path, self._one_version(repo, owner, path, real, allowed, version)))
                 trails.take(path)
         with self._lock, self._git_lock(), as_owner(owner):
             tree = head.tree if head is not None else None
@@ -141,9 +130,40 @@ class Snapshots(Revisions, Writing, PrivateStores):
                     tree_id = self._tree_with(base, path.split("/"), blob, repo=repo)
             return self._record(head, tree_id, "the working tree", store, trails.taken)
 
+    def _one_version(self, repo: pygit2.Repository, owner: int, path: str, real: Path, allowed: Identity | None,
+                     version: Way) -> pygit2.Oid:
+        """The blob of a working file's bytes for a whole-tree snapshot, as
+        one version (as one_version.read_one_version: read again while a
+        writer in place changed it during the read, never a version's start
+        joined to the next one's end), read while who may read it is
+        ``version``, which chose its store; FileChanged otherwise."""
+        for attempt in range(READ_TRIES):
+            try:
+                fh = open_regular(real, root=self.root)  # no symlink followed on the way
+            except (FileNotFoundError, NotServable):
+                raise FileChanged(f"{path!r} changed while it was read", "read it again") from None
+            with fh, as_owner(owner):  # read as this process, written as the store's account
+                # the owners and modes of the file and its folders that chose the store and gave the trail,
+                # before and after the read: a chmod to 0600 (or of its folder to 0700) and a secret written
+                # in place since must not go where 0644 content goes (a writer in place keeps them all:
+                # every version read is one the same accounts may read)
+                before = os.fstat(fh.fileno())
+                if ((allowed is not None and identity(before) != allowed) or readers_key(before) != version[-1]
+                        or _way(self.root, path) != version):
+                    raise FileChanged(f"{path!r} changed while it was read", "read it again")
+                blob = repo.create_blob_fromiobase(fh)
+                read = fh.tell()
+                after = os.fstat(fh.fileno())
+                if readers_key(after) != version[-1] or _way(self.root, path) != version:
+                    raise FileChanged(f"{path!r} changed while it was read", "read it again")
+            if read == before.st_size and stat_key(before) == stat_key(after):
+                return blob
+            time.sleep(0.001 * attempt)
+        raise FileChanged(f"{path!r} changed during each of {READ_TRIES} reads of it", "read it again")
+
     def snapshot(self, rel: str, blob_id: str, real: Path, head: pygit2.Commit | None, data: bytes | None = None,
                  caller: Caller | None = None, source: Identity | None = None,
-                 version: tuple[int, int, int, int] | None = None) -> str:
+                 version: Way | None = None) -> str:
         """Record HEAD's tree with ``rel`` set to this blob as a commit under refs/nasfs.
 
         Deterministic (fixed author and time), so the same content over the same
@@ -151,12 +171,15 @@ class Snapshots(Revisions, Writing, PrivateStores):
         ``caller`` who may not see ``rel``; written to a private store when some
         reader of ``.git`` could not read it. ``source``: the inode the blob id
         is of; bytes read again by path are of it or are not written.
-        ``version``: the stat (one_version.stat_key) of the version the blob id
-        was read from (``data``, or a blob id known by stat), before this call:
-        the file must still be that version once its audience and trail are
-        taken (FileChanged otherwise), since a version read under 0600 and
-        given public text and 0644 since must not be recorded as the 0644
-        file's (in .git/objects, or with a trail its old readers never had).
+        ``version``: who could read the file (one_version.way_in_tree: the
+        owners and modes of the root, its folders and itself) when the blob
+        id was read from it (``data``, or a blob id known by stat), before
+        this call: it must still be so once its audience and trail are taken
+        (FileChanged otherwise), since a version read under 0600, or in a
+        0700 folder, and given public text and 0644 (or an open folder) since
+        must not be recorded as the public file's (in .git/objects, or with a
+        trail its old readers never had). A write in place since changes
+        nothing of that: the version read is one those readers could read.
         """
         if caller is not None:
             decider(self.root, caller).check(rel)
@@ -165,10 +188,8 @@ class Snapshots(Revisions, Writing, PrivateStores):
         owner = self.store_owner(store) if store is not None else 0
         trails = _Trails(self.root, store is not None)
         trails.take(rel)
-        if version is not None:
-            now = lstat_in_tree(self.root, rel)
-            if now is None or stat_key(now) != version:  # a write or a chmod changes its ctime
-                raise FileChanged(f"{rel!r} changed since it was read", "read it again")
+        if version is not None and _way(self.root, rel) != version:  # a chmod or a chown since, of it or a folder
+            raise FileChanged(f"{rel!r} changed since it was read", "read it again")
         with self._lock, self._git_lock():
             oid = pygit2.Oid(hex=blob_id)
             if not (store.odb if store is not None else self._shared).exists(oid):  # ('in repo' would read the blob whole)
@@ -320,6 +341,12 @@ def _seen_change(seen: Decider, path: str, exists: bool) -> Identity | None:
     while folder and not _real_dir(seen.root, folder):  # a link to a folder is not one (not followed)
         folder = os.path.dirname(folder)
     return NOTHING if seen.decide(folder, want_dir=True) is Seen.ALLOWED else None
+
+
+def _way(root: Path, rel: str) -> Way | None:
+    """Who may read ``rel`` now (one_version.way_in_tree), None when it is gone."""
+    found = way_in_tree(root, rel)
+    return found[1] if found is not None else None
 
 
 def _real_dir(root: Path, folder: str) -> bool:

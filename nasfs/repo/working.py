@@ -12,11 +12,10 @@ import pygit2
 
 from ..access import Caller, Identity, Seen, decider, identity
 from ..errors import BadPath, FileChanged, NotFound, NotServable
-from ..tree_walk import lstat_in_tree
 from .commit_paths import FOLDER_READS, CommitPaths
 from .content import FILE_MODES, Content
 from .hashes import WorkingHashes
-from .one_version import stat_key
+from .one_version import Way, readers_key, way_in_tree
 from .paths import clean_path, tree_entry
 from .snapshots import Snapshots
 
@@ -79,10 +78,13 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
         bytes may be used (FileChanged for another); None: any (root's)."""
         rel, real = self.real_path(path)
         # lstat'ed again from the root, no link followed on the way: a folder swapped for a link since it
-        # was resolved (out of the tree, or into the mount itself) is not stat'ed or read through
-        st = lstat_in_tree(self.root, rel) if rel else real.stat()
-        if st is None:
+        # was resolved (out of the tree, or into the mount itself) is not stat'ed or read through; and who may
+        # read it (the modes of its folders and its own) before a byte is read: a snapshot records the bytes
+        # read with the audience and trail it takes later only if these held in between (snapshots.py)
+        found = way_in_tree(self.root, rel) if rel else (real.stat(), ())
+        if found is None:
             raise NotFound(f"{path!r} does not exist")
+        st, way = found
         _same(path, allowed, st)  # before a byte is read: a folder or a fifo swapped in is never opened
         if stat.S_ISDIR(st.st_mode):
             raise NotServable(f"{path!r} is a folder (a directory), not a file", FOLDER_READS)
@@ -90,11 +92,13 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
             raise NotServable(f"{path!r} is not a regular file")
         blob_id, data, st = self._hash(real, st)
         _same(path, allowed, st)  # what was read (its fd's stat), or the stat a known blob id is keyed on
-        commit = self._commit_holding(rel, blob_id, real, data, caller, identity(st), stat_key(st))
+        if readers_key(st) != way[-1]:  # another inode read, or its owner or modes changed since the walk
+            raise FileChanged(f"{path!r} changed while it was read", "read it again")
+        commit = self._commit_holding(rel, blob_id, real, data, caller, identity(st), way)
         return Content(rel, blob_id, st.st_size, commit, self.repo, str(real), data, identity(st), str(self.root))
 
     def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None, caller: Caller | None,
-                        source: Identity, version: tuple[int, int, int, int] | None = None) -> str:
+                        source: Identity, version: Way | None = None) -> str:
         head = self.head()
         if head is not None:
             if self._head_tree is None or self._head_tree[0] != head.id:
