@@ -27,14 +27,17 @@ import errno
 import os
 import pwd
 import stat
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from .errors import BadPath, NasError
+from .tree_walk import FOLDER, NOT_IN_TREE, lstat_in_tree
 
 _MAX_LINKS = 40  # the kernel's limit on symlinks followed in one walk (ELOOP past it)
+_HANDLES = 64  # folder descriptors one Decider keeps open at most (a worker may have a limit of 1,024)
 
 Identity = tuple[int, int]  # (st_dev, st_ino): the very file a decision allowed
 NOTHING: Identity = (-1, -1)  # a decision that allowed no inode (a missing path): no read matches it
@@ -44,12 +47,15 @@ def identity(st: os.stat_result) -> Identity:
     return (st.st_dev, st.st_ino)
 
 
-def still_names(real: Path | str, allowed: Identity) -> bool:
-    """Whether ``real`` names, now, the inode a decision allowed (not when it names nothing)."""
+def still_names(root: Path | str, real: Path | str, allowed: Identity) -> bool:
+    """Whether ``real`` (resolved, under ``root``) names, now, the inode a
+    decision allowed (not when it names nothing), reached with no link
+    followed: a folder swapped for one since is not walked through."""
     try:
-        return identity(os.stat(real)) == allowed
+        st = os.stat(root) if os.fspath(real).rstrip("/") == os.fspath(root).rstrip("/") else lstat_in_tree(root, real)
     except OSError:
         return False
+    return st is not None and identity(st) == allowed
 
 
 Step = tuple[int, int, int, int]  # (uid, gid, permission bits, bits wanted as 'other' bits) of one inode of a walk
@@ -184,6 +190,8 @@ class Decider:
     caller: Caller
     folders: dict[str, bool] = field(default_factory=dict)
     listable: dict[str, bool] = field(default_factory=dict)
+    _handles: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _closer: weakref.finalize | None = field(default=None, init=False, repr=False, compare=False)
 
     def decide(self, path: str, want_dir: bool = False) -> Seen:
         """May the caller see ``path`` (relative to the root, '' for the root
@@ -196,37 +204,84 @@ class Decider:
         """``decide``, and the identity of what it allowed (the last
         component's lstat: what a read of the path must find); None for a
         refusal."""
+        seen, st, _ = self._walk(path, want_dir)
+        return seen, None if st is None else identity(st)
+
+    def stat(self, path: str) -> os.stat_result | None:
+        """The stat of what ``path`` names, its links inside the tree
+        followed by string and none by the OS (the last component's lstat
+        once they are resolved), for a door that shows or sizes a view of it
+        on the request loop or the core thread; None when the caller may not
+        see it, it is missing, or it leads out of the tree."""
+        seen, st, _ = self._walk(path, False)
+        return st if seen is Seen.ALLOWED else None
+
+    def resolve(self, path: str) -> tuple[Seen, str, os.stat_result | None]:
+        """The decision, ``path`` with its links resolved by string (as
+        ``realpath`` would, the OS following none: tree-relative, '' for the
+        root; for a MISSING path, its resolved part and the names left), and
+        the stat of what it names (as ``stat``)."""
+        seen, st, resolved = self._walk(path, False)
+        return seen, resolved, st if seen is Seen.ALLOWED else None
+
+    def lstat(self, path: str) -> os.stat_result | None:
+        """The lstat of ``path``'s last name (a link there not followed) in
+        its folder, that folder's links resolved by string; None when the
+        caller may not see the folder or it is missing or out of the tree."""
+        folder, _, name = path.rstrip("/").rpartition("/")
+        if name in ("", ".", ".."):
+            return self.stat(path)
+        seen, where, st = self.resolve(folder)
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            return None
+        try:
+            return os.stat(name, dir_fd=self._handle(where), follow_symlinks=False)
+        except OSError:
+            return None
+
+    def _walk(self, path: str, want_dir: bool) -> tuple[Seen, os.stat_result | None, str]:
+        """The decision, the lstat of what it allowed, and its resolved
+        path (``resolve``; '' when refused or outside). Each name is
+        stat'ed from its folder's descriptor (``_handle``), never by a path
+        the OS would walk: a folder on the way swapped for a symlink (into
+        the mount itself, whose daemon this may be) is seen as a link, and
+        its target followed by string, or not at all."""
+        if len(self._handles) > _HANDLES:
+            _close(self._handles)
         parts = [p for p in path.split("/") if p not in ("", ".")]
         here: list[str] = []
         links = 0
         if not self._search(""):
-            return Seen.DENIED, None
+            return Seen.DENIED, None, ""
         while parts:
             name = parts.pop(0)
             if name == "..":
                 if not here:
-                    return Seen.OUTSIDE, None
+                    return Seen.OUTSIDE, None, ""
                 here.pop()
                 continue
-            rel = "/".join([*here, name])
+            folder = "/".join(here)
+            rel = f"{folder}/{name}" if folder else name
             try:
-                st = os.lstat(self.root / rel)
+                at = self._handle(folder)
+                st = self._enter(at, name, rel) if parts else None  # a folder to walk through: opened at once
+                st = st or os.stat(name, dir_fd=at, follow_symlinks=False)
             except FileNotFoundError:
-                return Seen.MISSING, None
+                return _missing([*here, name, *parts])
             except OSError:
-                return Seen.DENIED, None
+                return Seen.DENIED, None, ""
             if stat.S_ISLNK(st.st_mode):
                 links += 1
                 if links > _MAX_LINKS:
-                    return Seen.DENIED, None
+                    return Seen.DENIED, None, ""
                 try:
-                    target = os.readlink(self.root / rel)
+                    target = os.readlink(name, dir_fd=at)
                 except OSError:
-                    return Seen.DENIED, None
+                    return Seen.DENIED, None, ""
                 if target.startswith("/"):
                     inside = _inside(self.root, target)
                     if inside is None:
-                        return Seen.OUTSIDE, None
+                        return Seen.OUTSIDE, None, ""
                     here, parts = [], [*inside.split("/"), *parts]
                 else:
                     parts = [*target.split("/"), *parts]
@@ -234,21 +289,21 @@ class Decider:
                 continue
             if parts:  # a folder walked through: search
                 if not stat.S_ISDIR(st.st_mode):
-                    return Seen.MISSING, None
+                    return _missing([*here, name, *parts])
                 if not self._search(rel, st):
-                    return Seen.DENIED, None
+                    return Seen.DENIED, None, ""
                 here.append(name)
                 continue
             bits = 0o5 if want_dir or stat.S_ISDIR(st.st_mode) else 0o4
             if not self.caller.may(st, bits):
-                return Seen.DENIED, None
-            return Seen.ALLOWED, identity(st)
+                return Seen.DENIED, None, ""
+            return Seen.ALLOWED, st, rel
         resolved = "/".join(here)
         try:
-            st = os.stat(self.root / resolved if resolved else self.root)
+            st = os.fstat(self._handle(resolved))
         except OSError:
-            return Seen.DENIED, None
-        return (Seen.ALLOWED, identity(st)) if self.caller.may(st, 0o5) else (Seen.DENIED, None)
+            return Seen.DENIED, None, ""
+        return (Seen.ALLOWED, st, resolved) if self.caller.may(st, 0o5) else (Seen.DENIED, None, "")
 
     def may_see(self, path: str) -> bool:
         return self.decide(path) is Seen.ALLOWED
@@ -324,14 +379,83 @@ class Decider:
                 raise BadPath(f"{path!r} leads outside the tree through a symlink", "a path of a file in the tree")
 
     def _search(self, rel: str, st: os.stat_result | None = None) -> bool:
+        """Whether the caller may search the folder ``rel`` (resolved, no
+        link in it), as this request first found it (``st``: its stat)."""
         if rel not in self.folders:
             try:
-                st = st or os.stat(self.root / rel if rel else self.root)
+                st = st or os.fstat(self._handle(rel))
             except OSError:
                 self.folders[rel] = False
             else:
-                self.folders[rel] = stat.S_ISDIR(st.st_mode) and self.caller.may(st, 0o1)
+                self.folders[rel] = self.caller.may(st, 0o1)
         return self.folders[rel]
+
+    def _enter(self, at: int, name: str, rel: str) -> os.stat_result | None:
+        """The stat of the folder ``name`` in ``at``, opened (O_NOFOLLOW) and
+        kept as ``rel``'s handle: one call fewer than a stat before the open.
+        None when it is no real folder (a link, a file: the caller stats it
+        to know which) or its handle is kept already (stat'ed anew, so a
+        swap within the request is seen)."""
+        if rel in self._handles:
+            return None
+        self._few(rel.rpartition("/")[0])
+        try:
+            fd = os.open(name, FOLDER, dir_fd=at)
+        except OSError as exc:
+            if exc.errno in NOT_IN_TREE:
+                return None
+            raise
+        self._handles[rel] = fd
+        return os.fstat(fd)
+
+    def _handle(self, rel: str) -> int:
+        """An O_PATH descriptor of the folder ``rel``, opened from its
+        parent's, each with O_NOFOLLOW and O_DIRECTORY (OSError when one on
+        the way is a link or a file now); kept for this request (closed when
+        the Decider goes, or when more than _HANDLES are held)."""
+        fd = self._handles.get(rel)
+        if fd is not None:
+            return fd
+        names = rel.split("/") if rel else []
+        depth = len(names)
+        while depth and "/".join(names[:depth]) not in self._handles:
+            depth -= 1
+        if depth == 0 and "" not in self._handles:
+            self._handles[""] = os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            self._closer = self._closer or weakref.finalize(self, _close, self._handles)  # not for root's check: no walk
+        for end in range(depth, len(names)):
+            here = "/".join(names[:end])
+            self._few(here)
+            self._handles["/".join(names[:end + 1])] = os.open(names[end], FOLDER, dir_fd=self._handles[here])
+        return self._handles[rel]
+
+    def _few(self, keep: str) -> None:
+        """Before a folder is opened: at _HANDLES held, every one closed but
+        ``keep`` (the folder the walk stands in, whose descriptor it is
+        using), so that one walk of a deep path (a thousand folders, or
+        links that lengthen it) holds no more than a request's share of the
+        process's descriptors; those closed are opened again if walked."""
+        if len(self._handles) < _HANDLES:
+            return
+        fd = self._handles.pop(keep, None)
+        _close(self._handles)
+        if fd is not None:
+            self._handles[keep] = fd
+
+
+def _missing(names: list[str]) -> tuple[Seen, None, str]:
+    """MISSING, with the path a ``realpath`` of it would give (its '..' taken
+    lexically past the first missing name); OUTSIDE when they climb out."""
+    resolved = os.path.normpath("/".join(names)) if names else ""
+    if resolved == ".." or resolved.startswith("../"):
+        return Seen.OUTSIDE, None, ""
+    return Seen.MISSING, None, "" if resolved == "." else resolved
+
+
+def _close(handles: dict[str, int]) -> None:
+    for fd in handles.values():
+        os.close(fd)
+    handles.clear()
 
 
 def _inside(root: Path, absolute: str) -> str | None:

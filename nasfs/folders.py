@@ -50,7 +50,7 @@ from .access import Caller, Identity, decider
 from .cache import LRU
 from .errors import FileChanged
 from .progress import Task
-from .repo.one_version import lstat_in_tree, open_in_tree
+from .tree_walk import lstat_in_tree, open_in_tree
 
 if TYPE_CHECKING:
     from .reader import Reader

@@ -23,8 +23,8 @@ from .declare import Response, declare
 from .errors import FileChanged, NotFound, NotServable
 from .grammar import check_budget
 from .repo import clean_path
-from .repo.one_version import open_in_tree
 from .tokens import count as count_tokens
+from .tree_walk import open_in_tree
 from .views import Served
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def _line(nas: Nas, folder: str, entry: os.DirEntry[str]) -> str:
         return f"{entry.name}/\tdir\t-\t-\n"
     if not stat.S_ISREG(st.st_mode):
         return f"{entry.name}\tother\t{st.st_size}\t-\n"
-    known = nas.cached_tokens(entry.path, st)
+    known = nas.cached_tokens(os.path.join(nas.tree.root, folder, entry.name), st)  # its resolved path, as views key it
     if known is not None:
         tokens = str(known)
     return f"{entry.name}\tfile\t{st.st_size}\t{tokens}\n"
@@ -90,11 +90,11 @@ def list_folder(nas: Nas, path: str = "", budget: int | None = None, skip: int =
     allowed = decider(nas.tree.root, caller).check(clean_path(path), want_dir=True)
     allowed = None if sees_all(caller) else allowed  # the kernel limits this process's own account
     rel, real = nas.tree.real_path(clean_path(path))
-    if allowed is not None and allowed != NOTHING and not still_names(real, allowed):  # before anything of it is told
+    if allowed is not None and allowed != NOTHING and not still_names(nas.tree.root, real, allowed):  # before anything of it is told
         raise _changed(rel)
-    if not real.exists():
+    if not nas.tree.exists(rel):
         raise NotFound(f"no folder {path!r}: it does not exist", "a folder of the tree ('' for its root)")
-    if not real.is_dir():
+    if not nas.tree.is_dir(rel):
         raise NotServable(f"{path!r} is a file, not a folder", "read it (nas_read, POST /v1/files/read), or list its folder")
     lines = _lines(nas, rel, allowed)
     page = lines[skip:]

@@ -99,7 +99,8 @@ class Stats:
 class Refusal:
     when: float
     name: str
-    error: NasError
+    error: str  # the refusal's words, not the exception: its traceback would keep every frame it passed
+    # alive, with their locals (a Decider's folder descriptors, access.py), for as long as it is kept
     who: tuple[int, ...] | None = None  # the caller's key; None: the process's own (told to every reader)
 
     def render(self) -> str:
@@ -194,7 +195,7 @@ class Nas:
         a name decided as a file (a mount's view shared by its readers, made
         as the daemon) and swapped since for a symlink to a folder is never
         mapped, nor a folder swapped for another."""
-        if not still_names(self.tree.real_path(path)[1], allowed):
+        if not still_names(self.tree.root, self.tree.real_path(path)[1], allowed):
             raise FileChanged(f"{path!r} changed since it was decided (it names another folder or file now)",
                               "read it again")
 
@@ -243,9 +244,10 @@ class Nas:
         return tuple(counts)
 
     def cached_tokens(self, real: str, st: os.stat_result) -> int | None:
-        """Tokens of a working-tree file if already counted (a listing's column):
-        never reads, hashes or tokenizes."""
-        blob_id = self.tree.cached_blob_id(os.path.realpath(real), st)
+        """Tokens of a working-tree file (``real``: its resolved path, as views
+        key it) if already counted (a listing's column): never reads, hashes
+        or tokenizes."""
+        blob_id = self.tree.cached_blob_id(real, st)
         if blob_id is None:
             return None
         used = tok.resolve(self.tokenizer)
@@ -323,7 +325,7 @@ class Nas:
         return allowed
 
     def refused(self, name: str, exc: NasError, caller: Caller | None = None) -> None:
-        self.errors.append(Refusal(time.time(), name, exc, None if caller is None else caller.key))
+        self.errors.append(Refusal(time.time(), name, str(exc), None if caller is None else caller.key))
 
     def errors_for(self, viewer: Caller | None) -> list[Refusal]:
         """The refusals a reader of ``.nas/errors`` is told: their own and the

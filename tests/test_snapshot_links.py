@@ -191,7 +191,8 @@ def test_in_tree_walk_edges_and_no_descriptor_left(tmp_path: Path) -> None:
     the way, a link at the end, an odd-byte name, a deep path: the right
     answer each time, and every descriptor closed on every path."""
     from nasfs.errors import NotServable
-    from nasfs.repo.one_version import lstat_in_tree, open_regular
+    from nasfs.repo.one_version import open_regular
+    from nasfs.tree_walk import lstat_in_tree
 
     root = tmp_path / "t"
     deep = root.joinpath(*["d"] * 60)

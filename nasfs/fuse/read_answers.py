@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -134,7 +135,7 @@ class ReadAnswers:
     async def _heavy(self, path: str, at: str | None) -> bool:
         if at is not None:
             return await self.door.core(self._heavy_at, path, at)
-        return await trio.to_thread.run_sync(_larger, os.path.join(self.nas.tree.root, path), HEAVY_BYTES,
+        return await trio.to_thread.run_sync(_larger, self.nas.tree.root, path, HEAVY_BYTES,
                                              limiter=self._threads, abandon_on_cancel=True)
 
     def _heavy_at(self, path: str, at: str) -> bool:
@@ -181,11 +182,12 @@ def _judge(decision: Decider, path: str) -> bool:
     return True
 
 
-def _larger(path: str, limit: int) -> bool:
-    try:
-        return os.stat(path).st_size > limit
-    except OSError:
-        return False  # the core says what is wrong with it
+def _larger(root: Path, path: str, limit: int) -> bool:
+    """Whether ``path`` is over ``limit`` bytes, its links resolved by
+    string: a folder swapped for a link (into this mount) is not walked
+    through by the OS. False when it cannot be seen: the core says why."""
+    st = decider(root, Caller.root()).stat(path)
+    return st is not None and st.st_size > limit
 
 
 def _host() -> str:

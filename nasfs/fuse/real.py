@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import pyfuse3
 
-from ..repo.one_version import open_in_tree
+from ..tree_walk import open_in_tree
 from .syscalls import file_handle, open_by_handle
 
 ROOT = pyfuse3.ROOT_INODE

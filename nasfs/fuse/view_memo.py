@@ -30,7 +30,6 @@ serve the new one while the mount kept the old.
 
 from __future__ import annotations
 
-import os
 import stat
 import time
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from dataclasses import dataclass
 from ..cache import LRU
 from ..repo.hashes import SETTLED_NS
 from ..repo.ref_state import RefState
+from ..tree_walk import lstat_in_tree
 from .nodes import Node
 
 SIZE = 8192
@@ -66,16 +66,17 @@ class ViewMemo:
 
     def facts(self, folder: str, name: str) -> Facts | None:
         """What a view named ``name`` in ``folder`` rests on now; None when
-        it cannot be remembered (no regular file left of the last '@', a
-        file changed too recently, refs unreadable)."""
+        it cannot be remembered (no regular file left of the last '@', or
+        none reached through real folders only, a file changed too recently,
+        refs unreadable)."""
         at = name.rfind("@")
         if at <= 0:
             return None
-        try:
-            st = os.lstat(os.path.join(self.root, folder, name[:at]))
+        try:  # on the loop: a folder above swapped for a link (into this mount) is not walked through
+            st = lstat_in_tree(self.root, f"{folder}/{name[:at]}" if folder else name[:at])
         except OSError:
             return None
-        if not stat.S_ISREG(st.st_mode) or time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) <= SETTLED_NS:
+        if st is None or not stat.S_ISREG(st.st_mode) or time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) <= SETTLED_NS:
             return None
         refs = self._refs.now()
         if refs is None:

@@ -34,7 +34,7 @@ import pyfuse3
 import trio
 from pyfuse3 import FUSEError
 
-from ..access import AccessDenied, Caller, Seen, decider, identity
+from ..access import AccessDenied, Caller, decider, identity
 from ..cache import LRU
 from ..declare import Response
 from ..errors import FileChanged, Unavailable
@@ -119,10 +119,8 @@ class Virtual:
         if node.commit:
             item = await self.core(self.nas.tree.item_at, node.commit, node.path)
             return item is not None and item.size > HEAVY_BYTES
-        try:
-            return os.stat(os.path.join(self.root, node.path)).st_size > HEAVY_BYTES
-        except OSError:
-            return False  # the core says what is wrong with it
+        st = decider(self.root, Caller.root()).stat(node.path)  # on the loop: no link followed by the OS
+        return st is not None and st.st_size > HEAVY_BYTES  # None: the core says what is wrong with it
 
     def git_stat(self) -> os.stat_result:
         """``.git``'s owner and mode, which history and side files follow;
@@ -181,12 +179,10 @@ class Virtual:
         data, _ = await self.file_content(ino, node)
         if kind == "view" and not node.commit:
             # a view reads like its file: same owner, the file's read bits (allow_other, Samba, NFS);
-            # its name may since have become a link out of the tree (into this mount: the loop would
-            # wait on its own answer), decided by string first
-            if decider(self.root, Caller.root()).decide(node.path) is Seen.OUTSIDE:
-                raise FUSEError(errno.ESTALE)
-            st = os.stat(os.path.join(self.root, node.path))
-            if node.source is not None and identity(st) != node.source:
+            # its name, or a folder above it, may since have become a link out of the tree (into this
+            # mount: the loop would wait on its own answer), resolved by string, never by the OS
+            st = decider(self.root, Caller.root()).stat(node.path)
+            if st is None or (node.source is not None and identity(st) != node.source):
                 raise FUSEError(errno.ESTALE)  # the name is another file now: its owner, mode and times are not this view's
             a = self.virtual_attrs(ino, stat.S_IFREG | (st.st_mode & 0o444), len(data), st.st_mtime_ns)
             a.st_uid, a.st_gid = st.st_uid, st.st_gid
@@ -380,7 +376,8 @@ class Virtual:
         if view.name_with_json() is not None:  # section=NAME.json: the file's own section first
             view = await self.core(self.nas.settle, prefix + real_name, view, at, caller)
         path = prefix + real_name
-        folder_view = caller is not None and not commit and os.path.isdir(os.path.join(self.root, path))
+        st = decider(self.root, Caller.root()).stat(path) if caller is not None and not commit else None
+        folder_view = st is not None and stat.S_ISDIR(st.st_mode)  # on the loop: no link followed by the OS
         # a summary, a file's or a folder's, here or at a revision, may be the path's last (stale) one,
         # told only to a caller who may read what it was made from (service.py, _may_hold)
         for_caller = caller is not None and (folder_view or view.kind == "summary")

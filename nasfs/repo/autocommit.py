@@ -8,7 +8,8 @@ import stat
 
 import pygit2
 
-from .one_version import blob_of_one_version, lstat_in_tree
+from ..tree_walk import lstat_in_tree
+from .one_version import blob_of_one_version
 from .paths import clean_path, tree_get
 from .revisions import Revisions
 from .served import serving

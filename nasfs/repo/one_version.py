@@ -14,76 +14,9 @@ from typing import BinaryIO
 import pygit2
 
 from ..errors import NotServable
+from ..tree_walk import FOLDER, NOT_IN_TREE, open_in_tree
 
 READ_TRIES = 20
-
-
-_FOLDER = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
-_NOT_IN_TREE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
-
-
-def _in_tree(root: Path | str, real: Path | str) -> tuple[int, str]:
-    """(an O_PATH descriptor of ``real``'s folder, ``real``'s last name),
-    the folder reached from ``root``'s descriptor one name at a time
-    following no symlink. FileNotFoundError when a folder on the way is
-    missing or is not a real directory (a link to one, even inside the
-    tree, is no folder of the working tree, as git sees it: a file under it
-    is deleted), or when ``real`` is not under ``root``."""
-    root = str(root).rstrip("/") or "/"
-    rel = str(real)
-    if os.path.isabs(rel):
-        inside = root if root == "/" else root + "/"
-        if not rel.startswith(inside):
-            raise FileNotFoundError(errno.ENOENT, f"{rel} is not under {root}")
-        rel = rel[len(inside):]
-    names = [n for n in rel.split("/") if n not in ("", ".")]
-    if not names or ".." in names:
-        raise FileNotFoundError(errno.ENOENT, f"{rel!r} names no file of the tree")
-    at = os.open(root, _FOLDER)
-    try:
-        for name in names[:-1]:
-            fd = os.open(name, _FOLDER, dir_fd=at)
-            os.close(at)
-            at = fd
-    except OSError as exc:
-        os.close(at)
-        if exc.errno in _NOT_IN_TREE:
-            raise FileNotFoundError(errno.ENOENT, f"{rel!r}: a folder on the way is not a folder of the tree") from None
-        raise
-    except BaseException:
-        os.close(at)
-        raise
-    return at, names[-1]
-
-
-def open_in_tree(root: Path | str, real: Path | str, flags: int) -> int:
-    """``os.open`` of ``real`` with ``flags`` and O_NOFOLLOW, each folder on
-    the way opened from its parent's descriptor following no symlink
-    (FileNotFoundError when one is not a real directory of the tree)."""
-    at, name = _in_tree(root, real)
-    try:
-        return os.open(name, flags | os.O_NOFOLLOW, dir_fd=at)
-    finally:
-        os.close(at)
-
-
-def lstat_in_tree(root: Path | str, rel: str) -> os.stat_result | None:
-    """The lstat of ``rel`` (tree-relative) reached from ``root`` with no
-    symlink followed anywhere on the way; None when there is no such entry:
-    it is absent, or a folder on the way is not a real directory (a link or
-    a file), where git too sees no file."""
-    try:
-        at, name = _in_tree(root, rel)
-    except FileNotFoundError:
-        return None
-    try:
-        return os.stat(name, dir_fd=at, follow_symlinks=False)
-    except OSError as exc:
-        if exc.errno in _NOT_IN_TREE:
-            return None
-        raise
-    finally:
-        os.close(at)
 
 
 def open_regular(real: Path | str, root: Path | str | None = None) -> BinaryIO:
@@ -143,17 +76,17 @@ def way_in_tree(root: Path | str, rel: str) -> tuple[os.stat_result, Way] | None
     names = [n for n in str(rel).split("/") if n not in ("", ".")]
     if not names or ".." in names:
         return None
-    at = os.open(root, _FOLDER)
+    at = os.open(root, FOLDER)
     try:
         way = [readers_key(os.fstat(at))]
         for name in names[:-1]:
-            fd = os.open(name, _FOLDER, dir_fd=at)
+            fd = os.open(name, FOLDER, dir_fd=at)
             os.close(at)
             at = fd
             way.append(readers_key(os.fstat(at)))
         st = os.stat(names[-1], dir_fd=at, follow_symlinks=False)
     except OSError as exc:
-        if exc.errno in _NOT_IN_TREE:
+        if exc.errno in NOT_IN_TREE:
             return None
         raise
     finally:

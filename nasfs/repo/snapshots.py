@@ -23,7 +23,8 @@ import pygit2
 from ..access import NOTHING, Caller, Decider, Identity, Seen, Trail, decider, identity, trail_of
 from ..audience import narrower_than_git
 from ..errors import FileChanged, NotFound, NotServable, settled
-from .one_version import READ_TRIES, Way, lstat_in_tree, open_regular, readers_key, stat_key, way_in_tree
+from ..tree_walk import lstat_in_tree
+from .one_version import READ_TRIES, Way, open_regular, readers_key, stat_key, way_in_tree
 from .paths import tree_get
 from .private_stores import PrivateStores, as_owner, write_trails
 from .revisions import Revisions

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pygit2
 
-from ..access import Caller, Identity, identity
+from ..access import Caller, Identity, Seen, decider, identity
 from ..errors import BadPath, FileChanged, NotFound, NotServable
 from .commit_paths import FOLDER_READS, CommitPaths
 from .content import FILE_MODES, Content
@@ -24,30 +24,31 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
     """Files of the working tree (or, given a revision, of a commit)."""
 
     def real_path(self, path: str) -> tuple[str, Path]:
-        """(tree-relative path, absolute path) with symlinks resolved inside the tree."""
-        rel = clean_path(path)
-        root = str(self.root)  # strings, not Path objects: this runs twice per view
-        full = os.path.join(root, rel) if rel else root
-        try:
-            real = os.path.realpath(full, strict=True)
-        except FileNotFoundError:
-            real = os.path.realpath(full)  # absent: NotFound comes from the caller's stat
-        except OSError as exc:  # ELOOP, ENAMETOOLONG, ENOTDIR, EACCES
-            raise BadPath(f"{path!r} cannot be resolved: {exc.strerror.lower()}", "a path of a file in the tree") from None
-        inside = root.rstrip("/") + "/"
-        if real != root and not real.startswith(inside):
-            raise BadPath(f"{path!r} resolves to {real}, outside the tree")
-        rel_real = real[len(inside):] if real != root else ""
-        if rel_real.split("/")[0] == ".git":
+        """(tree-relative path, absolute path) with symlinks resolved inside
+        the tree, by string (access.py): the core thread walks no path the
+        OS would follow a folder swapped for a link on (into the mount
+        itself, whose request loop may be waiting for this very thread)."""
+        rel, _ = self._resolve(path)
+        return rel, self.root / rel if rel else self.root
+
+    def _resolve(self, path: str) -> tuple[str, os.stat_result | None]:
+        """``real_path``'s tree-relative path, and the stat of what it names
+        (None: missing); BadPath for an escape."""
+        seen, rel, st = decider(self.root, Caller.root()).resolve(clean_path(path))
+        if seen is Seen.OUTSIDE:
+            raise BadPath(f"{path!r} resolves outside the tree")
+        if seen is Seen.DENIED:
+            raise BadPath(f"{path!r} cannot be resolved: more than 40 links, or a folder the daemon may not search",
+                          "a path of a file in the tree")
+        if rel.split("/")[0] == ".git":
             raise BadPath(f"{path!r} resolves into .git, which is not served")
-        return rel_real, Path(real)
+        return rel, st
 
     def exists(self, path: str, rev: str | None = None) -> bool:
         try:
             if rev is not None:
                 return self.object_at(rev, path) is not None
-            rel = clean_path(path)
-            return os.path.lexists(self.root / rel)
+            return decider(self.root, Caller.root()).lstat(clean_path(path)) is not None  # a link at the end: not followed
         except (BadPath, NotFound):
             return False
 
@@ -55,8 +56,9 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
         try:
             if rev is not None:
                 return isinstance(self.object_at(rev, path), pygit2.Blob)
-            return self.real_path(path)[1].is_file()  # BadPath (an escape) is raised
-        except (NotFound, OSError):
+            st = self._resolve(path)[1]  # BadPath (an escape) is raised
+            return st is not None and stat.S_ISREG(st.st_mode)
+        except NotFound:
             return False
 
     def is_dir(self, path: str, rev: str | None = None) -> bool:
@@ -64,8 +66,9 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
         try:
             if rev is not None:
                 return isinstance(self.object_at(rev, path), pygit2.Tree)
-            return self.real_path(path)[1].is_dir()  # BadPath (an escape) is raised
-        except (NotFound, OSError):
+            st = self._resolve(path)[1]  # BadPath (an escape) is raised
+            return st is not None and stat.S_ISDIR(st.st_mode)
+        except NotFound:
             return False
 
     def working(self, path: str, caller: Caller | None = None, allowed: Identity | None = None) -> Content:

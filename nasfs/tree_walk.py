@@ -1,0 +1,87 @@
+"""Reaching an entry of the source tree with no symlink followed by the OS.
+
+Whoever may write a folder of the tree may swap it for a symlink: out of the
+tree (a reader would be served what lies there), or into the mount itself,
+where a system call made by the daemon's request loop or core thread waits
+for a FUSE answer that only that same thread could give (the mount hangs for
+good). So a path of the tree is walked one name at a time, each folder
+opened from its parent's descriptor with O_NOFOLLOW; links inside the tree
+are followed by string where that is wanted (access.py). No nasfs import
+here: access.py and nasfs/repo/ both use it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+FOLDER = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC  # a folder of the tree, never a link to one
+NOT_IN_TREE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # a name gone, a file or a link on the way
+
+
+def _in_tree(root: Path | str, real: Path | str) -> tuple[int, str]:
+    """(an O_PATH descriptor of ``real``'s folder, ``real``'s last name),
+    the folder reached from ``root``'s descriptor one name at a time
+    following no symlink. FileNotFoundError when a folder on the way is
+    missing or is not a real directory (a link to one, even inside the
+    tree, is no folder of the working tree, as git sees it: a file under it
+    is deleted), or when ``real`` is not under ``root``."""
+    root = str(root).rstrip("/") or "/"
+    rel = str(real)
+    if os.path.isabs(rel):
+        inside = root if root == "/" else root + "/"
+        if not rel.startswith(inside):
+            raise FileNotFoundError(errno.ENOENT, f"{rel} is not under {root}")
+        rel = rel[len(inside):]
+    names = [n for n in rel.split("/") if n not in ("", ".")]
+    if not names or ".." in names:
+        raise FileNotFoundError(errno.ENOENT, f"{rel!r} names no file of the tree")
+    at = os.open(root, FOLDER)
+    try:
+        for name in names[:-1]:
+            fd = os.open(name, FOLDER, dir_fd=at)
+            os.close(at)
+            at = fd
+    except OSError as exc:
+        os.close(at)
+        if exc.errno in NOT_IN_TREE:
+            raise FileNotFoundError(errno.ENOENT, f"{rel!r}: a folder on the way is not a folder of the tree") from None
+        raise
+    except BaseException:
+        os.close(at)
+        raise
+    return at, names[-1]
+
+
+def open_in_tree(root: Path | str, real: Path | str, flags: int) -> int:
+    """``os.open`` of ``real`` with ``flags`` and O_NOFOLLOW, each folder on
+    the way opened from its parent's descriptor following no symlink
+    (FileNotFoundError when one is not a real directory of the tree)."""
+    at, name = _in_tree(root, real)
+    try:
+        return os.open(name, flags | os.O_NOFOLLOW, dir_fd=at)
+    finally:
+        os.close(at)
+
+
+def lstat_in_tree(root: Path | str, rel: str) -> os.stat_result | None:
+    """The lstat of ``rel`` (tree-relative, or absolute under ``root``)
+    reached from ``root`` with no symlink followed anywhere on the way; None
+    when there is no such entry: it is absent, or a folder on the way is not
+    a real directory (a link or a file), where git too sees no file."""
+    try:
+        at, name = _in_tree(root, rel)
+    except FileNotFoundError:
+        return None
+    try:
+        return os.stat(name, dir_fd=at, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno in NOT_IN_TREE:
+            return None
+        raise
+    finally:
+        os.close(at)
+
+
+__all__ = ["FOLDER", "NOT_IN_TREE", "lstat_in_tree", "open_in_tree"]
