@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import BadPath, NasError
-from .tree_walk import FOLDER, NOT_IN_TREE, lstat_in_tree
+from .tree_walk import FOLDER, NOT_IN_TREE, lstat_in_tree, way_in_tree
 
 _MAX_LINKS = 40  # the kernel's limit on symlinks followed in one walk (ELOOP past it)
 _HANDLES = 64  # folder descriptors one Decider keeps open at most (a worker may have a limit of 1,024)
@@ -490,31 +490,17 @@ def check_history(git_dir: Path | str, caller: Caller | None) -> None:
 def trail_of(root: Path | str, rel: str) -> Trail | None:
     """The trail of the working file ``rel`` now: the root, each folder on
     the way and the file, reached with no symlink followed (a snapshot reads
-    its sources so: repo/one_version.py); None when one of them is not a
-    real folder, or the end not a regular file."""
-    steps: list[Step] = []
+    its sources so: tree_walk.py); None when one of them is not a real
+    folder, or the end not a regular file."""
     try:
-        at = os.open(root, os.O_PATH | os.O_DIRECTORY)
-    except OSError:
+        found = way_in_tree(root, rel)
+    except (OSError, ValueError):  # a folder the daemon may not search, a NUL in the path
         return None
-    try:
-        st = os.fstat(at)
-        steps.append((st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), 0o1))
-        *folders, name = [p for p in rel.split("/") if p]
-        for folder in folders:
-            following = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=at)
-            os.close(at)
-            at = following
-            st = os.fstat(at)
-            steps.append((st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), 0o1))
-        st = os.stat(name, dir_fd=at, follow_symlinks=False)
-    except (OSError, ValueError):  # gone, a link or a file on the way, or an empty path
+    if found is None or not stat.S_ISREG(found[1].st_mode):
         return None
-    finally:
-        os.close(at)
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return (*steps, (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), 0o4))
+    passed, st = found
+    return (*((f.st_uid, f.st_gid, stat.S_IMODE(f.st_mode), 0o1) for f in passed),
+            (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), 0o4))
 
 
 def may_have_read(caller: Caller, trails: Sequence[Trail]) -> bool:

@@ -20,13 +20,14 @@ FOLDER = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC  # a folder o
 NOT_IN_TREE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # a name gone, a file or a link on the way
 
 
-def _in_tree(root: Path | str, real: Path | str) -> tuple[int, str]:
+def _in_tree(root: Path | str, real: Path | str, passed: list[os.stat_result] | None = None) -> tuple[int, str]:
     """(an O_PATH descriptor of ``real``'s folder, ``real``'s last name),
     the folder reached from ``root``'s descriptor one name at a time
     following no symlink. FileNotFoundError when a folder on the way is
     missing or is not a real directory (a link to one, even inside the
     tree, is no folder of the working tree, as git sees it: a file under it
-    is deleted), or when ``real`` is not under ``root``."""
+    is deleted), or when ``real`` is not under ``root``. ``passed``, when
+    given, receives the stat of the root and of each folder on the way."""
     root = str(root).rstrip("/") or "/"
     rel = str(real)
     if os.path.isabs(rel):
@@ -39,10 +40,14 @@ def _in_tree(root: Path | str, real: Path | str) -> tuple[int, str]:
         raise FileNotFoundError(errno.ENOENT, f"{rel!r} names no file of the tree")
     at = os.open(root, FOLDER)
     try:
+        if passed is not None:
+            passed.append(os.fstat(at))
         for name in names[:-1]:
             fd = os.open(name, FOLDER, dir_fd=at)
             os.close(at)
             at = fd
+            if passed is not None:
+                passed.append(os.fstat(at))
     except OSError as exc:
         os.close(at)
         if exc.errno in NOT_IN_TREE:
@@ -70,8 +75,21 @@ def lstat_in_tree(root: Path | str, rel: str) -> os.stat_result | None:
     reached from ``root`` with no symlink followed anywhere on the way; None
     when there is no such entry: it is absent, or a folder on the way is not
     a real directory (a link or a file), where git too sees no file."""
+    return _lstat(root, rel, None)
+
+
+def way_in_tree(root: Path | str, rel: str) -> tuple[list[os.stat_result], os.stat_result] | None:
+    """As :func:`lstat_in_tree` (the same walk), with the stats of the root
+    and of each folder on the way: whose search bits decide, with the
+    entry's own, who may read it (a snapshot's audience and trail)."""
+    passed: list[os.stat_result] = []
+    st = _lstat(root, rel, passed)
+    return None if st is None else (passed, st)
+
+
+def _lstat(root: Path | str, rel: str, passed: list[os.stat_result] | None) -> os.stat_result | None:
     try:
-        at, name = _in_tree(root, rel)
+        at, name = _in_tree(root, rel, passed)
     except FileNotFoundError:
         return None
     try:
@@ -84,4 +102,4 @@ def lstat_in_tree(root: Path | str, rel: str) -> os.stat_result | None:
         os.close(at)
 
 
-__all__ = ["FOLDER", "NOT_IN_TREE", "lstat_in_tree", "open_in_tree"]
+__all__ = ["FOLDER", "NOT_IN_TREE", "lstat_in_tree", "open_in_tree", "way_in_tree"]

@@ -764,18 +764,10 @@ def test_a_stale_folder_summary_citing_a_private_version_through_a_public_pointe
     assert b"Kvxvault" in nas.read("mine@summary").text  # root
 
 
-def test_a_child_deleted_after_the_walk_costs_a_walk_not_a_refusal(home: Path, tmp_path: Path, monkeypatch) -> None:
-    """A reader's folder summary is decided on the walk's files: one deleted between the walk and the
-    decision was refused as a file the reader "may not read". It is gone, not private: the folder
-    is walked again, without it."""
-    from nasfs.access import Caller
-    from nasfs.errors import NasError
+def _deleted_after_the_first_walk(monkeypatch: pytest.MonkeyPatch, gone: Path) -> list[list[str]]:
+    """Folder summaries' walks, each recorded (the paths it found), with ``gone`` deleted after the first."""
     from nasfs.summaries import folders as fold
 
-    (home / "mine").mkdir()
-    (home / "mine" / "a.md").write_text("# Shipping\n\nShipping notes for the public.\n")
-    gone = home / "mine" / "b.md"
-    gone.write_text("# Old\n\nOld notes, soon deleted.\n")
     walk, walks = fold.listing_of, []
 
     def walked_then_deleted(nas, path, at):
@@ -785,8 +777,23 @@ def test_a_child_deleted_after_the_walk_costs_a_walk_not_a_refusal(home: Path, t
             gone.unlink()
         return listing
 
-    nas = nas_for(home, command(tmp_path))
     monkeypatch.setattr(fold, "listing_of", walked_then_deleted)
+    return walks
+
+
+def test_a_child_deleted_after_the_walk_costs_a_walk_not_a_refusal(home: Path, tmp_path: Path, monkeypatch) -> None:
+    """A reader's folder summary is decided on the walk's files: one deleted between the walk and the
+    decision was refused as a file the reader "may not read". It is gone, not private: the folder
+    is walked again, without it."""
+    from nasfs.access import Caller
+    from nasfs.errors import NasError
+
+    (home / "mine").mkdir()
+    (home / "mine" / "a.md").write_text("# Shipping\n\nShipping notes for the public.\n")
+    gone = home / "mine" / "b.md"
+    gone.write_text("# Old\n\nOld notes, soon deleted.\n")
+    walks = _deleted_after_the_first_walk(monkeypatch, gone)
+    nas = nas_for(home, command(tmp_path))
     with pytest.raises(NasError, match="not generated yet"):  # walked again and queued, not refused
         nas.read("mine@summary", caller=Caller(54321, 54321))
     assert walks[:2] == [["mine/a.md", "mine/b.md"], ["mine/a.md"]], walks
@@ -800,24 +807,14 @@ def test_a_child_deleted_after_the_walk_below_a_folder_the_reader_may_not_list_i
     one they may search but not list (0711), its going is no more theirs to learn than its name: the
     walk that saw it is refused, as any walk holding a file they may not find."""
     from nasfs.access import AccessDenied, Caller
-    from nasfs.summaries import folders as fold
 
     (home / "mine" / "locked" / "sub").mkdir(parents=True)
     (home / "mine" / "a.md").write_text("# Shipping\n\nShipping notes for the public.\n")
     gone = home / "mine" / "locked" / "sub" / "b.md"
     gone.write_text("# Old\n\nOld notes, soon deleted.\n")
     os.chmod(home / locked, 0o711)  # root's: the reader may pass through it, not list it
-    walk, walks = fold.listing_of, []
-
-    def walked_then_deleted(nas, path, at):
-        listing = walk(nas, path, at)
-        walks.append([item.path for item in listing.items])
-        if gone.exists():
-            gone.unlink()
-        return listing
-
+    walks = _deleted_after_the_first_walk(monkeypatch, gone)
     nas = nas_for(home, command(tmp_path))
-    monkeypatch.setattr(fold, "listing_of", walked_then_deleted)
     with pytest.raises(AccessDenied, match="may not read"):
         nas.read("mine@summary", caller=Caller(54321, 54321))
     assert walks == [["mine/a.md", "mine/locked/sub/b.md"]], walks  # one walk: no second look for the reader

@@ -14,7 +14,8 @@ from typing import BinaryIO
 import pygit2
 
 from ..errors import NotServable
-from ..tree_walk import FOLDER, NOT_IN_TREE, open_in_tree
+from .. import tree_walk
+from ..tree_walk import open_in_tree
 
 READ_TRIES = 20
 
@@ -73,25 +74,11 @@ def way_in_tree(root: Path | str, rel: str) -> tuple[os.stat_result, Way] | None
     the :data:`Way` to the entry: while it holds, each version of the file
     (a writer in place) is one the same accounts could read. None when
     there is no such entry."""
-    names = [n for n in str(rel).split("/") if n not in ("", ".")]
-    if not names or ".." in names:
+    found = tree_walk.way_in_tree(root, rel)
+    if found is None:
         return None
-    at = os.open(root, FOLDER)
-    try:
-        way = [readers_key(os.fstat(at))]
-        for name in names[:-1]:
-            fd = os.open(name, FOLDER, dir_fd=at)
-            os.close(at)
-            at = fd
-            way.append(readers_key(os.fstat(at)))
-        st = os.stat(names[-1], dir_fd=at, follow_symlinks=False)
-    except OSError as exc:
-        if exc.errno in NOT_IN_TREE:
-            return None
-        raise
-    finally:
-        os.close(at)
-    return st, (*way, readers_key(st))
+    passed, st = found
+    return st, (*map(readers_key, passed), readers_key(st))
 
 
 def read_one_version(real: Path, root: Path | str | None = None) -> tuple[os.stat_result, bytes]:
