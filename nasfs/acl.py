@@ -59,6 +59,11 @@ def of_path(path: str, follow: bool = False) -> Acl:
     return _read(path, follow)
 
 
+def encode(acl: Acl) -> bytes:
+    """Inverse of :func:`parse` (a view's ACL told to the kernel: fuse/virtual.py)."""
+    return struct.pack("<I", VERSION) + b"".join(struct.pack("<HHI", tag, perm, who & 0xFFFFFFFF) for tag, perm, who in acl)
+
+
 def allows(acl: Acl, owner: int, group: int, uid: int, groups: Collection[int], bits: int) -> bool:
     """Whether an account (``uid``, all its ``groups``, primary included) is
     granted ``bits`` (0o4 read, 0o1 search, as 'other' bits) by ``acl`` on
@@ -105,4 +110,4 @@ def unflat(values: tuple[int, ...]) -> Acl:
     return tuple((values[i], values[i + 1], values[i + 2]) for i in range(0, len(values) - len(values) % 3, 3))
 
 
-__all__ = ["Acl", "Entry", "XATTR", "allows", "flat", "may_matter", "named", "of_fd", "of_path", "parse", "unflat"]
+__all__ = ["Acl", "Entry", "XATTR", "allows", "encode", "flat", "may_matter", "named", "of_fd", "of_path", "parse", "unflat"]

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import pyfuse3
 from pyfuse3 import FUSEError
 
+from ..acl import XATTR as ACL_XATTR
 from ..cache import LRU
 from ..errors import FileChanged, NasError
 from ..repo.one_version import stat_key
@@ -81,6 +82,10 @@ def virtual(ino: int) -> bool:
 class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     supports_dot_lookup = True  # NFS re-export looks up '.' and '..' by handle
     enable_writeback_cache = False  # (it would also rule out passthrough)
+    # the kernel judges POSIX ACLs (FUSE_POSIX_ACL, in stock pyfuse3 too): with
+    # default_permissions alone it judges the mode bits only, and a real file an
+    # ACL keeps an account out of was read through the mount (docs/mount.md)
+    enable_acl = True
     # Read by the binding patched by scripts/pyfuse3-patches/ (stock pyfuse3 ignores
     # them): lookups in one folder run side by side (a slow view holds up no other
     # name there), and real files' opens are handed to the kernel (passthrough.py).
@@ -548,7 +553,10 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     async def getxattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> bytes:
         if not virtual(inode):
             return os.getxattr(self.xattr_path(inode), name)
-        value = (await self.declared_xattrs(inode)).get(name)
+        if name == ACL_XATTR.encode():  # asked by the kernel's check of a view (enable_acl)
+            value = self.view_acl(self.inodes.node(inode))
+        else:
+            value = (await self.declared_xattrs(inode)).get(name)
         if value is None:
             raise FUSEError(pyfuse3.ENOATTR)
         return value

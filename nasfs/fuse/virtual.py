@@ -34,6 +34,7 @@ import pyfuse3
 import trio
 from pyfuse3 import FUSEError
 
+from .. import acl as acls
 from ..access import AccessDenied, Caller, decider, identity
 from ..cache import LRU
 from ..declare import Response
@@ -42,6 +43,7 @@ from ..grammar import RAW, split_name, split_suffixes
 from ..help import HELP
 from ..repo import LARGE_BYTES, TreeItem
 from ..service import Nas
+from ..tree_walk import way_in_tree
 from .access import node_key
 from .nodes import Inodes, Node
 from . import pool
@@ -185,11 +187,37 @@ class Virtual:
             if st is None or (node.source is not None and identity(st) != node.source):
                 raise FUSEError(errno.ESTALE)  # the name is another file now: its owner, mode and times are not this view's
             a = self.virtual_attrs(ino, stat.S_IFREG | (st.st_mode & 0o444), len(data), st.st_mtime_ns)
-            a.st_uid, a.st_gid = st.st_uid, st.st_gid
+            a.st_uid, a.st_gid = st.st_uid, st.st_gid  # and its ACL, cut so (view_acl)
         else:
             a = self.virtual_attrs(ino, RO_FILE, len(data))
         a.attr_timeout = self.attr_timeout  # the content never changes; owner and mode may
         return a
+
+    def view_acl(self, node: Node) -> bytes | None:
+        """The POSIX ACL a working-tree view tells the kernel (which judges
+        ACLs: ops.py, ``enable_acl``): its file's, cut to the view's mode
+        (read bits only, and what ``virtual_attrs`` keeps of them), so that
+        an account the file's ACL lets read it (a named user on a 0600 file)
+        passes the kernel's check of the view too, and one it keeps out is
+        kept out here as well as by access.py at the open. None: a file with
+        no ACL, or no longer the view's."""
+        if node.kind != "view" or node.commit:
+            return None
+        _, resolved, st = decider(self.root, Caller.root()).resolve(node.path)  # on the loop: no link followed by the OS
+        if st is None or (node.source is not None and identity(st) != node.source):
+            return None
+        if resolved:
+            found = way_in_tree(self.root, resolved)
+            if found is None or identity(found[1][0]) != identity(st):
+                return None
+            acl = found[1][1]
+        else:
+            acl = acls.of_path(self.root, follow=True)  # the tree's root, the daemon's own argument
+        if not acl:
+            return None
+        mode = st.st_mode & 0o444 & self.git_stat().st_mode
+        cut = {acls.USER_OBJ: mode >> 6 & 0o7, acls.MASK: mode >> 3 & 0o7, acls.OTHER: mode & 0o7}
+        return acls.encode(tuple((tag, cut.get(tag, perm & 0o4), who) for tag, perm, who in acl))
 
     async def file_content(self, ino: int, node: Node) -> tuple[bytes, Response | None]:
         """The bytes of a versioned file's inode, computed again when they
