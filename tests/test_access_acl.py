@@ -182,6 +182,26 @@ def test_a_snapshot_of_a_file_an_acl_narrows_stays_out_of_the_shared_objects(wor
     assert got.returncode == 0 and b"AQDENYBODY" in got.stdout, got.stderr
 
 
+def test_an_acl_on_git_that_denies_keeps_history_from_the_account(world: AclWorld) -> None:
+    """``u:OTHER:---`` on ``.git`` (0755): OTHER cannot ``git show``, and
+    ``.at`` and the diffs between commits are refused to it through the
+    mount as well (they take ``.git``'s owner, mode and ACL); the bystander
+    reads them."""
+    ptr = header(world.cat("root", "README.md@section=More").stdout)["pointer"].split("/", 4)[4]  # drop nas://box/home/
+    setfacl("-m", f"u:{OTHER}:---", str(world.tree / ".git"))
+    try:
+        shown = run_as(OTHER, ["git", "-c", "safe.directory=*", "-C", str(world.tree), "show", "HEAD:README.md"])
+        assert b"lantern" not in shown.stdout
+        for path in (".at/HEAD/README.md", ".at/HEAD/README.md@outline", ".nas/diff/HEAD~1..HEAD", f".nas/deref/{ptr}"):
+            got = world.cat(OTHER, path)
+            assert got.returncode != 0 and b"lantern" not in got.stdout, (path, got.stdout)
+            assert world.cat(BYSTANDER, path).returncode == 0, path
+        assert world.cat(OTHER, "README.md@outline").returncode == 0  # the working tree stays its to read
+    finally:
+        setfacl("-b", str(world.tree / ".git"))
+    assert world.cat(OTHER, ".at/HEAD/README.md").returncode == 0
+
+
 def test_the_decision_trail_and_audience_follow_an_acl_changed_beside_the_mount(world: AclWorld) -> None:
     """No cache keeps an answer that rests on an ACL: a ``setfacl`` (which
     moves the ctime, not the mode) is judged at the next question."""

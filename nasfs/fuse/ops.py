@@ -553,8 +553,8 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     async def getxattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> bytes:
         if not virtual(inode):
             return os.getxattr(self.xattr_path(inode), name)
-        if name == ACL_XATTR.encode():  # asked by the kernel's check of a view (enable_acl)
-            value = self.view_acl(self.inodes.node(inode))
+        if name == ACL_XATTR.encode():  # asked by the kernel's permission check (enable_acl)
+            value = await self.node_acl(inode, self.inodes.node(inode))
         else:
             value = (await self.declared_xattrs(inode)).get(name)
         if value is None:
