@@ -37,7 +37,7 @@ from typing import NamedTuple
 from . import acl as acls
 from .acl import Acl
 from .errors import BadPath, NasError
-from .tree_walk import FOLDER, NOT_IN_TREE, lstat_in_tree, way_in_tree
+from .tree_walk import FOLDER, NOT_IN_TREE, inode_at, lstat_in_tree, way_in_tree
 
 _MAX_LINKS = 40  # the kernel's limit on symlinks followed in one walk (ELOOP past it)
 _HANDLES = 64  # folder descriptors one Decider keeps open at most (a worker may have a limit of 1,024)
@@ -325,18 +325,12 @@ class Decider:
         if not self.caller.needs_acl(st, bits):
             return st if self.caller.may(st, bits) else None
         try:
-            fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=at)
+            now, acl = inode_at(at, name)
         except OSError:
             return None
-        try:
-            now = os.fstat(fd)
-            if stat.S_IFMT(now.st_mode) != stat.S_IFMT(st.st_mode):
-                return None
-            return now if self.caller.may(now, bits, acls.of_fd(fd)) else None
-        except OSError:
+        if stat.S_IFMT(now.st_mode) != stat.S_IFMT(st.st_mode):
             return None
-        finally:
-            os.close(fd)
+        return now if self.caller.may(now, bits, acl) else None
 
     def may_see(self, path: str) -> bool:
         return self.decide(path) is Seen.ALLOWED

@@ -15,7 +15,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from . import acl
 from .acl import Acl
@@ -23,6 +25,7 @@ from .acl import Acl
 FOLDER = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC  # a folder of the tree, never a link to one
 NOT_IN_TREE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # a name gone, a file or a link on the way
 Inode = tuple[os.stat_result, Acl]  # what decides who may reach an inode: its stat and its ACL
+T = TypeVar("T")
 
 
 def _in_tree(root: Path | str, real: Path | str, passed: list[Inode] | None = None) -> tuple[int, str]:
@@ -80,38 +83,40 @@ def lstat_in_tree(root: Path | str, rel: str) -> os.stat_result | None:
     reached from ``root`` with no symlink followed anywhere on the way; None
     when there is no such entry: it is absent, or a folder on the way is not
     a real directory (a link or a file), where git too sees no file."""
-    try:
-        at, name = _in_tree(root, rel)
-    except FileNotFoundError:
-        return None
-    try:
-        return os.stat(name, dir_fd=at, follow_symlinks=False)
-    except OSError as exc:
-        if exc.errno in NOT_IN_TREE:
-            return None
-        raise
-    finally:
-        os.close(at)
+    return _at_entry(root, rel, None, lambda at, name: os.stat(name, dir_fd=at, follow_symlinks=False))
 
 
 def way_in_tree(root: Path | str, rel: str) -> tuple[list[Inode], Inode] | None:
     """As :func:`lstat_in_tree` (the same walk), with the stats and ACLs of
-    the root and of each folder on the way, and the entry's ACL: whose
-    search bits decide, with the entry's own, who may read it (a snapshot's
-    audience and trail). The entry is opened (O_PATH) so that its stat and
-    its ACL are of one inode, whatever its name is swapped for meanwhile."""
+    the root and of each folder on the way, and the entry's (:func:`inode_at`):
+    whose search bits decide, with the entry's own, who may read it (a
+    snapshot's audience and trail)."""
     passed: list[Inode] = []
+    found = _at_entry(root, rel, passed, inode_at)
+    return None if found is None else (passed, found)
+
+
+def inode_at(at: int, name: str) -> Inode:
+    """The lstat and ACL of the entry ``name`` of the folder ``at``, of one
+    inode (opened O_PATH, no link followed) whatever the name is swapped
+    for meanwhile; a symlink's ACL is none."""
+    fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=at)
+    try:
+        st = os.fstat(fd)
+        return st, () if stat.S_ISLNK(st.st_mode) else acl.of_fd(fd)
+    finally:
+        os.close(fd)
+
+
+def _at_entry(root: Path | str, rel: str, passed: list[Inode] | None, look: Callable[[int, str], T]) -> T | None:
+    """``look(folder descriptor, name)`` of ``rel``'s entry, its folder
+    reached as :func:`_in_tree` does; None when there is no such entry."""
     try:
         at, name = _in_tree(root, rel, passed)
     except FileNotFoundError:
         return None
     try:
-        fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=at)
-        try:
-            st = os.fstat(fd)
-            return passed, (st, () if stat.S_ISLNK(st.st_mode) else acl.of_fd(fd))
-        finally:
-            os.close(fd)
+        return look(at, name)
     except OSError as exc:
         if exc.errno in NOT_IN_TREE:
             return None
@@ -120,4 +125,4 @@ def way_in_tree(root: Path | str, rel: str) -> tuple[list[Inode], Inode] | None:
         os.close(at)
 
 
-__all__ = ["FOLDER", "NOT_IN_TREE", "lstat_in_tree", "open_in_tree", "way_in_tree"]
+__all__ = ["FOLDER", "NOT_IN_TREE", "Inode", "inode_at", "lstat_in_tree", "open_in_tree", "way_in_tree"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,7 @@ from nasfs.audience import narrower_than_git
 from nasfs.repo import GitTree
 from nasfs.repo.private_stores import read_trails
 
-from .access_world import account, run_as, shared_mount
+from .access_world import make_accounts, remove_accounts, run_as, shared_mount
 from .conftest import git, header
 from .mounts import Mount
 
@@ -41,12 +40,6 @@ FILES = {
     "granted.md": "# Granted\n\n## Granted part\n\nAQGRANTBODY the lantern is lit.\n",
     "hidden/aq-inner.md": "# AQHIDDENHEAD\n\n## AQHIDDENHEAD two\n\nAQHIDDENBODY the lantern room.\n",
 }
-
-
-def remove_accounts() -> None:
-    for name in (OTHER, BYSTANDER):
-        subprocess.run(["userdel", name], capture_output=True)
-    subprocess.run(["groupdel", GROUP], capture_output=True)
 
 
 @dataclass
@@ -67,13 +60,8 @@ def setfacl(*args: str) -> None:
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[AclWorld]:
-    remove_accounts()  # a crashed earlier run's
-    account(["groupadd", GROUP])
-    account(["useradd", "-M", "-s", "/usr/sbin/nologin", "-G", GROUP, OTHER])
-    account(["useradd", "-M", "-s", "/usr/sbin/nologin", BYSTANDER])
-    base = Path(tempfile.mkdtemp(prefix="nasfs-acl-", dir="/tmp"))
-    os.chmod(base, 0o755)
-    with shared_mount(base, remove_accounts) as mounted:
+    base = make_accounts(GROUP, OTHER, BYSTANDER)
+    with shared_mount(base, lambda: remove_accounts(GROUP, (OTHER, BYSTANDER))) as mounted:
         tree = base / "tree"
         for rel, text in FILES.items():
             (tree / rel).parent.mkdir(parents=True, exist_ok=True)
