@@ -412,11 +412,10 @@ class Decider:
             try:
                 fd = self._handle(rel)
                 st = st or os.fstat(fd)
+                acl: Acl = ()
                 if self.caller.needs_acl(st, 0o1):  # judged as the folder the walk goes on through: its handle's
-                    st = os.fstat(fd)
-                    self.folders[rel] = self.caller.may(st, 0o1, acls.of_fd(fd))
-                else:
-                    self.folders[rel] = self.caller.may(st, 0o1)
+                    st, acl = os.fstat(fd), acls.of_fd(fd)
+                self.folders[rel] = self.caller.may(st, 0o1, acl)
             except OSError:
                 self.folders[rel] = False
         return self.folders[rel]

@@ -525,7 +525,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     async def access(self, inode: int, mode: int, ctx: pyfuse3.RequestContext) -> bool:
         if virtual(inode):
             return not mode & os.W_OK
-        return True  # default_permissions: the kernel checks the mode bits
+        return True  # default_permissions: the kernel checks the mode bits and ACLs
 
     @fuse_op
     async def statfs(self, ctx: pyfuse3.RequestContext) -> pyfuse3.StatvfsData:
