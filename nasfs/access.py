@@ -274,8 +274,8 @@ class Decider:
             rel = f"{folder}/{name}" if folder else name
             try:
                 at = self._handle(folder)
-                st = self._enter(at, name, rel) if parts else None  # a folder to walk through: opened at once
-                st = st or os.stat(name, dir_fd=at, follow_symlinks=False)
+                entered = self._enter(at, name, rel) if parts else None  # a folder to walk through: opened at once
+                st = entered or os.stat(name, dir_fd=at, follow_symlinks=False)
             except FileNotFoundError:
                 return _missing([*here, name, *parts])
             except OSError:
@@ -300,7 +300,7 @@ class Decider:
             if parts:  # a folder walked through: search
                 if not stat.S_ISDIR(st.st_mode):
                     return _missing([*here, name, *parts])
-                if not self._search(rel, st):
+                if not self._search(rel, entered):
                     return Seen.DENIED, None, ""
                 here.append(name)
                 continue
@@ -407,15 +407,14 @@ class Decider:
 
     def _search(self, rel: str, st: os.stat_result | None = None) -> bool:
         """Whether the caller may search the folder ``rel`` (resolved, no
-        link in it), as this request first found it (``st``: its stat)."""
+        link in it), as this request first found it: the folder its handle
+        holds, the one the walk goes on through (``st``: its stat, when the
+        caller has it), by its mode and its ACL."""
         if rel not in self.folders:
             try:
                 fd = self._handle(rel)
                 st = st or os.fstat(fd)
-                acl: Acl = ()
-                if self.caller.needs_acl(st, 0o1):  # judged as the folder the walk goes on through: its handle's
-                    st, acl = os.fstat(fd), acls.of_fd(fd)
-                self.folders[rel] = self.caller.may(st, 0o1, acl)
+                self.folders[rel] = self.caller.may(st, 0o1, acls.of_fd(fd) if self.caller.needs_acl(st, 0o1) else ())
             except OSError:
                 self.folders[rel] = False
         return self.folders[rel]
