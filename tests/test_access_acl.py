@@ -9,9 +9,11 @@ reads (setpriv + cat)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -231,3 +233,35 @@ def test_the_acl_evaluation_follows_posix_1e() -> None:
     assert not may_have_read(Caller(1003, 100), read_trails(new)["a.md"])
     assert may_have_read(Caller(1001, 5), read_trails(new)["a.md"])
 
+
+
+def test_a_tree_on_a_filesystem_that_keeps_no_acls_is_read_by_other_accounts_through_the_mount() -> None:
+    """ramfs keeps no xattrs (getxattr: EOPNOTSUPP). With enable_acl the kernel
+    asks the daemon for each real inode's ACL at a non-owner's permission
+    check, and fails the access with whatever error but ENODATA it is told:
+    `cat`, `ls` and views were refused (EOPNOTSUPP) to every account but the owner."""
+    base = Path(tempfile.mkdtemp(prefix="nasfs-noacl-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    tree = base / "tree"
+    tree.mkdir()
+    if subprocess.run(["mount", "-t", "ramfs", "-o", "mode=0755", "none", str(tree)], capture_output=True).returncode:
+        shutil.rmtree(base)
+        pytest.skip("cannot mount ramfs here")
+    try:
+        (tree / "plain.md").write_text("# Plain\n\nRAMFSBODY the lantern.\n")
+        git(tree, "init", "-q", "-b", "main")
+        git(tree, "add", "plain.md")
+        git(tree, "commit", "-q", "-m", "first")
+        with pytest.raises(OSError) as none_kept:
+            os.getxattr(tree / "plain.md", acl.XATTR)
+        assert none_kept.value.errno == errno.EOPNOTSUPP  # the premise: a filesystem that keeps no ACLs
+        with shared_mount(base, lambda: None) as mounted:
+            mnt = mounted(tree).mountpoint
+            for args in (["cat", "--", str(mnt / "plain.md")], ["ls", "--", str(mnt)], ["cat", "--", str(mnt / "plain.md@outline")]):
+                out = run_as("nobody", args)
+                assert out.returncode == 0, (args, out.stderr)
+            assert b"RAMFSBODY" in run_as("nobody", ["cat", "--", str(mnt / "plain.md")]).stdout
+            assert run_as("nobody", ["sh", "-c", f"echo x >> {mnt / 'plain.md'}"]).returncode != 0  # 0644: still no write
+    finally:
+        subprocess.run(["umount", "-l", str(tree)], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)

@@ -79,6 +79,9 @@ def virtual(ino: int) -> bool:
     return ino >= VIRTUAL_BASE
 
 
+ACL_NAMES = (ACL_XATTR.encode(), b"system.posix_acl_default")  # the kernel asks these itself (enable_acl)
+
+
 class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     supports_dot_lookup = True  # NFS re-export looks up '.' and '..' by handle
     enable_writeback_cache = False  # (it would also rule out passthrough)
@@ -552,7 +555,15 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     @fuse_op
     async def getxattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> bytes:
         if not virtual(inode):
-            return os.getxattr(self.xattr_path(inode), name)
+            try:
+                return os.getxattr(self.xattr_path(inode), name)
+            except OSError as exc:
+                # a source filesystem that keeps no ACLs (ramfs, vfat, an NFS export): the kernel's permission
+                # check asks for the ACL (enable_acl) and fails every non-owner's access with any error but
+                # ENODATA, so "none kept" is told as "none"
+                if exc.errno == errno.EOPNOTSUPP and name in ACL_NAMES:
+                    raise FUSEError(pyfuse3.ENOATTR) from None
+                raise
         if name == ACL_XATTR.encode():  # asked by the kernel's permission check (enable_acl)
             value = await self.node_acl(inode, self.inodes.node(inode))
         else:
