@@ -147,7 +147,7 @@ class Caller:
         when it has one (acl.allows)."""
         if self.is_root:
             return True
-        if acl:
+        if acl and st.st_mode & 0o070:  # the kernel judges an ACL only while its mask (the group bits) grants something
             return acls.allows(acl, st.st_uid, st.st_gid, self.uid, self.groups | {self.gid}, bits)
         mode = st.st_mode
         if st.st_uid == self.uid:

@@ -90,9 +90,11 @@ def may_matter(uid: int, owner: int, mode: int, bits: int) -> bool:
     """Whether an ACL could change what the mode bits say: not for the
     owner (the owner entry is the mode's owner bits), nor when the group
     class (the mask, with an ACL) and 'other' bits both refuse ``bits``
-    (then every named entry, masked, and 'other' refuse too): an inode's
-    ACL is read only when this says so."""
-    return uid != owner and (mode & (bits << 3) == bits << 3 or mode & bits == bits)
+    (then every named entry, masked, and 'other' refuse too), nor when the
+    group bits are none (the kernel's acl_permission_check then judges the
+    mode bits alone, and a named user or group the ACL would refuse reads by
+    'other'): an inode's ACL is read only when this says so."""
+    return uid != owner and bool(mode & 0o070) and (mode & (bits << 3) == bits << 3 or mode & bits == bits)
 
 
 def named(acl: Acl) -> tuple[set[int], set[int]]:
