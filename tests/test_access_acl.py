@@ -306,3 +306,24 @@ def test_decisions_under_an_acl_match_the_kernels(spec: str) -> None:
                 assert ours == kernel, (spec, kind, rel, "kernel allows" if kernel else "kernel refuses")
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_files_way_changes_with_an_acl_on_it_or_on_a_folder_above_though_no_mode_does(tmp_path: Path) -> None:
+    """The Way (one_version.readers_key of the root, each folder and the
+    file), checked from a read to the snapshot's store and trail, moves on
+    an ACL change that leaves every mode as it was: a snapshot judged
+    before a ``setfacl -m u:X:---`` is not stored by that judgement."""
+    from nasfs.repo.one_version import way_in_tree as way_of
+
+    (tmp_path / "d").mkdir(mode=0o755)
+    (tmp_path / "d" / "f.md").write_text("f\n")
+    os.chmod(tmp_path / "d" / "f.md", 0o644)
+    first = way_of(tmp_path, "d/f.md")
+    assert first is not None
+    for rel in ("d/f.md", "d"):
+        mode = os.stat(tmp_path / rel).st_mode
+        setfacl("-m", "u:41001:---", str(tmp_path / rel))
+        assert os.stat(tmp_path / rel).st_mode == mode  # the mask is the group bits as they were
+        now = way_of(tmp_path, "d/f.md")
+        assert now is not None and now[1] != first[1], rel
+        first = now
