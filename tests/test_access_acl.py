@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -327,3 +328,31 @@ def test_a_files_way_changes_with_an_acl_on_it_or_on_a_folder_above_though_no_mo
         now = way_of(tmp_path, "d/f.md")
         assert now is not None and now[1] != first[1], rel
         first = now
+
+
+def test_a_file_made_through_the_mount_in_a_folder_with_a_default_acl_is_no_wider_than_one_made_natively() -> None:
+    """A folder's default ACL ``o::---,g::---`` keeps strangers out of
+    what is made in it: the filesystem gives a new file the mode asked for
+    cut by the ACL (0640 of 0644), ignoring the umask. The daemon then chmod'ed
+    the new file to the mode asked less the caller's umask (0644), which
+    widened it past the ACL: a stranger read it through the mount."""
+    base = Path(tempfile.mkdtemp(prefix="nasfs-acld-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    with shared_mount(base, lambda: None) as mounted:
+        tree = base / "tree"
+        tree.mkdir(mode=0o755)
+        (tree / "README.md").write_text("# r\n")
+        git(tree, "init", "-q", "-b", "main")
+        git(tree, "add", "README.md")
+        git(tree, "commit", "-q", "-m", "first")
+        (tree / "priv").mkdir(mode=0o777)
+        os.chmod(tree / "priv", 0o777)
+        setfacl("-d", "-m", "o::---,g::---,u:nobody:---", str(tree / "priv"))
+        mnt = mounted(tree).mountpoint
+        subprocess.run(["sh", "-c", f"umask 022 && echo AQNEWBODY > {tree}/priv/native.md && mkdir {tree}/priv/native-dir"
+                        f" && echo AQNEWBODY > {mnt}/priv/made.md && mkdir {mnt}/priv/made-dir"], check=True)
+        for native, made in (("native.md", "made.md"), ("native-dir", "made-dir")):
+            assert stat.S_IMODE(os.stat(tree / "priv" / made).st_mode) == stat.S_IMODE(os.stat(tree / "priv" / native).st_mode)
+            assert stat.S_IMODE(os.stat(tree / "priv" / made).st_mode) & 0o077 == 0
+        got = run_as("nobody", ["cat", "--", str(mnt / "priv" / "made.md")])
+        assert got.returncode != 0 and b"AQNEWBODY" not in got.stdout
