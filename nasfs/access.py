@@ -7,7 +7,8 @@ the kernel judges ``cat path`` on the source tree: each folder walked needs
 its search bit, a symlink inside the tree is followed (and the folders of its
 target walked in turn), and the file needs its read bit (a folder: read and
 search, for its listing). Owner, then group (primary and supplementary), then
-other, as the kernel does; root reads everything.
+other, as the kernel does, and by an inode's POSIX ACL where it has one
+(acl.py: named users and groups, the mask); root reads everything.
 
 Nothing here is cached across requests: each call stats the path anew, so a
 file made unreadable is unreadable at the next question. A ``Decider`` may
@@ -33,8 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from . import acl as acls
+from .acl import Acl
 from .errors import BadPath, NasError
-from .tree_walk import FOLDER, NOT_IN_TREE, lstat_in_tree, way_in_tree
+from .tree_walk import FOLDER, NOT_IN_TREE, inode_at, lstat_in_tree, way_in_tree
 
 _MAX_LINKS = 40  # the kernel's limit on symlinks followed in one walk (ELOOP past it)
 _HANDLES = 64  # folder descriptors one Decider keeps open at most (a worker may have a limit of 1,024)
@@ -58,11 +61,11 @@ def still_names(root: Path | str, real: Path | str, allowed: Identity) -> bool:
     return st is not None and identity(st) == allowed
 
 
-Step = tuple[int, int, int, int]  # (uid, gid, permission bits, bits wanted as 'other' bits) of one inode of a walk
+Step = tuple[int, ...]  # (uid, gid, permission bits, bits wanted as 'other' bits, *its ACL: acl.flat) of one inode of a walk
 Trail = tuple[Step, ...]
 """Who could read a file at one moment: each inode a read of it walked (the
-root, each folder, the file), with the owner, group and mode the kernel
-judged then. A private snapshot keeps the trail of each file it recorded
+root, each folder, the file), with the owner, group, mode and ACL (none in
+trails written before ACLs were judged) the kernel judged then. A private snapshot keeps the trail of each file it recorded
 (repo/snapshots.py), so that its old content is told only to those who
 could have read it when it was recorded, whatever its modes are now."""
 
@@ -138,17 +141,24 @@ class Caller:
         """Inverse of ``key`` (a worker process is handed the key)."""
         return cls(key[0], key[1], frozenset(key[2:]))
 
-    def may(self, st: os.stat_result | _Modes, bits: int) -> bool:
+    def may(self, st: os.stat_result | _Modes, bits: int, acl: Acl = ()) -> bool:
         """The kernel's check of ``bits`` (given as 'other' bits, e.g. 0o4
-        read, 0o1 search) against one inode's owner and mode."""
+        read, 0o1 search) against one inode's owner and mode, or its ``acl``
+        when it has one (acl.allows)."""
         if self.is_root:
             return True
+        if acl and st.st_mode & 0o070:  # the kernel judges an ACL only while its mask (the group bits) grants something
+            return acls.allows(acl, st.st_uid, st.st_gid, self.uid, self.groups | {self.gid}, bits)
         mode = st.st_mode
         if st.st_uid == self.uid:
             return mode & (bits << 6) == bits << 6
         if st.st_gid == self.gid or st.st_gid in self.groups:
             return mode & (bits << 3) == bits << 3
         return mode & bits == bits
+
+    def needs_acl(self, st: os.stat_result, bits: int) -> bool:
+        """Whether this check of ``st`` must read the inode's ACL (acl.may_matter): a system call saved otherwise."""
+        return not self.is_root and acls.may_matter(self.uid, st.st_uid, st.st_mode, bits)
 
     def __str__(self) -> str:
         try:
@@ -264,8 +274,8 @@ class Decider:
             rel = f"{folder}/{name}" if folder else name
             try:
                 at = self._handle(folder)
-                st = self._enter(at, name, rel) if parts else None  # a folder to walk through: opened at once
-                st = st or os.stat(name, dir_fd=at, follow_symlinks=False)
+                entered = self._enter(at, name, rel) if parts else None  # a folder to walk through: opened at once
+                st = entered or os.stat(name, dir_fd=at, follow_symlinks=False)
             except FileNotFoundError:
                 return _missing([*here, name, *parts])
             except OSError:
@@ -290,20 +300,37 @@ class Decider:
             if parts:  # a folder walked through: search
                 if not stat.S_ISDIR(st.st_mode):
                     return _missing([*here, name, *parts])
-                if not self._search(rel, st):
+                if not self._search(rel, entered):
                     return Seen.DENIED, None, ""
                 here.append(name)
                 continue
             bits = 0o5 if want_dir or stat.S_ISDIR(st.st_mode) else 0o4
-            if not self.caller.may(st, bits):
-                return Seen.DENIED, None, ""
-            return Seen.ALLOWED, st, rel
+            allowed = self._entry_allows(at, name, st, bits)
+            return (Seen.ALLOWED, allowed, rel) if allowed is not None else (Seen.DENIED, None, "")
         resolved = "/".join(here)
         try:
-            st = os.fstat(self._handle(resolved))
+            fd = self._handle(resolved)
+            st = os.fstat(fd)
+            allowed = self.caller.may(st, 0o5, acls.of_fd(fd) if self.caller.needs_acl(st, 0o5) else ())
         except OSError:
             return Seen.DENIED, None, ""
-        return (Seen.ALLOWED, st, resolved) if self.caller.may(st, 0o5) else (Seen.DENIED, None, "")
+        return (Seen.ALLOWED, st, resolved) if allowed else (Seen.DENIED, None, "")
+
+    def _entry_allows(self, at: int, name: str, st: os.stat_result, bits: int) -> os.stat_result | None:
+        """The stat of the entry ``name`` of the folder ``at`` (``st``, its
+        lstat) if the caller is granted ``bits`` on it, else None. Where its
+        ACL may matter it is read from the inode opened (O_PATH), and that
+        inode's stat is the one returned: the decision's identity is of
+        the inode whose ACL was judged, though the name was swapped since."""
+        if not self.caller.needs_acl(st, bits):
+            return st if self.caller.may(st, bits) else None
+        try:
+            now, acl = inode_at(at, name)
+        except OSError:
+            return None
+        if stat.S_IFMT(now.st_mode) != stat.S_IFMT(st.st_mode):
+            return None
+        return now if self.caller.may(now, bits, acl) else None
 
     def may_see(self, path: str) -> bool:
         return self.decide(path) is Seen.ALLOWED
@@ -380,14 +407,16 @@ class Decider:
 
     def _search(self, rel: str, st: os.stat_result | None = None) -> bool:
         """Whether the caller may search the folder ``rel`` (resolved, no
-        link in it), as this request first found it (``st``: its stat)."""
+        link in it), as this request first found it: the folder its handle
+        holds, the one the walk goes on through (``st``: its stat, when the
+        caller has it), by its mode and its ACL."""
         if rel not in self.folders:
             try:
-                st = st or os.fstat(self._handle(rel))
+                fd = self._handle(rel)
+                st = st or os.fstat(fd)
+                self.folders[rel] = self.caller.may(st, 0o1, acls.of_fd(fd) if self.caller.needs_acl(st, 0o1) else ())
             except OSError:
                 self.folders[rel] = False
-            else:
-                self.folders[rel] = self.caller.may(st, 0o1)
         return self.folders[rel]
 
     def _enter(self, at: int, name: str, rel: str) -> os.stat_result | None:
@@ -490,26 +519,26 @@ def check_history(git_dir: Path | str, caller: Caller | None) -> None:
 def trail_of(root: Path | str, rel: str) -> Trail | None:
     """The trail of the working file ``rel`` now: the root, each folder on
     the way and the file, reached with no symlink followed (a snapshot reads
-    its sources so: tree_walk.py); None when one of them is not a real
-    folder, or the end not a regular file."""
+    its sources so: tree_walk.py), each with its ACL where it has one; None
+    when one of them is not a real folder, or the end not a regular file."""
     try:
         found = way_in_tree(root, rel)
     except (OSError, ValueError):  # a folder the daemon may not search, a NUL in the path
         return None
-    if found is None or not stat.S_ISREG(found[1].st_mode):
+    if found is None or not stat.S_ISREG(found[1][0].st_mode):
         return None
-    passed, st = found
-    return (*((f.st_uid, f.st_gid, stat.S_IMODE(f.st_mode), 0o1) for f in passed),
-            (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), 0o4))
+    return tuple((st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), bits, *acls.flat(acl))
+                 for (st, acl), bits in zip((*found[0], found[1]), (*(0o1 for _ in found[0]), 0o4)))
 
 
 def may_have_read(caller: Caller, trails: Sequence[Trail]) -> bool:
     """Whether ``caller`` (with the groups it has now) could have read a
     file at every moment these trails were taken; False for none taken (a
     snapshot that recorded none, or an empty trail: who could read it then
-    is unknown)."""
-    return caller.is_root or (bool(trails) and all(trail and all(caller.may(_Modes(*step[:3]), step[3]) for step in trail)
-                                                   for trail in trails))
+    is unknown). A step without an ACL (every step of a trail written
+    before ACLs were judged) is judged by its mode bits."""
+    return caller.is_root or (bool(trails) and all(
+        trail and all(caller.may(_Modes(*step[:3]), step[3], acls.unflat(step[4:])) for step in trail) for trail in trails))
 
 
 def decider(root: Path | str, caller: Caller | None) -> Decider:

@@ -6,11 +6,12 @@ A snapshot in ``.git/objects`` is readable by every reader of ``.git``; a
 file whose folders or mode keep some of them out must not land there. The
 readers are judged as representatives, each asked the one access decision
 (:mod:`nasfs.access`): every account that owns ``.git``, ``.git/objects``
-or an inode on the file's path, the named members of their groups, a member
-of each such group who is in no other, and a stranger (an account that
+or an inode on the file's path or is named in one's ACL, the named members
+of their groups and of the groups those ACLs name, a member of each such
+group who is in no other, and a stranger (an account that
 owns nothing and is in no group, who reads by the "other" bits). That
 covers every class the kernel puts an account in for those inodes.
-The modes and owners are asked each time. Accounts' groups, and an answer
+The modes, owners and ACLs are asked each time. Accounts' groups, and an answer
 for the same inodes with the same modes and owners, are remembered only
 while the account databases are as they were: each use stats /etc/passwd,
 /etc/group and /etc/nsswitch.conf, so a member removed from a group (a
@@ -28,9 +29,11 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from . import acl as acls
 from .access import Caller, Seen, decider
 from .cache import LRU
 from .errors import NasError
+from .tree_walk import Inode
 
 STRANGER_ID = 2**32 - 3  # no account or group has it (-1 and -2 are taken as "none" and nobody by convention)
 STRANGER = Caller(STRANGER_ID, STRANGER_ID)
@@ -104,27 +107,37 @@ def _members(gid: int) -> list[Caller]:
     return found
 
 
-def _candidates(stats: list[os.stat_result], stamp: object) -> list[Caller]:
-    """The representative accounts for the owners and groups of these inodes."""
+def _candidates(inodes: list[Inode], stamp: object) -> list[Caller]:
+    """The representative accounts for the owners and groups of these
+    inodes, and for the users and groups their ACLs name."""
     seen: dict[tuple[int, ...], Caller] = {STRANGER.key: STRANGER}
-    for uid in {st.st_uid for st in stats}:
+    uids, gids = {st.st_uid for st, _ in inodes}, {st.st_gid for st, _ in inodes}
+    for _, acl in inodes:
+        users, groups = acls.named(acl)
+        uids |= users
+        gids |= groups
+    for uid in uids:
         for caller in _remembered("user", uid, _owner, stamp):
             seen.setdefault(caller.key, caller)
-    for gid in {st.st_gid for st in stats}:
+    for gid in gids:
         for caller in _remembered("group", gid, _members, stamp):
             seen.setdefault(caller.key, caller)
     return list(seen.values())
 
 
-def _path_stats(root: Path, rel: str) -> list[os.stat_result]:
+def _inode(path: str) -> Inode:
+    return os.stat(path), acls.of_path(path, follow=True)
+
+
+def _path_stats(root: Path, rel: str) -> list[Inode]:
     """The root, each folder on the way to ``rel`` and ``rel`` itself (a
-    tree-relative path already resolved: the real file's)."""
+    tree-relative path already resolved: the real file's), with their ACLs."""
     here = str(root)
-    stats = [os.stat(here)]
+    stats = [_inode(here)]
     for part in rel.split("/"):
         here = f"{here}/{part}"
         try:
-            stats.append(os.stat(here))
+            stats.append(_inode(here))
         except OSError:
             break
     return stats
@@ -132,8 +145,8 @@ def _path_stats(root: Path, rel: str) -> list[os.stat_result]:
 
 def git_readers(git_dir: Path, candidates: list[Caller]) -> list[Caller]:
     """Those of ``candidates`` who may search ``.git`` and read its objects folder."""
-    git_st, objects_st = os.stat(git_dir), os.stat(git_dir / "objects")
-    return [c for c in candidates if c.may(git_st, 0o1) and c.may(objects_st, 0o5)]
+    (git_st, git_acl), (objects_st, objects_acl) = _inode(str(git_dir)), _inode(str(git_dir / "objects"))
+    return [c for c in candidates if c.may(git_st, 0o1, git_acl) and c.may(objects_st, 0o5, objects_acl)]
 
 
 def narrower_than_git(root: Path, git_dir: Path, paths: list[str]) -> bool:
@@ -142,12 +155,13 @@ def narrower_than_git(root: Path, git_dir: Path, paths: list[str]) -> bool:
     widen who can read them."""
     if not paths:
         return False
-    stats = [os.stat(git_dir), os.stat(git_dir / "objects")]
+    stats = [_inode(str(git_dir)), _inode(str(git_dir / "objects"))]
     for rel in paths:
         stats += _path_stats(root, rel)
-    # the answer rests on these inodes' owners and modes, and on the account databases: all in its key
+    # the answer rests on these inodes' owners, modes and ACLs, and on the account databases: all in its key
     stamp = accounts_stamp()
-    key = (str(root), *paths, stamp, *((st.st_dev, st.st_ino, st.st_mode, st.st_uid, st.st_gid) for st in stats))
+    key = (str(root), *paths, stamp, *((st.st_dev, st.st_ino, st.st_mode, st.st_uid, st.st_gid, *acls.flat(acl))
+                                       for st, acl in stats))
     held = _answers.get(key) if stamp is not None else None
     if held is not None:
         return held

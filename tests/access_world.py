@@ -56,10 +56,23 @@ def account(args: list[str]) -> None:
     subprocess.run(args, check=True, capture_output=True)
 
 
-def remove_accounts() -> None:
-    for name in ACCOUNTS:
+def remove_accounts(group: str = TEAM, names: tuple[str, ...] = ACCOUNTS) -> None:
+    for name in names:
         subprocess.run(["userdel", name], capture_output=True)
-    subprocess.run(["groupdel", TEAM], capture_output=True)
+    subprocess.run(["groupdel", group], capture_output=True)
+
+
+def make_accounts(group: str, member: str, stranger: str) -> Path:
+    """A group with one ``member`` and an account in no group of ours (any
+    left by a crashed earlier run removed first), and a 0755 folder in /tmp
+    for their test's tree and mount."""
+    remove_accounts(group, (member, stranger))
+    account(["groupadd", group])
+    account(["useradd", "-M", "-s", "/usr/sbin/nologin", "-G", group, member])
+    account(["useradd", "-M", "-s", "/usr/sbin/nologin", stranger])
+    base = Path(tempfile.mkdtemp(prefix=f"{group}-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    return base
 
 
 def as_user(name: str) -> list[str]:
@@ -121,12 +134,7 @@ def make_tree(base: Path) -> Path:
 
 
 def start_world() -> Iterator[World]:
-    remove_accounts()  # a crashed earlier run's
-    account(["groupadd", TEAM])
-    account(["useradd", "-M", "-s", "/usr/sbin/nologin", "-G", TEAM, ANA])
-    account(["useradd", "-M", "-s", "/usr/sbin/nologin", BO])
-    base = Path(tempfile.mkdtemp(prefix="nasfs-matrix-", dir="/tmp"))
-    os.chmod(base, 0o755)
+    base = make_accounts(TEAM, ANA, BO)
     script = base / "cite.py"
     script.write_text(CITING_SCRIPT)
     with shared_mount(base, remove_accounts) as mounted:

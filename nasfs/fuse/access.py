@@ -1,7 +1,8 @@
 """Who asks the mount: a FUSE request's caller as access.py judges callers.
 
-The mount runs with ``default_permissions``, so the kernel checks the modes
-nasfs reports (a view reports its file's owner and read bits); it does not
+The mount runs with ``default_permissions`` and POSIX ACLs (``enable_acl``),
+so the kernel checks the modes and ACLs nasfs reports (a view reports its
+file's owner and read bits, and its ACL cut to them); it does not
 check the folders above a view's file, a symlink's target, or which files an
 answer made from many (a folder map, a search) names. The mount asks
 ``nasfs.access`` for those, at every lookup and open (virtual.py).

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import pyfuse3
 from pyfuse3 import FUSEError
 
+from ..acl import XATTR as ACL_XATTR
 from ..cache import LRU
 from ..errors import FileChanged, NasError
 from ..repo.one_version import stat_key
@@ -78,9 +79,16 @@ def virtual(ino: int) -> bool:
     return ino >= VIRTUAL_BASE
 
 
+ACL_NAMES = (ACL_XATTR.encode(), b"system.posix_acl_default")  # the kernel asks these itself (enable_acl)
+
+
 class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     supports_dot_lookup = True  # NFS re-export looks up '.' and '..' by handle
     enable_writeback_cache = False  # (it would also rule out passthrough)
+    # the kernel judges POSIX ACLs (FUSE_POSIX_ACL, in stock pyfuse3 too): with
+    # default_permissions alone it judges the mode bits only, and a real file an
+    # ACL keeps an account out of was read through the mount (docs/mount.md)
+    enable_acl = True
     # Read by the binding patched by scripts/pyfuse3-patches/ (stock pyfuse3 ignores
     # them): lookups in one folder run side by side (a slow view holds up no other
     # name there), and real files' opens are handed to the kernel (passthrough.py).
@@ -520,7 +528,7 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     async def access(self, inode: int, mode: int, ctx: pyfuse3.RequestContext) -> bool:
         if virtual(inode):
             return not mode & os.W_OK
-        return True  # default_permissions: the kernel checks the mode bits
+        return True  # default_permissions: the kernel checks the mode bits and ACLs
 
     @fuse_op
     async def statfs(self, ctx: pyfuse3.RequestContext) -> pyfuse3.StatvfsData:
@@ -547,8 +555,19 @@ class NasOperations(PassThrough, Virtual, pyfuse3.Operations):
     @fuse_op
     async def getxattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> bytes:
         if not virtual(inode):
-            return os.getxattr(self.xattr_path(inode), name)
-        value = (await self.declared_xattrs(inode)).get(name)
+            try:
+                return os.getxattr(self.xattr_path(inode), name)
+            except OSError as exc:
+                # a source filesystem that keeps no ACLs (ramfs, vfat, an NFS export): the kernel's permission
+                # check asks for the ACL (enable_acl) and fails every non-owner's access with any error but
+                # ENODATA, so "none kept" is told as "none"
+                if exc.errno == errno.EOPNOTSUPP and name in ACL_NAMES:
+                    raise FUSEError(pyfuse3.ENOATTR) from None
+                raise
+        if name == ACL_XATTR.encode():  # asked by the kernel's permission check (enable_acl)
+            value = await self.node_acl(inode, self.inodes.node(inode))
+        else:
+            value = (await self.declared_xattrs(inode)).get(name)
         if value is None:
             raise FUSEError(pyfuse3.ENOATTR)
         return value

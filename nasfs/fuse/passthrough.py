@@ -42,6 +42,19 @@ def _proc(fd: int) -> str:
     return f"/proc/self/fd/{fd}"
 
 
+def _has_default_acl(folder_fd: int) -> bool:
+    """Whether a folder has a default ACL. Then the filesystem made a new
+    entry's mode and ACL from it, the mode asked for cut by the ACL and the
+    daemon's umask ignored (POSIX.1e), so there is no umask of the daemon's
+    to undo, and a chmod to the mode asked would widen the entry past the ACL
+    (``d:o::---`` made 0640 of 0644; the chmod made it 0644 again)."""
+    try:
+        os.getxattr(_proc(folder_fd), "system.posix_acl_default")
+    except OSError:  # ENODATA: none; EOPNOTSUPP: a filesystem that keeps none
+        return False
+    return True
+
+
 def passed_through(size: int, hot: bool, writer: bool) -> bool:
     """Whether a regular file's open, with no other open of it held, is
     passed through (PassThrough.opened says why)."""
@@ -142,7 +155,7 @@ class PassThrough:
         want = stat.S_IMODE(mode) & ~ctx.umask
         if stat.S_ISDIR(st.st_mode):
             want |= st.st_mode & stat.S_ISGID  # inherited from a set-gid parent
-        if not stat.S_ISLNK(st.st_mode):
+        if not stat.S_ISLNK(st.st_mode) and not _has_default_acl(self.real.fd(parent)):
             st = os.fstat(fd)
             if stat.S_IMODE(st.st_mode) != want:
                 os.chmod(_proc(fd), want)

@@ -34,6 +34,7 @@ import pyfuse3
 import trio
 from pyfuse3 import FUSEError
 
+from .. import acl as acls
 from ..access import AccessDenied, Caller, decider, identity
 from ..cache import LRU
 from ..declare import Response
@@ -42,6 +43,7 @@ from ..grammar import RAW, split_name, split_suffixes
 from ..help import HELP
 from ..repo import LARGE_BYTES, TreeItem
 from ..service import Nas
+from ..tree_walk import way_in_tree
 from .access import node_key
 from .nodes import Inodes, Node
 from . import pool
@@ -185,11 +187,46 @@ class Virtual:
             if st is None or (node.source is not None and identity(st) != node.source):
                 raise FUSEError(errno.ESTALE)  # the name is another file now: its owner, mode and times are not this view's
             a = self.virtual_attrs(ino, stat.S_IFREG | (st.st_mode & 0o444), len(data), st.st_mtime_ns)
-            a.st_uid, a.st_gid = st.st_uid, st.st_gid
+            a.st_uid, a.st_gid = st.st_uid, st.st_gid  # and its ACL, cut so (node_acl)
         else:
             a = self.virtual_attrs(ino, RO_FILE, len(data))
         a.attr_timeout = self.attr_timeout  # the content never changes; owner and mode may
         return a
+
+    async def node_acl(self, ino: int, node: Node) -> bytes | None:
+        """The POSIX ACL a virtual node tells the kernel, which judges ACLs
+        (ops.py, ``enable_acl``): a working-tree view (or map), its source's;
+        anything else (``.at``, ``.nas``: history and side files), ``.git``'s,
+        whose owner and mode they take. Cut to the node's own mode (owner
+        bits, group bits as the mask, 'other' bits), so it narrows as the
+        source's does and widens nothing past the mode: an account the file's
+        ACL lets read a 0600 file passes the kernel's check of its view, and
+        one an ACL on ``.git`` keeps out is kept out of ``.at`` as ``git
+        show`` keeps it out. None: the source has no ACL."""
+        acl = self._source_acl(node) if node.kind == "view" and not node.commit else self._git_acl()
+        if not acl:
+            return None
+        mode = (await self.node_attrs(ino, node)).st_mode
+        cut = {acls.USER_OBJ: mode >> 6 & 0o7, acls.MASK: mode >> 3 & 0o7, acls.OTHER: mode & 0o7}
+        return acls.encode(tuple((tag, cut.get(tag, perm), who) for tag, perm, who in acl))
+
+    def _source_acl(self, node: Node) -> acls.Acl:
+        """The ACL of a working-tree view's file or folder, reached with no
+        link followed by the OS (on the loop); () when it is none or no
+        longer the view's."""
+        _, resolved, st = decider(self.root, Caller.root()).resolve(node.path)
+        if st is None or (node.source is not None and identity(st) != node.source):
+            return ()
+        if not resolved:
+            return acls.of_path(self.root, follow=True)  # the tree's root, the daemon's own argument
+        found = way_in_tree(self.root, resolved)
+        return found[1][1] if found is not None and identity(found[1][0]) == identity(st) else ()
+
+    def _git_acl(self) -> acls.Acl:
+        try:
+            return acls.of_path(str(self.nas.tree.git_dir), follow=True)
+        except OSError:
+            return ()  # gone: its last known owner and mode stand (git_stat)
 
     async def file_content(self, ino: int, node: Node) -> tuple[bytes, Response | None]:
         """The bytes of a versioned file's inode, computed again when they

@@ -13,6 +13,7 @@ from typing import BinaryIO
 
 import pygit2
 
+from ..acl import Acl, flat
 from ..errors import NotServable
 from .. import tree_walk
 from ..tree_walk import open_in_tree
@@ -56,14 +57,18 @@ def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def readers_key(st: os.stat_result) -> tuple[int, int, int, int]:
+MODES = 4  # the length of a readers_key's first part, the inode and its owner, group and mode; its ACL follows
+
+
+def readers_key(st: os.stat_result, acl: Acl = ()) -> tuple[int, ...]:
     """What decides who may read an inode (a file's or a folder's, as
-    nasfs judges it: access.py reads no ACL): the inode, its owner, its
-    group and its permission bits. Its folders' count too (:func:`way_in_tree`)."""
-    return (st.st_ino, st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode))
+    access.py judges it): the inode, its owner, its group, its permission
+    bits and its ACL (an ACL change moves only the ctime, which a write
+    moves too). Its folders' count too (:func:`way_in_tree`)."""
+    return (st.st_ino, st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), *flat(acl))
 
 
-Way = tuple[tuple[int, int, int, int], ...]
+Way = tuple[tuple[int, ...], ...]
 """Who may read a working file, as far as an access decision (access.py) and a
 snapshot's audience (audience.py) and trail ask: the ``readers_key`` of the
 tree's root, of each folder on the way and of the file."""
@@ -77,8 +82,8 @@ def way_in_tree(root: Path | str, rel: str) -> tuple[os.stat_result, Way] | None
     found = tree_walk.way_in_tree(root, rel)
     if found is None:
         return None
-    passed, st = found
-    return st, (*map(readers_key, passed), readers_key(st))
+    passed, (st, acl) = found
+    return st, (*(readers_key(*inode) for inode in passed), readers_key(st, acl))
 
 
 def read_one_version(real: Path, root: Path | str | None = None) -> tuple[os.stat_result, bytes]:

@@ -115,9 +115,12 @@ def read_trails(message: str) -> dict[str, tuple[Trail, ...]]:
 
 
 def _are_trails(trails: object) -> bool:
-    """A list of trails, each a list of steps of four integers (access.Step), as :func:`write_trails` writes them."""
+    """A list of trails, each a list of steps of four integers and three more
+    for each ACL entry (access.Step; none in trails written before ACLs
+    were judged), as :func:`write_trails` writes them."""
     return isinstance(trails, list) and all(
-        isinstance(trail, list) and all(isinstance(step, list) and len(step) == 4 and all(type(v) is int for v in step)
+        isinstance(trail, list) and all(isinstance(step, list) and len(step) >= 4 and (len(step) - 4) % 3 == 0
+                                        and all(type(v) is int for v in step)
                                         for step in trail)
         for trail in trails)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pygit2
 
+from ..acl import of_fd
 from ..access import NOTHING, Caller, Decider, Identity, Seen, Trail, decider, identity, trail_of
 from ..audience import narrower_than_git
 from ..errors import FileChanged, NotFound, NotServable, settled
@@ -148,13 +149,13 @@ class Snapshots(Revisions, Writing, PrivateStores):
                 # in place since must not go where 0644 content goes (a writer in place keeps them all:
                 # every version read is one the same accounts may read)
                 before = os.fstat(fh.fileno())
-                if ((allowed is not None and identity(before) != allowed) or readers_key(before) != version[-1]
+                if ((allowed is not None and identity(before) != allowed) or readers_key(before, of_fd(fh.fileno())) != version[-1]
                         or _way(self.root, path) != version):
                     raise FileChanged(f"{path!r} changed while it was read", "read it again")
                 blob = repo.create_blob_fromiobase(fh)
                 read = fh.tell()
                 after = os.fstat(fh.fileno())
-                if readers_key(after) != version[-1] or _way(self.root, path) != version:
+                if readers_key(after, of_fd(fh.fileno())) != version[-1] or _way(self.root, path) != version:
                     raise FileChanged(f"{path!r} changed while it was read", "read it again")
             if read == before.st_size and stat_key(before) == stat_key(after):
                 return blob

@@ -15,7 +15,7 @@ from ..errors import BadPath, FileChanged, NotFound, NotServable
 from .commit_paths import FOLDER_READS, CommitPaths
 from .content import FILE_MODES, Content
 from .hashes import WorkingHashes
-from .one_version import Way, readers_key, way_in_tree
+from .one_version import MODES, Way, readers_key, way_in_tree
 from .paths import clean_path, tree_entry
 from .snapshots import Snapshots
 
@@ -92,7 +92,8 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
             raise NotServable(f"{path!r} is not a regular file")
         blob_id, data, st = self._hash(real, st)
         _same(path, allowed, st)  # what was read (its fd's stat), or the stat a known blob id is keyed on
-        if readers_key(st) != way[-1]:  # another inode read, or its owner or modes changed since the walk
+        if readers_key(st) != way[-1][:MODES]:  # another inode read, or its owner or modes changed since the walk (its
+            # ACL, as its folders', is walked again before a snapshot records it: snapshots.py)
             raise FileChanged(f"{path!r} changed while it was read", "read it again")
         commit = self._commit_holding(rel, blob_id, real, data, caller, identity(st), way)
         return Content(rel, blob_id, st.st_size, commit, self.repo, str(real), data, identity(st), str(self.root))

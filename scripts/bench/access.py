@@ -6,7 +6,8 @@ followed by the OS), and ``decide`` again with one Decider kept (a folder
 map's: its folders' descriptors kept), against one ``os.stat`` of the same
 file in the same run. Every view a door serves asks it at least once (the
 mount: at each lookup and open). Run it from an earlier checkout for the
-figures before a change (it imports nasfs from the checkout it is in).
+figures before a change (it imports nasfs from the checkout it is in). With
+``setfacl``, also a file whose folders and itself have a POSIX ACL.
 
     .venv/bin/python scripts/bench/access.py [--depth 4] [--rounds 5] [--calls 10000]
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import subprocess
 import sys
 import timeit
 from pathlib import Path
@@ -45,6 +48,12 @@ def main() -> None:
              "check as root": lambda: decider(root, Caller.root()).check(rel),
              "check as another account": lambda: decider(root, other).check(rel),
              "decide, one Decider kept": lambda: kept.decide(rel)}
+    if shutil.which("setfacl"):  # a POSIX ACL on the file and each folder (a Samba share's), judged since nasfs.acl
+        with_acl = rel.replace("f.md", "g.md")
+        (root / with_acl).write_text("# g\n")
+        for here in [with_acl, *(str(p) for p in Path(with_acl).parents if str(p) != ".")]:
+            subprocess.run(["setfacl", "-m", f"u:{other.uid + 1}:r-x", str(root / here)], check=True)
+        cases["check as another account, ACLs on the way"] = lambda: decider(root, other).check(with_acl)
     n = args.calls // args.rounds
     times = {name: C.median([timeit.timeit(fn, number=n) / n for _ in range(args.rounds)]) for name, fn in cases.items()}
     base = times["os.stat (baseline)"]
