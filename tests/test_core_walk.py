@@ -26,9 +26,9 @@ from nasfs import search as searching
 from nasfs.repo import GitTree
 from nasfs.service import Nas
 
-from .conftest import git, header
+from .conftest import header
 from .summary_servers import CITING_SCRIPT
-from .test_loop_walk import NOTE, _swap, base, race_on_mount, tree  # noqa: F401  (fixtures)
+from .test_loop_walk import _swap, base, race_on_mount, reader_of, tree  # noqa: F401  (fixtures)
 
 __all__ = ["base", "tree"]
 
@@ -198,17 +198,8 @@ def test_a_request_of_the_daemons_own_thread_is_refused_unanswered(tree: tuple[P
 
 # -- a real mount: searches, summaries, diffs and snapshots while d is swapped ------------------
 
-READER = r"""
-end=$((SECONDS + $2)); n=0
-while [ $SECONDS -lt $end ]; do
-  cat "$1/.nas/search/words in:d" >/dev/null 2>&1
-  cat "$1/d@summary" >/dev/null 2>&1
-  cat "$1/.nas/diff/HEAD" >/dev/null 2>&1
-  cat "$1/d/x.md@outline" >/dev/null 2>&1
-  n=$((n + 1))
-done
-echo $n
-"""
+READER = reader_of('cat "$1/.nas/search/words in:d"', 'cat "$1/d@summary"', 'cat "$1/.nas/diff/HEAD"',
+                   'cat "$1/d/x.md@outline"')
 MAPS = READER.replace("d@summary", "d@outline")
 
 

@@ -270,17 +270,14 @@ while time.monotonic() < until:
 print(swaps)
 """
 
-READER = r"""
-end=$((SECONDS + $2)); n=0
-while [ $SECONDS -lt $end ]; do
-  stat "$1/d/x.md@outline" >/dev/null 2>&1
-  cat "$1/d/x.md@outline" >/dev/null 2>&1
-  cat "$1/d/x.md" >/dev/null 2>&1
-  ls -l "$1/d" >/dev/null 2>&1
-  n=$((n + 1))
-done
-echo $n
-"""
+def reader_of(*commands: str) -> str:
+    """A reader for race_on_mount: bash running ``commands`` ($1: the
+    mountpoint) in a loop for $2 seconds, then printing its rounds."""
+    body = "".join(f"  {command} >/dev/null 2>&1\n" for command in commands)
+    return f"end=$((SECONDS + $2)); n=0\nwhile [ $SECONDS -lt $end ]; do\n{body}  n=$((n + 1))\ndone\necho $n\n"
+
+
+READER = reader_of('stat "$1/d/x.md@outline"', 'cat "$1/d/x.md@outline"', 'cat "$1/d/x.md"', 'ls -l "$1/d"')
 
 
 @pytest.fixture()
