@@ -160,11 +160,11 @@ def test_the_audience_walk_opens_no_folder_by_its_path(tree: tuple[Path, Path], 
     assert [p for p in by_path if not p.startswith(f"{root}/.git")] == []
 
 
-def test_a_request_of_the_daemons_own_thread_is_refused_unanswered(tree: tuple[Path, Path]) -> None:
-    """A FUSE request whose caller is a thread of the daemon itself (a walk
-    of the core thread that reached the mount through a link) is ENOENT at
-    once, its handler never run (it may wait for that very thread); another
-    process's request is answered."""
+def test_a_request_of_the_core_thread_is_refused_unanswered(tree: tuple[Path, Path]) -> None:
+    """A FUSE request made by the thread running a core call (a walk of it
+    that reached the mount through a link) is ENOENT at once, its handler
+    never run (it may wait for that very thread); another process's request
+    meanwhile, and the same thread's once the call is over, are answered."""
     import subprocess as sp
     import threading
 
@@ -181,15 +181,24 @@ def test_a_request_of_the_daemons_own_thread_is_refused_unanswered(tree: tuple[P
     root, _ = tree
     ops = NasOperations(Nas(GitTree(root, node="box", tree="t")))
     other = sp.Popen(["sleep", "30"])
+
+    async def ask(pid: int) -> int:
+        try:
+            await ops.getattr(pyfuse3.ROOT_INODE, Ctx(pid))
+        except pyfuse3.FUSEError as exc:
+            return exc.errno
+        return 0
+
+    def in_core() -> tuple[int, int, int]:
+        me = threading.get_native_id()
+        return me, trio.from_thread.run(ask, me), trio.from_thread.run(ask, other.pid)
+
+    async def main() -> tuple[int, int, int, int]:
+        me, mine, others = await ops.core(in_core)
+        return mine, others, await ask(me), len(ops.core_threads)
+
     try:
-        async def ask(pid: int) -> int:
-            try:
-                await ops.getattr(pyfuse3.ROOT_INODE, Ctx(pid))
-            except pyfuse3.FUSEError as exc:
-                return exc.errno
-            return 0
-        assert trio.run(ask, threading.get_native_id()) == errno.ENOENT
-        assert trio.run(ask, other.pid) == 0
+        assert trio.run(main) == (errno.ENOENT, 0, 0, 0)
     finally:
         other.kill()
         other.wait()

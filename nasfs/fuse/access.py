@@ -9,8 +9,6 @@ answer made from many (a folder map, a search) names. The mount asks
 
 from __future__ import annotations
 
-import os
-
 import pyfuse3
 
 from ..access import Caller, sees_all
@@ -22,16 +20,6 @@ def caller_of(ctx: pyfuse3.RequestContext | None) -> Caller:
     if ctx is None:
         return Caller.current()
     return Caller.of_process(ctx.pid, ctx.uid, ctx.gid)
-
-
-def from_this_daemon(ctx: pyfuse3.RequestContext) -> bool:
-    """Whether a request comes from a thread of this daemon itself (the
-    kernel gives the calling thread's id): a walk of the core thread (or
-    any other) that reached the mount through a link, libgit2's status of
-    a folder swapped for one into the mount, say. Its answer may need the
-    very thread that waits for it, and neither could go on: the mount
-    would hang for good. Such a request is refused at once."""
-    return ctx.pid > 0 and os.path.exists(f"/proc/self/task/{ctx.pid}")
 
 
 def node_key(caller: Caller) -> tuple[int, ...]:

@@ -23,7 +23,7 @@ from ..errors import FileChanged, NasError
 from ..repo.one_version import stat_key
 from ..service import Nas
 from . import fast
-from .access import caller_of, from_this_daemon
+from .access import caller_of
 from .nodes import Node
 from .passthrough import PASSTHROUGH, PassThrough
 from .real import O_PATH, ROOT, VIRTUAL_BASE
@@ -44,14 +44,14 @@ WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_TRUNC | os.O_APPEND
 def fuse_op(fn: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
     """Map every error to an errno: NasError to its own, OSError to its errno,
     anything else to EIO (logged), so no exception ends the daemon. A
-    request of the daemon's own threads is ENOENT, unanswered (a name it
-    walked into through a link is not there for it: from_this_daemon)."""
+    request of the thread running a core call is ENOENT, unanswered: a
+    walk of it that reached the mount through a link waits for an answer
+    that may need that very thread (virtual._as_core)."""
 
     @functools.wraps(fn)
     async def wrapper(self: NasOperations, *args: Any) -> T:
-        ctx = next((arg for arg in args if isinstance(arg, pyfuse3.RequestContext)), None)
-        if ctx is not None and from_this_daemon(ctx):
-            log.debug("%s%r: a request of this daemon's own thread %d, refused", fn.__name__, args[:2], ctx.pid)
+        if self.core_threads and any(isinstance(arg, pyfuse3.RequestContext) and arg.pid in self.core_threads for arg in args):
+            log.debug("%s%r: a request of the core thread itself, refused", fn.__name__, args[:2])
             raise FUSEError(errno.ENOENT)
         try:
             return await fn(self, *args)
