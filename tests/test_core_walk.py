@@ -1,5 +1,6 @@
-"""Answers made of many files (searches, folder maps, folder summaries, the
-audience of a snapshot) walk no folder of the tree by path through the OS:
+"""Answers made of many files (a search's in:, the audience of a snapshot)
+walk no folder of the tree by path through the OS (libgit2's status and
+ignore rules still do, for folder maps and summaries: docs/mount.md):
 a folder swapped for a symlink into the mount would have the thread that
 walks (the daemon's core thread, or a worker it waits for) wait on a FUSE
 answer only it could give. tests/test_loop_walk.py does the same for the
@@ -209,7 +210,6 @@ def test_a_request_of_the_core_thread_is_refused_unanswered(tree: tuple[Path, Pa
 
 READER = reader_of('cat "$1/.nas/search/words in:d"', 'cat "$1/d@summary"', 'cat "$1/.nas/diff/HEAD"',
                    'cat "$1/d/x.md@outline"')
-MAPS = READER.replace("d@summary", "d@outline")
 
 
 def _race(base: Path, into: str, reader: str, after: tuple[tuple[str, str], ...]) -> None:
@@ -225,12 +225,9 @@ def test_answers_of_many_files_never_wedge_the_mount_under_a_swapped_folder(base
     diff of the working tree with HEAD (a worker) and a view of the edited
     d/x.md (it records a snapshot, whose store audience.py chooses in the
     core thread), by root and another account, while ``d`` is swapped for a
-    link into the mount (audience's stats of d hung main)."""
+    link into the mount. A guard against a regression: on main this race
+    did not hang in 9 runs (the unit tests above are what fail there), and
+    folder maps are left out (libgit2 still walks their folders by path:
+    docs/mount.md, "Still open"; scripts/bench/core_wedge.py maps)."""
     _race(base, into, READER, ((".nas/search/words in:d", "some more words"), (".nas/diff/HEAD", "+some more words")))
 
-
-@pytest.mark.xfail(reason="libgit2's status (a map's worktree_state and snapshot) walks the tree by path holding the "
-                          "GIL: through d swapped into the mount the whole daemon stops, its request loop too", strict=False)
-@pytest.mark.parametrize("into", [".at/HEAD/d"], ids=["mount-at-head-d"])
-def test_folder_maps_never_wedge_the_mount_under_a_swapped_folder(base: Path, into: str) -> None:  # noqa: F811
-    _race(base, into, MAPS, (("d@outline", "d/x.md"),))
