@@ -206,6 +206,65 @@ def test_a_request_of_the_core_thread_is_refused_unanswered(tree: tuple[Path, Pa
         ops.close()
 
 
+
+CORE_STAT = r"""
+import errno, os, sys, trio, pyfuse3
+from nasfs.fuse.ops import NasOperations
+from nasfs.repo import GitTree
+from nasfs.service import Nas
+root, mnt = sys.argv[1:3]
+ops = NasOperations(Nas(GitTree(root, node="box", tree="t")))
+pyfuse3.init(ops, mnt, set(pyfuse3.default_options) | {"fsname=nasfs-test-core-thread"})
+view = os.path.join(mnt, "d", "x.md@outline")  # its lookup needs a core call
+
+def stat_view():
+    try:
+        os.stat(view)
+    except OSError as exc:
+        return errno.errorcode[exc.errno]
+    return "answered"
+
+async def main():
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pyfuse3.main)
+        print(await ops.core(stat_view), await trio.to_thread.run_sync(stat_view), flush=True)
+        pyfuse3.terminate()
+
+try:
+    trio.run(main)
+finally:
+    ops.close()
+    pyfuse3.close(unmount=True)
+"""
+
+
+def test_the_kernels_request_of_the_core_thread_is_refused(tree: tuple[Path, Path], tmp_path: Path) -> None:
+    """The guard with a real kernel: a FUSE request names the thread that
+    made it (ctx.pid is its native id, not its process's), so a daemon whose
+    core call stats a view of its own mount (as a walk through a link into
+    it would) gets ENOENT at once, where it waited for good on its own core
+    call; the same stat from another thread of that process is answered."""
+    import nasfs
+
+    from .mounts import abort_connection
+
+    root, _ = tree
+    mnt = tmp_path / "core-mnt"
+    mnt.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(Path(nasfs.__file__).parents[1]))  # the nasfs this test imported
+    proc = subprocess.Popen([sys.executable, "-c", CORE_STAT, str(root), str(mnt)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        abort_connection(mnt)
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"the core call waited for its own request (connection aborted): {err[-2000:]}") from None
+    finally:
+        subprocess.run(["fusermount3", "-u", "-z", str(mnt)], capture_output=True)
+    assert out.split() == ["ENOENT", "answered"], (out, err[-2000:])
+
 # -- a real mount: searches, summaries, diffs and snapshots while d is swapped ------------------
 
 READER = reader_of('cat "$1/.nas/search/words in:d"', 'cat "$1/d@summary"', 'cat "$1/.nas/diff/HEAD"',
