@@ -246,21 +246,15 @@ def test_the_kernels_request_of_the_core_thread_is_refused(tree: tuple[Path, Pat
     call; the same stat from another thread of that process is answered."""
     import nasfs
 
-    from .mounts import abort_connection
+    from .mounts import communicate_on_mount
 
     root, _ = tree
     mnt = tmp_path / "core-mnt"
     mnt.mkdir()
-    env = dict(os.environ, PYTHONPATH=str(Path(nasfs.__file__).parents[1]))  # the nasfs this test imported
-    proc = subprocess.Popen([sys.executable, "-c", CORE_STAT, str(root), str(mnt)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    imported = f"PYTHONPATH={Path(nasfs.__file__).parents[1]}"  # the nasfs this test imported
     try:
-        out, err = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        abort_connection(mnt)
-        proc.kill()
-        out, err = proc.communicate()
-        raise AssertionError(f"the core call waited for its own request (connection aborted): {err[-2000:]}") from None
+        _, out, err = communicate_on_mount(mnt, ["env", imported, sys.executable, "-c", CORE_STAT, str(root), str(mnt)],
+                                           30, "a core call's stat of a view of its own mount")
     finally:
         subprocess.run(["fusermount3", "-u", "-z", str(mnt)], capture_output=True)
     assert out.split() == ["ENOENT", "answered"], (out, err[-2000:])

@@ -37,47 +37,26 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from tests.conftest import git  # noqa: E402
-from tests.mounts import abort_connection  # noqa: E402
+from tests.mounts import communicate_on_mount  # noqa: E402
 from tests.summary_servers import CITING_SCRIPT  # noqa: E402
+from tests.test_core_walk import CORE_STAT  # noqa: E402
 from tests.test_loop_walk import race_on_mount, reader_of  # noqa: E402
 
 MAPS = reader_of('cat "$1/.nas/search/words in:d"', 'cat "$1/d@outline"', 'cat "$1/.nas/diff/HEAD"',
                  'cat "$1/d/x.md@outline"')
 
-SAME_NAME = r"""
-import os, sys, threading, time, trio, pyfuse3
-from nasfs.fuse.ops import NasOperations
-from nasfs.repo import GitTree
-from nasfs.service import Nas
-root, mnt = sys.argv[1:3]
-ops = NasOperations(Nas(GitTree(root, node="box", tree="t")))
-pyfuse3.init(ops, mnt, set(pyfuse3.default_options) | {"fsname=nasfs-core-wedge"})
-view = os.path.join(mnt, "x.md@outline")  # its lookup needs a core call
-
-def stat_view():
-    try:
-        os.stat(view)
-    except OSError as exc:
-        return exc.errno
-    return 0
+IN_CORE = r"""
+import threading, time
 
 def in_core():
     threading.Thread(target=stat_view, daemon=True).start()
     time.sleep(1)  # the other thread's lookup of the name is in flight, waiting for this very core call
     return stat_view()  # the kernel has this thread wait for that lookup: no request of its own
 
-async def main():
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(pyfuse3.main)
-        print("the core call's stat:", await ops.core(in_core), flush=True)
-        pyfuse3.terminate()
-
-try:
-    trio.run(main)
-finally:
-    ops.close()
-    pyfuse3.close(unmount=True)
 """
+# tests/test_core_walk.py's daemon, whose core call stats a view of its own mount: here while
+# another thread's lookup of that view is in flight
+SAME_NAME = CORE_STAT.replace("async def main", f"{IN_CORE}async def main").replace("ops.core(stat_view)", "ops.core(in_core)")
 
 
 def maps(runs: int) -> int:
@@ -107,25 +86,21 @@ def same_name() -> int:
     base = Path(tempfile.mkdtemp(prefix="nasfs-core-wedge-"))
     try:
         root, mnt = base / "tree", base / "mnt"
-        root.mkdir()
+        (root / "d").mkdir(parents=True)
         mnt.mkdir()
-        (root / "x.md").write_text("# X\n\nwords\n")
+        (root / "d" / "x.md").write_text("# X\n\nwords\n")
         git(root, "init", "-q", "-b", "main")
         git(root, "add", "-A")
         git(root, "commit", "-qm", "one")
-        proc = subprocess.Popen([sys.executable, "-c", SAME_NAME, str(root), str(mnt)], cwd=REPO,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
-            out, _ = proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            abort_connection(mnt)
-            proc.kill()
-            out, _ = proc.communicate()
-            print("hung: the core thread waited for another thread's lookup of the same name (connection aborted)")
+            _, out, err = communicate_on_mount(mnt, ["env", f"PYTHONPATH={REPO}", sys.executable, "-c", SAME_NAME,
+                                                     str(root), str(mnt)], 20, "a core call's stat of a name in flight")
+        except AssertionError as exc:
+            print(f"hung: the core thread waited for another thread's lookup of the same name ({exc})")
             return 1
         finally:
             subprocess.run(["fusermount3", "-u", "-z", str(mnt)], capture_output=True)
-        print(out.strip())
+        print(out.strip(), err.strip()[-2000:])
         return 0
     finally:
         shutil.rmtree(base, ignore_errors=True)
