@@ -33,7 +33,7 @@ from . import acl as acls
 from .access import Caller, Seen, decider
 from .cache import LRU
 from .errors import NasError
-from .tree_walk import Inode
+from .tree_walk import Inode, way_in_tree
 
 STRANGER_ID = 2**32 - 3  # no account or group has it (-1 and -2 are taken as "none" and nobody by convention)
 STRANGER = Caller(STRANGER_ID, STRANGER_ID)
@@ -129,18 +129,18 @@ def _inode(path: str) -> Inode:
     return os.stat(path), acls.of_path(path, follow=True)
 
 
-def _path_stats(root: Path, rel: str) -> list[Inode]:
+def _path_stats(root: Path, rel: str) -> list[Inode] | None:
     """The root, each folder on the way to ``rel`` and ``rel`` itself (a
-    tree-relative path already resolved: the real file's), with their ACLs."""
-    here = str(root)
-    stats = [_inode(here)]
-    for part in rel.split("/"):
-        here = f"{here}/{part}"
-        try:
-            stats.append(_inode(here))
-        except OSError:
-            break
-    return stats
+    tree-relative path already resolved: the real file's), with their ACLs,
+    reached from the root with no symlink followed by the OS (tree_walk.py):
+    a folder swapped for a link since it was resolved, into the mount, would
+    have the core thread wait on its own daemon. None when that way is no
+    longer one of real folders to an entry."""
+    try:
+        found = way_in_tree(root, rel)
+    except OSError:
+        return None
+    return None if found is None else [*found[0], found[1]]
 
 
 def git_readers(git_dir: Path, candidates: list[Caller]) -> list[Caller]:
@@ -157,7 +157,10 @@ def narrower_than_git(root: Path, git_dir: Path, paths: list[str]) -> bool:
         return False
     stats = [_inode(str(git_dir)), _inode(str(git_dir / "objects"))]
     for rel in paths:
-        stats += _path_stats(root, rel)
+        way = _path_stats(root, rel)
+        if way is None:  # gone, or under a folder made a link: who may read it is unknown, so not all of them
+            return True
+        stats += way
     # the answer rests on these inodes' owners, modes and ACLs, and on the account databases: all in its key
     stamp = accounts_stamp()
     key = (str(root), *paths, stamp, *((st.st_dev, st.st_ino, st.st_mode, st.st_uid, st.st_gid, *acls.flat(acl))

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .access import Caller, check_history, decider, sees_all
+from .access import Caller, Seen, check_history, decider, sees_all
 from .cache import default_cache_dir, private_folder
 from .errors import BadView, NasError, NotServable, check_text
 from .outline import Entry
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 DEFAULT_BUDGET = 1000
 MAX_QUERY = 1024
 RG_SECONDS = 20
+KILL_WAIT = 1.0  # seconds a killed ripgrep is waited for before a reaper thread takes it (_bounded)
 SNIPPET_CHARS = 200
 HEADER_SLACK = 4  # tokens the header may grow by as shown=/next= numbers get longer
 QUERY_FORMS = "a literal (smart case), re:REGEX, in:FOLDER, glob:PATTERN, skip:N, combined with spaces"
@@ -116,30 +119,28 @@ def _rg_args(q: Query, folder: str) -> list[str]:
 
 
 def _searched_folder(q: Query, root: Path) -> str:
-    """The real folder ``in:`` names, relative to ``root``, refused when a
-    symlink leads it outside the tree or into ``.git``. ripgrep follows a
-    symlink named on its command line (never one it meets while walking), so
-    it is given the resolved folder: nothing outside is searched or counted."""
+    """The real folder ``in:`` names, relative to ``root`` ("." for the root),
+    refused when a symlink leads it outside the tree or into ``.git``. Its
+    links are resolved by string from folder descriptors (access.Decider),
+    none by the OS: a folder swapped for a link into the mount would have
+    this thread wait on the mount's own daemon (tree_walk.py)."""
     if not q.folder:
         return "."
-    real = Path(os.path.realpath(root / q.folder))
-    inside = real == root or root in real.parents
-    if not inside or real.relative_to(root).parts[:1] == (".git",):
+    seen, real, st = decider(root, Caller.root()).resolve(q.folder)
+    if seen is Seen.OUTSIDE or real.split("/")[0] == ".git":
         raise BadQuery(f"in:{q.folder} leads outside the served tree (through a symlink)", QUERY_FORMS)
-    if not real.is_dir():
+    if st is None or not stat.S_ISDIR(st.st_mode):
         raise BadQuery(f"in:{q.folder} is not a folder of the tree", QUERY_FORMS)
-    return real.relative_to(root).as_posix()
+    return real or "."
 
 
 def run_rg(q: Query, root: Path) -> list[Hit]:
     """All matching lines under ``root``, as ripgrep reports them."""
     if shutil.which("rg") is None:
         raise NotServable("search needs ripgrep (Debian package 'ripgrep'), which is not installed")
-    root = Path(os.path.realpath(root))
-    try:
-        done = subprocess.run(_rg_args(q, _searched_folder(q, root)), cwd=root, capture_output=True, timeout=RG_SECONDS)
-    except subprocess.TimeoutExpired:
-        raise BadQuery(f"search took more than {RG_SECONDS} s; narrow it with in: or glob:", QUERY_FORMS) from None
+    done = _bounded(_rg_args(q, _searched_folder(q, root)), root)
+    if done is None:
+        raise BadQuery(f"search took more than {RG_SECONDS} s; narrow it with in: or glob:", QUERY_FORMS)
     if done.returncode == 2 and not done.stdout:
         message = done.stderr.decode(errors="replace").strip().splitlines()
         raise BadQuery(f"ripgrep refused the query: {' '.join(message[-3:])}", QUERY_FORMS)
@@ -152,6 +153,38 @@ def run_rg(q: Query, root: Path) -> list[Hit]:
         rel = os.fsdecode(path)
         hits.append(Hit(rel[2:] if rel.startswith("./") else rel, int(number), text))
     return hits
+
+
+def _bounded(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes] | None:
+    """``args`` run in ``cwd``, or None past RG_SECONDS. The child is killed
+    then, and waited for KILL_WAIT at most: ripgrep walks by path, and a
+    folder swapped for a link into the mount (after ``in:`` was resolved, or
+    during the walk) has it wait on a FUSE request of this very daemon,
+    which a SIGKILL does not end once the daemon has read it: only the
+    answer does, which may need the thread or worker process that waits
+    here (subprocess.run's kill then waits for good). A reaper thread waits
+    for it instead, and this thread is free to answer."""
+    child = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = child.communicate(timeout=RG_SECONDS)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        try:
+            child.wait(timeout=KILL_WAIT)
+        except subprocess.TimeoutExpired:
+            threading.Thread(target=_reap, args=(child,), name="nasfs-rg-reaper", daemon=True).start()
+            return None
+        _reap(child)
+        return None
+    return subprocess.CompletedProcess(args, child.returncode, out, err)
+
+
+def _reap(child: subprocess.Popen[bytes]) -> None:
+    """Wait for a killed child and close its pipes."""
+    child.wait()
+    for pipe in (child.stdout, child.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 def materialize(nas: Nas, commit: str) -> Path:

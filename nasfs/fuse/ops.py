@@ -44,10 +44,16 @@ WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_TRUNC | os.O_APPEND
 
 def fuse_op(fn: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
     """Map every error to an errno: NasError to its own, OSError to its errno,
-    anything else to EIO (logged), so no exception ends the daemon."""
+    anything else to EIO (logged), so no exception ends the daemon. A
+    request of the thread running a core call is ENOENT, unanswered: a
+    walk of it that reached the mount through a link waits for an answer
+    that may need that very thread (virtual._as_core)."""
 
     @functools.wraps(fn)
     async def wrapper(self: NasOperations, *args: Any) -> T:
+        if self.core_threads and any(isinstance(arg, pyfuse3.RequestContext) and arg.pid in self.core_threads for arg in args):
+            log.debug("%s%r: a request of the core thread itself, refused", fn.__name__, args[:2])
+            raise FUSEError(errno.ENOENT)
         try:
             return await fn(self, *args)
         except FUSEError as exc:

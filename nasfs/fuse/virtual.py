@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import stat
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -65,6 +66,18 @@ FILES_BYTES = 256 << 20
 POINTER_TAIL = re.compile(r".*@[0-9A-Fa-f]{7,64}(#L\d+(-L\d+)?)?")
 
 
+def _as_core(threads: set[int], fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` with this thread known, while it runs, as the core's:
+    a FUSE request it makes (a walk that reached the mount through a link)
+    is refused at once (ops.fuse_op), since its answer may need this thread."""
+    me = threading.get_native_id()
+    threads.add(me)
+    try:
+        return fn(*args)
+    finally:
+        threads.discard(me)
+
+
 class Virtual:
     nas: Nas
     attr_timeout: float
@@ -73,6 +86,7 @@ class Virtual:
     def __init__(self, nas: Nas) -> None:
         self.inodes = Inodes()
         self._core = trio.CapacityLimiter(1)  # pygit2 and the core run one call at a time
+        self.core_threads: set[int] = set()  # the native id of the thread running a core call now (ops.fuse_op)
         self.workers = Pool(nas.tree, nas.tokenizer, summarizer=nas.summaries.settings if nas.summaries else None)
         self._waiting = trio.CapacityLimiter(64)  # threads that only wait for a worker's answer
         # versioned content by inode: what a lookup made, for the getattr and open that follow
@@ -109,7 +123,7 @@ class Virtual:
     async def core(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a core call in the core thread."""
         self._fault()
-        return await trio.to_thread.run_sync(functools.partial(fn, *args), limiter=self._core)
+        return await trio.to_thread.run_sync(functools.partial(_as_core, self.core_threads, fn, *args), limiter=self._core)
 
     async def worker(self, fn: Callable[..., bytes], *args: Any) -> Response:
         """Run a slow call in a worker process (pool.py); a thread waits for it."""
