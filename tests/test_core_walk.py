@@ -136,7 +136,7 @@ def test_a_snapshots_audience_stats_no_folder_through_a_link(tree: tuple[Path, P
     private store's."""
     root, outside = tree
     before = audience._path_stats(root, "d/x.md")
-    assert before is not None and [st.st_ino for st in before] == [
+    assert before is not None and [st.st_ino for st, _ in before] == [
         os.stat(p).st_ino for p in (root, root / "d", root / "d" / "x.md")]
     _swap(root, outside)
     assert audience._path_stats(root, "d/x.md") is None
