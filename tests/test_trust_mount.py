@@ -11,6 +11,7 @@ import errno
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -249,6 +250,31 @@ def test_status_fails_on_a_stale_mount(home: Path, tmp_path: Path) -> None:
         assert everything.returncode == 1
     finally:
         subprocess.run(["fusermount3", "-u", "-z", str(m.mountpoint)], capture_output=True)
+
+
+def test_status_and_umount_say_a_wedged_mount_instead_of_hanging(home: Path, tmp_path: Path) -> None:
+    """A daemon alive but not answering (stopped here; deadlocked alike)
+    made nasfs status, with or without its mountpoint, wait with it for good:
+    the statvfs that asks it never returned. Now each says 'not answering'
+    within its probe's 5 s, and umount detaches it."""
+    m = Mount(home, tmp_path / "mnt")
+    nasfs = [sys.executable, "-P", "-m", "nasfs"]
+    os.kill(m.proc.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        one = subprocess.run([*nasfs, "status", str(m.mountpoint)], capture_output=True, text=True, timeout=60)
+        assert one.returncode == 1 and "not answering" in one.stdout, one.stdout + one.stderr
+        everything = subprocess.run([*nasfs, "status"], capture_output=True, text=True, timeout=60)
+        assert everything.returncode == 1 and f"{m.mountpoint}: nasfs over" in everything.stdout
+        assert time.monotonic() - started < 40
+        again = subprocess.run([*nasfs, "mount", str(home), str(m.mountpoint)], capture_output=True, text=True, timeout=60)
+        assert again.returncode != 0 and "does not answer" in again.stderr, again.stderr
+        off = subprocess.run([*nasfs, "umount", str(m.mountpoint)], capture_output=True, text=True, timeout=60)
+        assert off.returncode == 0, off.stderr
+        assert not os.path.ismount(m.mountpoint)
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+        m.stop()
 
 
 def test_enametoolong_and_erofs_stay_clear(mounted: Mount) -> None:

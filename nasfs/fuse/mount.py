@@ -9,6 +9,7 @@ command in the foreground in a new session and returns once the mount answers.
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 import signal
@@ -81,9 +82,11 @@ def is_stale(mountpoint: str) -> bool:
 
 def check_mountpoint(mountpoint: str) -> None:
     if mount_at(mountpoint) is not None:
-        if is_stale(mountpoint):
+        state = probe(mountpoint).state
+        if state != "answering":
             raise MountError(
-                f"{mountpoint} holds a stale nasfs mount (its daemon died)",
+                f"{mountpoint} holds a stale nasfs mount (its daemon died)" if state == "stale" else
+                f"{mountpoint} holds a nasfs mount whose daemon does not answer",
                 f"clear it with 'nasfs umount {mountpoint}' (or 'fusermount3 -u -z {mountpoint}'), then mount again",
             )
         raise MountError(f"{mountpoint} is already a nasfs mount", f"'nasfs umount {mountpoint}' first, or another folder")
@@ -256,7 +259,7 @@ def unmount(mountpoint: str) -> None:
     info = mount_at(mountpoint)
     if info is None:
         raise MountError(f"{mountpoint} is not a nasfs mount", "a folder listed by 'nasfs status'")
-    lazy = is_stale(mountpoint)
+    lazy = probe(mountpoint).state != "answering"  # a stale or wedged daemon cannot take part in a clean unmount
     args = ["fusermount3", "-u"] + (["-z"] if lazy else []) + [os.path.abspath(mountpoint)]
     done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode != 0:
@@ -267,32 +270,74 @@ def unmount(mountpoint: str) -> None:
         time.sleep(0.05)
 
 
-def _stats(mountpoint: str) -> dict[str, str]:
-    """The daemon's ``.nas/stats`` as a mapping (empty when it cannot be read)."""
+PROBE_SECONDS = 5.0  # how long a mount may take to answer nasfs status or umount before it is called wedged
+# Run in a child process: a daemon that is alive but does not answer (deadlocked, stopped) leaves the
+# caller of statvfs waiting in the kernel, uninterruptibly once the daemon has read the request; the
+# child is left to wait instead of nasfs status or umount. It prints the errno or the daemon's .nas/stats.
+_PROBE = """
+import json, os, sys
+mountpoint = sys.argv[1]
+try:
+    os.statvfs(mountpoint)  # always asks the daemon; stat may be answered from cache
+except OSError as exc:
+    print(json.dumps({"errno": exc.errno}))
+    sys.exit()
+try:
+    with open(os.path.join(mountpoint, ".nas", "stats")) as fh:
+        stats = dict(line.rstrip("\\n").split("=", 1) for line in fh if "=" in line)
+except OSError:
+    stats = {}
+print(json.dumps({"stats": stats}))
+"""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """How a mount answered: ``answering`` (with its ``.nas/stats``, empty
+    when it could not be read), ``stale`` (its daemon is gone) or ``wedged``
+    (alive, but no answer within PROBE_SECONDS)."""
+
+    state: str
+    stats: dict[str, str]
+
+
+def probe(mountpoint: str, timeout: float = PROBE_SECONDS) -> Probe:
+    """Ask a mount to answer, from a child process that is not waited for
+    past ``timeout``: a wedged mount makes nasfs status and umount say so
+    instead of hanging with it."""
+    child = subprocess.Popen([sys.executable, "-P", "-c", _PROBE, mountpoint], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/", start_new_session=True)
     try:
-        with open(os.path.join(mountpoint, ".nas", "stats")) as fh:
-            return dict(line.rstrip("\n").split("=", 1) for line in fh if "=" in line)
-    except OSError:
-        return {}
+        out, _ = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()  # ends it unless the daemon already read its request; then it ends when the mount does
+        child.stdout.close()  # type: ignore[union-attr]
+        child.returncode = -signal.SIGKILL  # not waited for: its wait may never end
+        return Probe("wedged", {})
+    try:
+        said = json.loads(out)
+    except ValueError:
+        return Probe("answering", {})  # the child failed after statvfs answered
+    if "errno" in said:
+        return Probe("stale" if said["errno"] in (errno.ENOTCONN, errno.ECONNABORTED) else "answering", {})
+    return Probe("answering", said["stats"])
 
 
-def repository_problem(mountpoint: str) -> str | None:
+def repository_problem(stats: dict[str, str]) -> str | None:
     """What the daemon says is wrong with its repository (``.nas/stats``)."""
-    return _stats(mountpoint).get("repository_problem") or None
+    return stats.get("repository_problem") or None
 
 
-def summaries_line(mountpoint: str) -> str:
+def summaries_line(stats: dict[str, str]) -> str:
     """``summaries: queued=.. running=.. done=.. failed=.. stale=..`` from ``.nas/stats``, or ""."""
-    stats = _stats(mountpoint)
     if "summaries_mode" not in stats:
         return ""
     counts = " ".join(f"{k}={stats.get('summaries_' + k, '?')}" for k in ("queued", "running", "done", "failed", "stale"))
     return f"\n  summaries ({stats['summaries_mode']}, {stats.get('summaries_model', '?')}): {counts}"
 
 
-def publish_line(mountpoint: str) -> str:
+def publish_line(stats: dict[str, str]) -> str:
     """``publishing to URL: pushed=.. pending=.. failed=..`` and the oldest pending, from ``.nas/stats``, or ""."""
-    stats = _stats(mountpoint)
     if "publish_remote" not in stats:
         return ""
     counts = " ".join(f"{k}={stats.get('publish_' + k, '?')}" for k in ("pushed", "pending", "failed"))
@@ -302,18 +347,20 @@ def publish_line(mountpoint: str) -> str:
 
 def describe(path: Path | str | None = None) -> tuple[str, bool]:
     """One line per nasfs mount (or the one at ``path``), and whether all of
-    them answer: a stale mount is a failure an admin's script must see."""
+    them answer: a stale or wedged mount is a failure an admin's script must see."""
     rows = []
     healthy = True
     for m in mounts():
         if path is not None and m.mountpoint != os.path.abspath(path):
             continue
-        stale = is_stale(m.mountpoint)
-        problem = None if stale else repository_problem(m.mountpoint)
-        healthy &= not stale and problem is None
-        state = "stale (daemon gone; clear it with 'nasfs umount')" if stale else "answering"
+        found = probe(m.mountpoint)
+        problem = repository_problem(found.stats)
+        healthy &= found.state == "answering" and problem is None
+        state = {"stale": "stale (daemon gone; clear it with 'nasfs umount')",
+                 "wedged": f"not answering (its daemon is alive but did not answer within {PROBE_SECONDS:.0f} s;"
+                           " 'nasfs umount' detaches it)"}.get(found.state, "answering")
         if problem:
             state += f", but {problem}"
         rows.append(f"{m.mountpoint}: nasfs over {m.source}, {state}, options {m.options}"
-                    + ("" if stale else summaries_line(m.mountpoint) + publish_line(m.mountpoint)))
+                    + summaries_line(found.stats) + publish_line(found.stats))
     return "\n".join(rows), healthy
