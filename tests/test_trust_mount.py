@@ -277,6 +277,31 @@ def test_status_and_umount_say_a_wedged_mount_instead_of_hanging(home: Path, tmp
         m.stop()
 
 
+def test_status_does_not_call_a_mount_it_may_not_ask_answering(home: Path) -> None:
+    """A user the mount does not let in (mounted without allow_other by
+    another user) gets the kernel's own statvfs answer, all zeros, without
+    the daemon being asked: nasfs status called the mount 'answering' even
+    with its daemon stopped. Now it says it was not asked, and fails for the
+    mount it was asked about."""
+    base = Path(tempfile.mkdtemp(prefix="nasfs-unasked-", dir="/tmp"))  # a folder other users may enter
+    os.chmod(base, 0o755)
+    m = Mount(home, base / "mnt")  # root's, without --allow-other
+    import sysconfig
+
+    path = os.pathsep.join([str(Path(__file__).parents[1]), sysconfig.get_paths()["platlib"], sysconfig.get_paths()["purelib"]])
+    env = dict(os.environ, PYTHONPATH=path)
+    os.kill(m.proc.pid, signal.SIGSTOP)
+    try:
+        done = subprocess.run([SYSTEM_PYTHON, "-P", "-m", "nasfs", "status", str(m.mountpoint)], capture_output=True,
+                              text=True, timeout=60, env=env, cwd="/", user=65534, group=65534, extra_groups=[])
+        assert "not asked" in done.stdout and "answering" not in done.stdout, done.stdout + done.stderr
+        assert done.returncode == 1
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+        assert m.stop() == 0
+        shutil.rmtree(base)
+
+
 def test_enametoolong_and_erofs_stay_clear(mounted: Mount) -> None:
     mnt = mounted.mountpoint
     with pytest.raises(OSError) as err:

@@ -278,9 +278,12 @@ _PROBE = """
 import json, os, sys
 mountpoint = sys.argv[1]
 try:
-    os.statvfs(mountpoint)  # always asks the daemon; stat may be answered from cache
+    st = os.statvfs(mountpoint)  # always asks the daemon; stat may be answered from cache
 except OSError as exc:
     print(json.dumps({"errno": exc.errno}))
+    sys.exit()
+if st.f_bsize == 0 and st.f_namemax == 0:  # the kernel's own answer to a caller the mount does not let in
+    print(json.dumps({"unasked": True}))  # (mounted without allow_other): the daemon was not asked
     sys.exit()
 try:
     with open(os.path.join(mountpoint, ".nas", "stats")) as fh:
@@ -294,8 +297,11 @@ print(json.dumps({"stats": stats}))
 @dataclass(frozen=True)
 class Probe:
     """How a mount answered: ``answering`` (with its ``.nas/stats``, empty
-    when it could not be read), ``stale`` (its daemon is gone) or ``wedged``
-    (alive, but no answer within PROBE_SECONDS)."""
+    when it could not be read), ``stale`` (its daemon is gone), ``wedged``
+    (alive, but no answer within PROBE_SECONDS) or ``unasked``: this caller
+    may not use the mount (one mounted without allow_other by another user,
+    or a folder on its way closed to it), so the kernel answers for the
+    daemon, alive or not, and nothing is known of it."""
 
     state: str
     stats: dict[str, str]
@@ -318,6 +324,8 @@ def probe(mountpoint: str, timeout: float = PROBE_SECONDS) -> Probe:
         said = json.loads(out)
     except ValueError:
         return Probe("answering", {})  # the child failed after statvfs answered
+    if "unasked" in said or said.get("errno") in (errno.EACCES, errno.EPERM):
+        return Probe("unasked", {})
     if "errno" in said:
         return Probe("stale" if said["errno"] in (errno.ENOTCONN, errno.ECONNABORTED) else "answering", {})
     return Probe("answering", said["stats"])
@@ -347,7 +355,9 @@ def publish_line(stats: dict[str, str]) -> str:
 
 def describe(path: Path | str | None = None) -> tuple[str, bool]:
     """One line per nasfs mount (or the one at ``path``), and whether all of
-    them answer: a stale or wedged mount is a failure an admin's script must see."""
+    them answer: a stale or wedged mount is a failure an admin's script must see;
+    so is the mount at ``path`` when this caller may not ask it (another
+    user's, without allow_other), which is no failure in the list of all."""
     rows = []
     healthy = True
     for m in mounts():
@@ -355,8 +365,10 @@ def describe(path: Path | str | None = None) -> tuple[str, bool]:
             continue
         found = probe(m.mountpoint)
         problem = repository_problem(found.stats)
-        healthy &= found.state == "answering" and problem is None
+        healthy &= (found.state == "answering" or found.state == "unasked" and path is None) and problem is None
         state = {"stale": "stale (daemon gone; clear it with 'nasfs umount')",
+                 "unasked": "not asked (this user may not use it: mounted without allow_other by another user,"
+                            " or a folder on its way is closed; ask as the user who mounted it)",
                  "wedged": f"not answering (its daemon is alive but did not answer within {PROBE_SECONDS:.0f} s;"
                            " 'nasfs umount' detaches it)"}.get(found.state, "answering")
         if problem:
