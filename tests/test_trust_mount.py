@@ -277,6 +277,25 @@ def test_status_and_umount_say_a_wedged_mount_instead_of_hanging(home: Path, tmp
         m.stop()
 
 
+def test_status_asks_wedged_mounts_at_once(home: Path, tmp_path: Path) -> None:
+    """nasfs status waited its 5 s for each wedged mount in turn: a box
+    whose daemons all hit the same deadlock made it take 5 s per mount.
+    Now it asks them all at once and waits 5 s in all."""
+    stopped = [Mount(home, tmp_path / f"mnt{i}") for i in range(3)]
+    for m in stopped:
+        os.kill(m.proc.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-P", "-m", "nasfs", "status"], capture_output=True, text=True, timeout=60)
+        took = time.monotonic() - started
+        assert done.returncode == 1 and all(f"{m.mountpoint}: nasfs over" in done.stdout for m in stopped), done.stdout
+        assert done.stdout.count("not answering") >= 3 and took < 9, (took, done.stdout)
+    finally:
+        for m in stopped:
+            os.kill(m.proc.pid, signal.SIGCONT)
+            assert m.stop() == 0
+
+
 def test_status_does_not_call_a_mount_it_may_not_ask_answering(home: Path) -> None:
     """A user the mount does not let in (mounted without allow_other by
     another user) gets the kernel's own statvfs answer, all zeros, without
