@@ -277,6 +277,31 @@ def test_status_and_umount_say_a_wedged_mount_instead_of_hanging(home: Path, tmp
         m.stop()
 
 
+def test_a_mount_point_named_relative_is_asked_where_it_is(home: Path, tmp_path: Path) -> None:
+    """The probe's child runs in /, and was given the mount point as the
+    caller wrote it: 'nasfs mount SRC mnt' from the folder holding a stopped
+    or a dead mount at mnt asked /mnt, got ENOENT and called the mount
+    answering ('already a nasfs mount'); 'nasfs umount mnt' unmounted a
+    wedged or stale mount without -z."""
+    nasfs = [sys.executable, "-P", "-m", "nasfs"]
+    m = Mount(home, tmp_path / "mnt")
+    os.kill(m.proc.pid, signal.SIGSTOP)
+    try:
+        again = subprocess.run([*nasfs, "mount", str(home), "mnt"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert again.returncode != 0 and "does not answer" in again.stderr, again.stderr
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+        assert m.stop() == 0
+    m = Mount(home, tmp_path / "mnt")
+    m.proc.kill()
+    m.proc.wait()
+    try:
+        again = subprocess.run([*nasfs, "mount", str(home), "mnt"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert again.returncode != 0 and "stale" in again.stderr, again.stderr
+    finally:
+        subprocess.run(["fusermount3", "-u", "-z", str(m.mountpoint)], capture_output=True)
+
+
 def test_status_asks_wedged_mounts_at_once(home: Path, tmp_path: Path) -> None:
     """nasfs status waited its 5 s for each wedged mount in turn: a box
     whose daemons all hit the same deadlock made it take 5 s per mount.

@@ -317,7 +317,8 @@ def probe(mountpoint: str, timeout: float = PROBE_SECONDS) -> Probe:
 def probes(mountpoints: list[str], timeout: float = PROBE_SECONDS) -> list[Probe]:
     """``probe`` of each mount, all at once: several wedged mounts cost
     nasfs status ``timeout`` once, not once each."""
-    children = [subprocess.Popen([sys.executable, "-P", "-c", _PROBE, m], stdin=subprocess.DEVNULL,
+    # the child runs in /: a mount point named relative to this process's folder is made absolute
+    children = [subprocess.Popen([sys.executable, "-P", "-c", _PROBE, os.path.abspath(m)], stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/", start_new_session=True)
                 for m in mountpoints]
     deadline = time.monotonic() + timeout
