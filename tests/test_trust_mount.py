@@ -302,6 +302,26 @@ def test_a_mount_point_named_relative_is_asked_where_it_is(home: Path, tmp_path:
         subprocess.run(["fusermount3", "-u", "-z", str(m.mountpoint)], capture_output=True)
 
 
+def test_mount_waiting_for_its_daemon_never_hangs_on_a_mount_that_does_not_answer(home: Path, tmp_path: Path) -> None:
+    """nasfs mount waits for its daemon's mount to answer, with a deadline;
+    it asked with statvfs in the caller itself, so a mount there that does
+    not answer (its own daemon stopping while it starts, or, as here, a
+    stopped one that turned up there) hung nasfs mount past any deadline.
+    Now it asks from a child too, and says why the daemon failed."""
+    m = Mount(home, tmp_path / "mnt")
+    os.kill(m.proc.pid, signal.SIGSTOP)
+    script = ("import sys\nfrom nasfs.fuse.mount import MountError, start_daemon\n"
+              "try:\n    start_daemon(['mount', sys.argv[1], sys.argv[2], '--node', 'box', '--tree', 'home'], sys.argv[2], None, 20)\n"
+              "except MountError as exc:\n    sys.exit(str(exc))\n")
+    try:
+        done = subprocess.run([sys.executable, "-P", "-c", script, str(home), str(m.mountpoint)], capture_output=True,
+                              text=True, timeout=40, cwd="/")
+        assert done.returncode == 1 and "does not answer" in done.stderr, done.stderr
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+        assert m.stop() == 0
+
+
 def test_status_asks_wedged_mounts_at_once(home: Path, tmp_path: Path) -> None:
     """nasfs status waited its 5 s for each wedged mount in turn: a box
     whose daemons all hit the same deadlock made it take 5 s per mount.

@@ -242,14 +242,14 @@ def start_daemon(argv: list[str], mountpoint: str, log_file: str | None, timeout
         if child.poll() is not None:
             err = child.stderr.read().decode(errors="replace").strip() if child.stderr else ""
             raise MountError(f"the mount daemon exited with {child.returncode}: {err or 'see ' + str(log_file)}")
-        if mount_at(mountpoint) is not None and not is_stale(mountpoint):
-            try:
-                os.stat(os.path.join(mountpoint, ".nas", "HELP"))
+        # asked from a child, as status does: a daemon that stops answering while it starts (or
+        # another mount there that does not answer) must not hang this wait past its timeout
+        if mount_at(mountpoint) is not None:
+            found = probe(mountpoint, min(PROBE_SECONDS, max(deadline - time.monotonic(), 0.1)))
+            if found.state == "answering" and found.stats:
                 if child.stderr:
                     child.stderr.close()
                 return child.pid
-            except OSError:
-                pass
         time.sleep(0.05)
     child.terminate()
     raise MountError(f"the mount at {mountpoint} did not answer within {timeout:.0f} s")
