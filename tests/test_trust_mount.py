@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from nasfs.fuse.mount import mount_at
+
 from .conftest import git, header
 from .mounts import Mount, run_on_mount
 
@@ -317,6 +319,27 @@ def test_mount_waiting_for_its_daemon_never_hangs_on_a_mount_that_does_not_answe
         done = subprocess.run([sys.executable, "-P", "-c", script, str(home), str(m.mountpoint)], capture_output=True,
                               text=True, timeout=40, cwd="/")
         assert done.returncode == 1 and "does not answer" in done.stderr, done.stderr
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+        assert m.stop() == 0
+
+
+def test_clearing_stale_test_mounts_never_hangs_on_a_stopped_one(home: Path, tmp_path: Path) -> None:
+    """Each test session first clears the stale mounts earlier ones left
+    under pytest's folders, another session's too (tests/mounts.py). It
+    asked each with statvfs in the session itself: a session started while
+    another had its daemon stopped (the wedged-mount tests here) hung until
+    that one went on, for good if it was killed meanwhile. Now it asks from
+    a child, and leaves the stopped mount alone: it is not stale."""
+    m = Mount(home, tmp_path / "mnt")
+    os.kill(m.proc.pid, signal.SIGSTOP)
+    script = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom tests.mounts import clear_stale_mounts\n"
+              "clear_stale_mounts(sys.argv[2])\n")
+    try:
+        done = subprocess.run([sys.executable, "-P", "-c", script, str(Path(__file__).parents[1]), str(tmp_path)],
+                              capture_output=True, text=True, timeout=30, cwd="/")
+        assert done.returncode == 0, done.stderr
+        assert mount_at(str(m.mountpoint)) is not None
     finally:
         os.kill(m.proc.pid, signal.SIGCONT)
         assert m.stop() == 0

@@ -71,15 +71,6 @@ def mount_at(mountpoint: str) -> MountInfo | None:
     return None
 
 
-def is_stale(mountpoint: str) -> bool:
-    """A mount listed in mountinfo whose daemon no longer answers."""
-    try:
-        os.statvfs(mountpoint)  # always asks the daemon; stat may be answered from cache
-    except OSError as exc:
-        return exc.errno in (errno.ENOTCONN, errno.ECONNABORTED)
-    return False
-
-
 def check_mountpoint(mountpoint: str) -> None:
     if mount_at(mountpoint) is not None:
         state = probe(mountpoint).state
