@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from nasfs.fuse.mount import is_stale, mount_at, mounts
+from nasfs.fuse.mount import mount_at, mounts, probe
 
 from .processes import end
 
@@ -17,10 +17,14 @@ def clear_stale_mounts(under: str, quiet_for: float = 0) -> None:
     """Lazy-unmount the dead nasfs mounts a crashed earlier run left below
     ``under``, whose folder has not changed for ``quiet_for`` seconds. Live
     ones are left alone, and so are recent dead ones: another test session
-    running now may have killed its daemon on purpose, to test a stale mount."""
+    running now may have killed its daemon on purpose, to test a stale mount.
+    Each is asked from a child (fuse.mount.probe), never by statvfs here: a
+    session running now may have stopped its daemon, to test a wedged mount,
+    and statvfs on it would hang this session until that one went on, or for
+    good if it was killed meanwhile."""
     for m in mounts():
-        if m.mountpoint.startswith(under) and is_stale(m.mountpoint):
-            if time.time() - os.lstat(os.path.dirname(m.mountpoint)).st_mtime >= quiet_for:
+        if m.mountpoint.startswith(under) and time.time() - os.lstat(os.path.dirname(m.mountpoint)).st_mtime >= quiet_for:
+            if probe(m.mountpoint).state == "stale":
                 subprocess.run(["fusermount3", "-u", "-z", m.mountpoint], capture_output=True)
 
 

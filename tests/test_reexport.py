@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from nasfs.fuse.mount import is_stale, mount_at, mounts
+from nasfs.fuse.mount import mount_at, mounts, probe
 
 from .mounts import Mount
 from .processes import end
@@ -113,7 +113,7 @@ def nasfs_mount(home: Path, *extra: str) -> Iterator[Mount]:
     if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
         pytest.fail("re-export tests need root and /dev/fuse (run scripts/test as root)")
     for old in mounts():  # a mount of ours that a killed run left, whose daemon is gone
-        if old.mountpoint.startswith(SHARED_PREFIX) and is_stale(old.mountpoint):
+        if old.mountpoint.startswith(SHARED_PREFIX) and probe(old.mountpoint).state == "stale":
             subprocess.run(["fusermount3", "-u", "-z", old.mountpoint], check=False, capture_output=True)
     base = Path(tempfile.mkdtemp(prefix=SHARED_PREFIX))
     base.chmod(0o755)

@@ -11,6 +11,7 @@ import errno
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -19,6 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from nasfs.fuse.mount import mount_at
 
 from .conftest import git, header
 from .mounts import Mount, run_on_mount
@@ -249,6 +252,141 @@ def test_status_fails_on_a_stale_mount(home: Path, tmp_path: Path) -> None:
         assert everything.returncode == 1
     finally:
         subprocess.run(["fusermount3", "-u", "-z", str(m.mountpoint)], capture_output=True)
+
+
+def test_status_and_umount_say_a_wedged_mount_instead_of_hanging(home: Path, tmp_path: Path) -> None:
+    """A daemon alive but not answering (stopped here; deadlocked alike)
+    made nasfs status, with or without its mountpoint, wait with it for good:
+    the statvfs that asks it never returned. Now each says 'not answering'
+    within its probe's 5 s, and umount detaches it."""
+    m = Mount(home, tmp_path / "mnt")
+    nasfs = [sys.executable, "-P", "-m", "nasfs"]
+    os.kill(m.proc.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        one = subprocess.run([*nasfs, "status", str(m.mountpoint)], capture_output=True, text=True, timeout=60)
+        assert one.returncode == 1 and "not answering" in one.stdout, one.stdout + one.stderr
+        everything = subprocess.run([*nasfs, "status"], capture_output=True, text=True, timeout=60)
+        assert everything.returncode == 1 and f"{m.mountpoint}: nasfs over" in everything.stdout
+        assert time.monotonic() - started < 40
+        again = subprocess.run([*nasfs, "mount", str(home), str(m.mountpoint)], capture_output=True, text=True, timeout=60)
+        assert again.returncode != 0 and "does not answer" in again.stderr, again.stderr
+        off = subprocess.run([*nasfs, "umount", str(m.mountpoint)], capture_output=True, text=True, timeout=60)
+        assert off.returncode == 0, off.stderr
+        assert not os.path.ismount(m.mountpoint)
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+        m.stop()
+
+
+def test_a_mount_point_named_relative_is_asked_where_it_is(home: Path, tmp_path: Path) -> None:
+    """The probe's child runs in /, and was given the mount point as the
+    caller wrote it: 'nasfs mount SRC mnt' from the folder holding a stopped
+    or a dead mount at mnt asked /mnt, got ENOENT and called the mount
+    answering ('already a nasfs mount'); 'nasfs umount mnt' unmounted a
+    wedged or stale mount without -z."""
+    nasfs = [sys.executable, "-P", "-m", "nasfs"]
+    m = Mount(home, tmp_path / "mnt")
+    os.kill(m.proc.pid, signal.SIGSTOP)
+    try:
+        again = subprocess.run([*nasfs, "mount", str(home), "mnt"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert again.returncode != 0 and "does not answer" in again.stderr, again.stderr
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+        assert m.stop() == 0
+    m = Mount(home, tmp_path / "mnt")
+    m.proc.kill()
+    m.proc.wait()
+    try:
+        again = subprocess.run([*nasfs, "mount", str(home), "mnt"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert again.returncode != 0 and "stale" in again.stderr, again.stderr
+    finally:
+        subprocess.run(["fusermount3", "-u", "-z", str(m.mountpoint)], capture_output=True)
+
+
+def test_mount_waiting_for_its_daemon_never_hangs_on_a_mount_that_does_not_answer(home: Path, tmp_path: Path) -> None:
+    """nasfs mount waits for its daemon's mount to answer, with a deadline;
+    it asked with statvfs in the caller itself, so a mount there that does
+    not answer (its own daemon stopping while it starts, or, as here, a
+    stopped one that turned up there) hung nasfs mount past any deadline.
+    Now it asks from a child too, and says why the daemon failed."""
+    m = Mount(home, tmp_path / "mnt")
+    os.kill(m.proc.pid, signal.SIGSTOP)
+    script = ("import sys\nfrom nasfs.fuse.mount import MountError, start_daemon\n"
+              "try:\n    start_daemon(['mount', sys.argv[1], sys.argv[2], '--node', 'box', '--tree', 'home'], sys.argv[2], None, 20)\n"
+              "except MountError as exc:\n    sys.exit(str(exc))\n")
+    try:
+        done = subprocess.run([sys.executable, "-P", "-c", script, str(home), str(m.mountpoint)], capture_output=True,
+                              text=True, timeout=40, cwd="/")
+        assert done.returncode == 1 and "does not answer" in done.stderr, done.stderr
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+        assert m.stop() == 0
+
+
+def test_clearing_stale_test_mounts_never_hangs_on_a_stopped_one(home: Path, tmp_path: Path) -> None:
+    """Each test session first clears the stale mounts earlier ones left
+    under pytest's folders, another session's too (tests/mounts.py). It
+    asked each with statvfs in the session itself: a session started while
+    another had its daemon stopped (the wedged-mount tests here) hung until
+    that one went on, for good if it was killed meanwhile. Now it asks from
+    a child, and leaves the stopped mount alone: it is not stale."""
+    m = Mount(home, tmp_path / "mnt")
+    os.kill(m.proc.pid, signal.SIGSTOP)
+    script = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom tests.mounts import clear_stale_mounts\n"
+              "clear_stale_mounts(sys.argv[2])\n")
+    try:
+        done = subprocess.run([sys.executable, "-P", "-c", script, str(Path(__file__).parents[1]), str(tmp_path)],
+                              capture_output=True, text=True, timeout=30, cwd="/")
+        assert done.returncode == 0, done.stderr
+        assert mount_at(str(m.mountpoint)) is not None
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+        assert m.stop() == 0
+
+
+def test_status_asks_wedged_mounts_at_once(home: Path, tmp_path: Path) -> None:
+    """nasfs status waited its 5 s for each wedged mount in turn: a box
+    whose daemons all hit the same deadlock made it take 5 s per mount.
+    Now it asks them all at once and waits 5 s in all."""
+    stopped = [Mount(home, tmp_path / f"mnt{i}") for i in range(3)]
+    for m in stopped:
+        os.kill(m.proc.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-P", "-m", "nasfs", "status"], capture_output=True, text=True, timeout=60)
+        took = time.monotonic() - started
+        assert done.returncode == 1 and all(f"{m.mountpoint}: nasfs over" in done.stdout for m in stopped), done.stdout
+        assert done.stdout.count("not answering") >= 3 and took < 9, (took, done.stdout)
+    finally:
+        for m in stopped:
+            os.kill(m.proc.pid, signal.SIGCONT)
+            assert m.stop() == 0
+
+
+def test_status_does_not_call_a_mount_it_may_not_ask_answering(home: Path) -> None:
+    """A user the mount does not let in (mounted without allow_other by
+    another user) gets the kernel's own statvfs answer, all zeros, without
+    the daemon being asked: nasfs status called the mount 'answering' even
+    with its daemon stopped. Now it says it was not asked, and fails for the
+    mount it was asked about."""
+    base = Path(tempfile.mkdtemp(prefix="nasfs-unasked-", dir="/tmp"))  # a folder other users may enter
+    os.chmod(base, 0o755)
+    m = Mount(home, base / "mnt")  # root's, without --allow-other
+    import sysconfig
+
+    path = os.pathsep.join([str(Path(__file__).parents[1]), sysconfig.get_paths()["platlib"], sysconfig.get_paths()["purelib"]])
+    env = dict(os.environ, PYTHONPATH=path)
+    os.kill(m.proc.pid, signal.SIGSTOP)
+    try:
+        done = subprocess.run([SYSTEM_PYTHON, "-P", "-m", "nasfs", "status", str(m.mountpoint)], capture_output=True,
+                              text=True, timeout=60, env=env, cwd="/", user=65534, group=65534, extra_groups=[])
+        assert "not asked" in done.stdout and "answering" not in done.stdout, done.stdout + done.stderr
+        assert done.returncode == 1
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+        assert m.stop() == 0
+        shutil.rmtree(base)
 
 
 def test_enametoolong_and_erofs_stay_clear(mounted: Mount) -> None:

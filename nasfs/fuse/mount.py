@@ -9,6 +9,7 @@ command in the foreground in a new session and returns once the mount answers.
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 import signal
@@ -70,20 +71,13 @@ def mount_at(mountpoint: str) -> MountInfo | None:
     return None
 
 
-def is_stale(mountpoint: str) -> bool:
-    """A mount listed in mountinfo whose daemon no longer answers."""
-    try:
-        os.statvfs(mountpoint)  # always asks the daemon; stat may be answered from cache
-    except OSError as exc:
-        return exc.errno in (errno.ENOTCONN, errno.ECONNABORTED)
-    return False
-
-
 def check_mountpoint(mountpoint: str) -> None:
     if mount_at(mountpoint) is not None:
-        if is_stale(mountpoint):
+        state = probe(mountpoint).state
+        if state != "answering":
             raise MountError(
-                f"{mountpoint} holds a stale nasfs mount (its daemon died)",
+                f"{mountpoint} holds a stale nasfs mount (its daemon died)" if state == "stale" else
+                f"{mountpoint} holds a nasfs mount whose daemon does not answer",
                 f"clear it with 'nasfs umount {mountpoint}' (or 'fusermount3 -u -z {mountpoint}'), then mount again",
             )
         raise MountError(f"{mountpoint} is already a nasfs mount", f"'nasfs umount {mountpoint}' first, or another folder")
@@ -239,14 +233,14 @@ def start_daemon(argv: list[str], mountpoint: str, log_file: str | None, timeout
         if child.poll() is not None:
             err = child.stderr.read().decode(errors="replace").strip() if child.stderr else ""
             raise MountError(f"the mount daemon exited with {child.returncode}: {err or 'see ' + str(log_file)}")
-        if mount_at(mountpoint) is not None and not is_stale(mountpoint):
-            try:
-                os.stat(os.path.join(mountpoint, ".nas", "HELP"))
+        # asked from a child, as status does: a daemon that stops answering while it starts (or
+        # another mount there that does not answer) must not hang this wait past its timeout
+        if mount_at(mountpoint) is not None:
+            found = probe(mountpoint, min(PROBE_SECONDS, max(deadline - time.monotonic(), 0.1)))
+            if found.state == "answering" and found.stats:
                 if child.stderr:
                     child.stderr.close()
                 return child.pid
-            except OSError:
-                pass
         time.sleep(0.05)
     child.terminate()
     raise MountError(f"the mount at {mountpoint} did not answer within {timeout:.0f} s")
@@ -256,7 +250,7 @@ def unmount(mountpoint: str) -> None:
     info = mount_at(mountpoint)
     if info is None:
         raise MountError(f"{mountpoint} is not a nasfs mount", "a folder listed by 'nasfs status'")
-    lazy = is_stale(mountpoint)
+    lazy = probe(mountpoint).state != "answering"  # a stale or wedged daemon cannot take part in a clean unmount
     args = ["fusermount3", "-u"] + (["-z"] if lazy else []) + [os.path.abspath(mountpoint)]
     done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode != 0:
@@ -267,32 +261,95 @@ def unmount(mountpoint: str) -> None:
         time.sleep(0.05)
 
 
-def _stats(mountpoint: str) -> dict[str, str]:
-    """The daemon's ``.nas/stats`` as a mapping (empty when it cannot be read)."""
+PROBE_SECONDS = 5.0  # how long a mount may take to answer nasfs status or umount before it is called wedged
+# Run in a child process: a daemon that is alive but does not answer (deadlocked, stopped) leaves the
+# caller of statvfs waiting in the kernel, uninterruptibly once the daemon has read the request; the
+# child is left to wait instead of nasfs status or umount. It prints the errno or the daemon's .nas/stats.
+_PROBE = """
+import json, os, sys
+mountpoint = sys.argv[1]
+try:
+    st = os.statvfs(mountpoint)  # always asks the daemon; stat may be answered from cache
+except OSError as exc:
+    print(json.dumps({"errno": exc.errno}))
+    sys.exit()
+if st.f_bsize == 0 and st.f_namemax == 0:  # the kernel's own answer to a caller the mount does not let in
+    print(json.dumps({"unasked": True}))  # (mounted without allow_other): the daemon was not asked
+    sys.exit()
+try:
+    with open(os.path.join(mountpoint, ".nas", "stats")) as fh:
+        stats = dict(line.rstrip("\\n").split("=", 1) for line in fh if "=" in line)
+except OSError:
+    stats = {}
+print(json.dumps({"stats": stats}))
+"""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """How a mount answered: ``answering`` (with its ``.nas/stats``, empty
+    when it could not be read), ``stale`` (its daemon is gone), ``wedged``
+    (alive, but no answer within PROBE_SECONDS) or ``unasked``: this caller
+    may not use the mount (one mounted without allow_other by another user,
+    or a folder on its way closed to it), so the kernel answers for the
+    daemon, alive or not, and nothing is known of it."""
+
+    state: str
+    stats: dict[str, str]
+
+
+def probe(mountpoint: str, timeout: float = PROBE_SECONDS) -> Probe:
+    """Ask a mount to answer, from a child process that is not waited for
+    past ``timeout``: a wedged mount makes nasfs status and umount say so
+    instead of hanging with it."""
+    return probes([mountpoint], timeout)[0]
+
+
+def probes(mountpoints: list[str], timeout: float = PROBE_SECONDS) -> list[Probe]:
+    """``probe`` of each mount, all at once: several wedged mounts cost
+    nasfs status ``timeout`` once, not once each."""
+    # the child runs in /: a mount point named relative to this process's folder is made absolute
+    children = [subprocess.Popen([sys.executable, "-P", "-c", _PROBE, os.path.abspath(m)], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/", start_new_session=True)
+                for m in mountpoints]
+    deadline = time.monotonic() + timeout
+    return [_answer(child, max(deadline - time.monotonic(), 0.05)) for child in children]
+
+
+def _answer(child: subprocess.Popen, timeout: float) -> Probe:
     try:
-        with open(os.path.join(mountpoint, ".nas", "stats")) as fh:
-            return dict(line.rstrip("\n").split("=", 1) for line in fh if "=" in line)
-    except OSError:
-        return {}
+        out, _ = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()  # ends it unless the daemon already read its request; then it ends when the mount does
+        child.stdout.close()  # type: ignore[union-attr]
+        child.returncode = -signal.SIGKILL  # not waited for: its wait may never end
+        return Probe("wedged", {})
+    try:
+        said = json.loads(out)
+    except ValueError:
+        return Probe("answering", {})  # the child failed after statvfs answered
+    if "unasked" in said or said.get("errno") in (errno.EACCES, errno.EPERM):
+        return Probe("unasked", {})
+    if "errno" in said:
+        return Probe("stale" if said["errno"] in (errno.ENOTCONN, errno.ECONNABORTED) else "answering", {})
+    return Probe("answering", said["stats"])
 
 
-def repository_problem(mountpoint: str) -> str | None:
+def repository_problem(stats: dict[str, str]) -> str | None:
     """What the daemon says is wrong with its repository (``.nas/stats``)."""
-    return _stats(mountpoint).get("repository_problem") or None
+    return stats.get("repository_problem") or None
 
 
-def summaries_line(mountpoint: str) -> str:
+def summaries_line(stats: dict[str, str]) -> str:
     """``summaries: queued=.. running=.. done=.. failed=.. stale=..`` from ``.nas/stats``, or ""."""
-    stats = _stats(mountpoint)
     if "summaries_mode" not in stats:
         return ""
     counts = " ".join(f"{k}={stats.get('summaries_' + k, '?')}" for k in ("queued", "running", "done", "failed", "stale"))
     return f"\n  summaries ({stats['summaries_mode']}, {stats.get('summaries_model', '?')}): {counts}"
 
 
-def publish_line(mountpoint: str) -> str:
+def publish_line(stats: dict[str, str]) -> str:
     """``publishing to URL: pushed=.. pending=.. failed=..`` and the oldest pending, from ``.nas/stats``, or ""."""
-    stats = _stats(mountpoint)
     if "publish_remote" not in stats:
         return ""
     counts = " ".join(f"{k}={stats.get('publish_' + k, '?')}" for k in ("pushed", "pending", "failed"))
@@ -302,18 +359,22 @@ def publish_line(mountpoint: str) -> str:
 
 def describe(path: Path | str | None = None) -> tuple[str, bool]:
     """One line per nasfs mount (or the one at ``path``), and whether all of
-    them answer: a stale mount is a failure an admin's script must see."""
+    them answer: a stale or wedged mount is a failure an admin's script must see;
+    so is the mount at ``path`` when this caller may not ask it (another
+    user's, without allow_other), which is no failure in the list of all."""
     rows = []
     healthy = True
-    for m in mounts():
-        if path is not None and m.mountpoint != os.path.abspath(path):
-            continue
-        stale = is_stale(m.mountpoint)
-        problem = None if stale else repository_problem(m.mountpoint)
-        healthy &= not stale and problem is None
-        state = "stale (daemon gone; clear it with 'nasfs umount')" if stale else "answering"
+    listed = [m for m in mounts() if path is None or m.mountpoint == os.path.abspath(path)]
+    for m, found in zip(listed, probes([m.mountpoint for m in listed])):
+        problem = repository_problem(found.stats)
+        healthy &= (found.state == "answering" or found.state == "unasked" and path is None) and problem is None
+        state = {"stale": "stale (daemon gone; clear it with 'nasfs umount')",
+                 "unasked": "not asked (this user may not use it: mounted without allow_other by another user,"
+                            " or a folder on its way is closed; ask as the user who mounted it)",
+                 "wedged": f"not answering (its daemon is alive but did not answer within {PROBE_SECONDS:.0f} s;"
+                           " 'nasfs umount' detaches it)"}.get(found.state, "answering")
         if problem:
             state += f", but {problem}"
         rows.append(f"{m.mountpoint}: nasfs over {m.source}, {state}, options {m.options}"
-                    + ("" if stale else summaries_line(m.mountpoint) + publish_line(m.mountpoint)))
+                    + summaries_line(found.stats) + publish_line(found.stats))
     return "\n".join(rows), healthy
