@@ -17,7 +17,7 @@ import pygit2
 from pygit2.enums import Option
 
 from ..errors import NotFound, Unavailable
-from .private_stores import PRIVATE_DIR
+from .own_objects import PRIVATE_DIR
 
 # A remote that accepts a connection and never answers fails a push or fetch
 # after this long, instead of holding the publisher's thread (or a verify) forever.

@@ -1,28 +1,40 @@
 """Revisions: commits named by id, branch or tag, HEAD, and how commits
-relate."""
+relate; each commit read through its own objects (own_objects.py)."""
 
 from __future__ import annotations
 
 import pygit2
 
 from ..errors import NotFound
-from .served import ServedTree, serving
+from .own_objects import OwnObjects
+from .served import serving
 
 
-class Revisions(ServedTree):
+class Revisions(OwnObjects):
     """The commits of the served repository."""
 
     @serving
     def resolve(self, rev: str) -> pygit2.Commit:
-        """A commit from a full or abbreviated id, a branch or a tag."""
+        """A commit from a full or abbreviated id, a branch or a tag, read
+        through its own objects: found in ``.git/objects`` first, else in the
+        one private store this process reads that names it (a store made by
+        another process since is looked for too)."""
+        return self._read_at(rev)[1]
+
+    def _read_at(self, rev: str) -> tuple[pygit2.Repository, pygit2.Commit]:
+        """The commit ``rev`` names and the handle its objects are read through."""
         if not rev or rev.startswith("-") or any(c in rev for c in " \t\n:\0"):
             raise NotFound(f"unknown revision {rev!r}", self.valid_revisions())
-        try:
-            obj = self.repo.revparse_single(rev)
-            commit = obj.peel(pygit2.Commit)
-        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-            raise NotFound(f"unknown revision {rev!r}", self.valid_revisions()) from None
-        return commit
+        found = _commit_named(self.repo, rev)
+        oid = found.id if found is not None else None
+        if oid is None:
+            self._add_readable_stores()
+            ids = {c.id for c in (_commit_named(self._opened((objects,)).repo, rev) for objects in sorted(self._own)) if c}
+            oid = ids.pop() if len(ids) == 1 else None  # named in two stores: ambiguous
+        if oid is None:
+            raise NotFound(f"unknown revision {rev!r}", self.valid_revisions())
+        repo = self._reader(oid)
+        return repo, repo[oid]
 
     def valid_revisions(self) -> str:
         names = self.branches()[:10] + self.tags()[:10]
@@ -46,10 +58,23 @@ class Revisions(ServedTree):
 
     @serving
     def commit_time(self, commit: str) -> int:
-        return self.repo[commit].commit_time
+        return self.resolve(commit).commit_time
 
     @serving
     def is_ancestor(self, older: str, newer: str) -> bool:
-        """True when ``older`` is a strict ancestor of ``newer``."""
+        """True when ``older`` is a strict ancestor of ``newer`` (walked through
+        ``newer``'s own objects: an ancestor only another place holds is not one)."""
         a, b = pygit2.Oid(hex=older), pygit2.Oid(hex=newer)
-        return a != b and self.repo.descendant_of(b, a)
+        try:
+            return a != b and self._reader(b).descendant_of(b, a)
+        except (KeyError, NotFound, pygit2.GitError):
+            return False
+
+
+def _commit_named(repo: pygit2.Repository, rev: str) -> pygit2.Commit | None:
+    """The commit ``rev`` names through ``repo``, None when it names none there."""
+    try:
+        found = repo.revparse_single(rev).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        return None
+    return found if isinstance(found, pygit2.Commit) else None

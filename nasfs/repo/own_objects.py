@@ -1,0 +1,141 @@
+"""Each commit read through its own objects only: a commit of ``.git/objects``
+through ``.git/objects`` (and the alternates that folder names, as git reads
+them), a private store's commit through that store's own objects and
+``.git/objects``.
+
+A process that may read several private stores (private_stores.py; root's
+daemon reads them all) must not let an object of one place be reached from
+another: an account that may write ``.git/objects`` (a repository its group
+commits to) can write there a commit, tree or tag naming another account's
+private snapshot blob, and a store's owner can write anything in their store.
+Read through one handle that sees every store, such a commit would serve the
+private bytes to whoever may read the commit. So each place gets a handle of
+its own, opened once and kept while the repository is served, and a commit
+is read through the handle of the place that holds it: what it names
+elsewhere is not found, as plain ``git`` does not find it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+import pygit2
+
+from ..errors import NotFound
+from .served import ServedTree
+
+PRIVATE_DIR = "nasfs-private"
+OWN_OBJECTS_ONLY = "a commit is read through its own objects only: .git/objects, and its private store's for a private snapshot"
+
+
+class Place(NamedTuple):
+    """Where a commit's objects are read: ``.git/objects`` and these stores' own objects."""
+
+    stores: tuple[str, ...]  # private stores' object folders, sorted; () for .git/objects alone
+    repo: pygit2.Repository  # a handle that reads those and nothing else
+
+
+class OwnObjects(ServedTree):
+    """The handles commits are read through, one per place."""
+
+    def _serve(self, repo: pygit2.Repository) -> None:
+        super()._serve(repo)  # self.repo: .git/objects and its own alternates, no private store
+        self._shared = pygit2.Odb(str(self.git_dir / "objects"))  # .git/objects and the alternates it names
+        self._own: dict[str, pygit2.Odb] = {}  # a readable store's object folder -> its own objects
+        self._places: dict[tuple[str, ...], Place] = {(): Place((), repo)}  # opened once, kept
+        self._add_readable_stores()
+
+    def _stores_dir(self) -> Path:
+        return self.git_dir / PRIVATE_DIR
+
+    def _add_readable_stores(self) -> bool:
+        """Learn every store this process may read; True when one was new
+        (made by another process since)."""
+        try:
+            names = set(os.listdir(self._stores_dir()))
+        except OSError:  # not listable (0711) by an account other than its maker: its own store only
+            names = set()
+        added = False
+        for name in names | {f"{os.geteuid()}.git"}:
+            objects = str(self._stores_dir() / name / "objects")
+            if name.endswith(".git") and objects not in self._own and os.access(objects, os.R_OK | os.X_OK):
+                # its own objects only: an alternate its owner names (another store, any repository on
+                # the machine) must not become readable through this process
+                self._own[objects] = own_objects(objects)
+                added = True
+        return added
+
+    def _place_of(self, oid: pygit2.Oid) -> Place | None:
+        """The place holding the object ``oid``: ``.git/objects`` when it has
+        it, else the readable store that holds it in its own objects (a store
+        made since is looked for); None when none does."""
+        if self._shared.exists(oid):
+            return self._places[()]
+        for look_again in (False, True):
+            if look_again and not self._add_readable_stores():
+                break
+            for objects in sorted(self._own):
+                if self._own[objects].exists(oid):
+                    return self._opened((objects,))
+        return None
+
+    def _reader(self, commit: str | pygit2.Oid) -> pygit2.Repository:
+        """The handle the commit ``commit`` (a full id) is read through; NotFound when no place holds it."""
+        try:
+            oid = commit if isinstance(commit, pygit2.Oid) else pygit2.Oid(hex=commit)
+        except ValueError:
+            raise NotFound(f"{commit!r} is not a full commit id") from None
+        place = self._place_of(oid)
+        if place is None:
+            raise NotFound(f"commit {str(oid)[:12]} is not in this repository")
+        return place.repo
+
+    def _joint(self, one: pygit2.Repository, other: pygit2.Repository) -> pygit2.Repository:
+        """A handle reading what both handles read (a diff between commits of
+        two places); what it reads of each side must be checked against that
+        side's own handle before it is told."""
+        stores = {s for place in self._places.values() if place.repo is one or place.repo is other for s in place.stores}
+        return self._opened(tuple(sorted(stores))).repo
+
+    def _opened(self, stores: tuple[str, ...]) -> Place:
+        """The handle on ``.git/objects`` and these stores' own objects, opened once."""
+        place = self._places.get(stores)
+        if place is None:
+            repo = pygit2.Repository(str(self.git_dir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+            for objects in stores:
+                repo.odb.add_backend(pygit2.OdbBackendLoose(objects, 0, False), 1)
+                repo.odb.add_backend(pygit2.OdbBackendPack(objects), 2)
+            place = self._places[stores] = Place(stores, repo)
+        return place
+
+
+def named(repo: pygit2.Repository, oid: pygit2.Oid, commit: str) -> pygit2.Object:
+    """The object ``oid`` that commit ``commit``'s tree names, read through
+    that commit's handle; NotFound when it is not among its own objects (a
+    commit naming another place's object: no snapshot nasfs wrote)."""
+    try:
+        return repo[oid]
+    except KeyError:
+        raise NotFound(f"{commit[:12]} names object {str(oid)[:12]}, which is not among its own objects",
+                       OWN_OBJECTS_ONLY) from None
+
+
+def named_size(repo: pygit2.Repository, oid: pygit2.Oid, commit: str) -> int:
+    """The size of the blob ``oid`` that commit ``commit``'s tree names (read
+    from its header only), as :func:`named` reads it."""
+    try:
+        return repo.odb.read_header(oid)[1]
+    except KeyError:
+        raise NotFound(f"{commit[:12]} names object {str(oid)[:12]}, which is not among its own objects",
+                       OWN_OBJECTS_ONLY) from None
+
+
+def own_objects(objects: str) -> pygit2.Odb:
+    """The objects of one object folder, loose and packed, without the
+    alternates it names."""
+    odb = pygit2.Odb()
+    odb.add_backend(pygit2.OdbBackendLoose(objects, 0, False), 1)
+    odb.add_backend(pygit2.OdbBackendPack(objects), 2)
+    return odb
