@@ -64,13 +64,17 @@ class Changes(Revisions):
         of it is told (NotFound)."""
         (repo_a, commit_a), (repo_b, commit_b) = self._read_at(a), self._read_at(b)
         repo = self._joint(repo_a, repo_b)
-        diff = repo.diff(repo[commit_a.tree_id], repo[commit_b.tree_id], context_lines=3)
-        diff.find_similar()
-        for d in diff.deltas:
+        try:
+            diff = repo.diff(repo[commit_a.tree_id], repo[commit_b.tree_id], context_lines=3)
+        except (KeyError, pygit2.GitError):  # a folder of either not among the objects read
+            raise NotFound(f"{a[:12]}..{b[:12]} names an object that is not among its commits' own objects",
+                           OWN_OBJECTS_ONLY) from None
+        for d in diff.deltas:  # before renames are looked for: they read the blobs
             if d.status != pygit2.GIT_DELTA_ADDED:
                 _own_side(repo_a, commit_a, d.old_file)
             if d.status != pygit2.GIT_DELTA_DELETED:
                 _own_side(repo_b, commit_b, d.new_file)
+        diff.find_similar()
         out = []
         for patch in diff:
             if patch is None:

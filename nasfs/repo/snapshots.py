@@ -239,7 +239,7 @@ class Snapshots(Revisions, PrivateStores, Writing):
         if store is not None:
             message += f"\n{write_trails(trails or {})}\n"
         parents = [head.id] if head is not None else []
-        raw = self.repo.create_commit_string(sig, sig, message, tree, parents)
+        raw = (store or self.repo).create_commit_string(sig, sig, message, tree, parents)  # (checks the tree is there)
         commit_id = _object_id(b"commit", raw.encode())
         if store is not None:
             if not store.odb.exists(commit_id):

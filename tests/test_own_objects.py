@@ -1,0 +1,203 @@
+"""A commit is read through its own objects only (nasfs/repo/own_objects.py):
+an account that may write ``.git/objects`` (a repository its group commits
+to) writes there, with plain git, a commit whose tree names another
+account's private snapshot blob, or whose parent is a private snapshot it
+may read; no door serves the private bytes through it, while the owner and
+root still read the private snapshots themselves.
+
+Real accounts and a real mount with --allow-other, as
+tests/test_private_snapshots.py (whose fixtures and helpers these reuse).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from nasfs.access import AccessDenied, Caller
+from nasfs.errors import NotFound
+from nasfs.pointers import Pointer
+from nasfs.repo import GitTree
+from nasfs.service import Nas
+
+from .conftest import git
+from .mounts import Mount
+from .test_private_snapshots import (SECRET, accounts, as_account, blob_id, commit_of, nasfs_as,  # noqa: F401
+                                     team, tree)
+
+PLAN = "# Plan\n\nthe team code is 5150\n"
+GIT_ID = {"GIT_AUTHOR_NAME": "m", "GIT_AUTHOR_EMAIL": "m@x", "GIT_COMMITTER_NAME": "m", "GIT_COMMITTER_EMAIL": "m@x"}
+
+
+@pytest.fixture()
+def writers(tree: Path, team):  # noqa: F811
+    """The repository is the team's to commit to: ``.git/objects`` group-writable
+    (setgid folders, core.sharedRepository=group), the member in the group.
+    The owner's team/plan.md is 0640 to the group, in a 0750 team folder."""
+    gid, member = team
+    for folder, _, files in os.walk(tree / ".git" / "objects"):
+        os.chown(folder, -1, gid)
+        os.chmod(folder, 0o2775)
+        for name in files:
+            os.chown(os.path.join(folder, name), -1, gid)
+    git(tree, "-c", "safe.directory=*", "config", "core.sharedRepository", "group")
+    owner_uid = os.stat(tree).st_uid
+    (tree / "team").mkdir(mode=0o750)
+    (tree / "team" / "plan.md").write_text(PLAN)
+    for name, mode in ((tree / "team", 0o750), (tree / "team" / "plan.md", 0o640)):
+        os.chown(name, owner_uid, gid)
+        os.chmod(name, mode)
+    return member
+
+
+def git_as(caller: Caller, root: Path, *args: str, given: str = "") -> str:
+    """Plain git run by that account in the shared repository (what a committer may write there)."""
+    groups = ",".join(str(g) for g in sorted(caller.groups | {caller.gid}))
+    run = subprocess.run(["setpriv", f"--reuid={caller.uid}", f"--regid={caller.gid}", f"--groups={groups}", "git",
+                          "-c", "safe.directory=*", *args], cwd=root, input=given.encode(), capture_output=True,
+                         timeout=60, env=dict(os.environ, HOME="/tmp", **GIT_ID))
+    assert run.returncode == 0, (args, run.stderr)
+    return run.stdout.decode().strip()
+
+
+def mktree(caller: Caller, root: Path, entries: dict[str, str]) -> str:
+    """A tree written by ``caller`` with ``git mktree``: name -> 'blob ID' or 'tree ID' (missing objects allowed)."""
+    lines = "".join(f"{'040000' if what.startswith('tree') else '100644'} {what}\t{name}\n" for name, what in entries.items())
+    return git_as(caller, root, "mktree", "--missing", given=lines)
+
+
+def refused(ask: Callable[[], object]) -> None:
+    """The door refuses (not found, or may not read) with a message, or answers without the secret."""
+    try:
+        answer = ask()
+    except (AccessDenied, NotFound) as exc:
+        assert str(exc) and "7731" not in str(exc)
+        return
+    assert "7731" not in json.dumps(answer, default=str), answer
+
+
+def denied_through_mount(caller: Caller, mnt: Path, *paths: str) -> None:
+    for path in paths:
+        run = as_account(caller, "cat", str(mnt / path))
+        assert run.returncode != 0 and b"7731" not in run.stdout and b"Launch" not in run.stdout, (path, run.stdout)
+
+
+def test_a_shared_commit_naming_a_private_blob_serves_it_through_no_door(tree: Path, accounts, writers,  # noqa: F811
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The member writes in .git/objects (git mktree, commit-tree, a tag) a commit whose
+    public/readme.md is the owner's private snapshot blob (its id: the hash of a guess, or a
+    SWHID seen). Plain git finds no such blob; neither does any door, for the member or for
+    root: the commit is read through .git/objects. The owner and root still read the
+    snapshot itself."""
+    from nasfs.http import Door
+
+    owner, _ = accounts
+    member = writers
+    cache = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
+    m = Mount(tree, tree.parent / "mnt", "--allow-other", "--no-warm")
+    try:
+        mnt = m.mountpoint
+        read = as_account(owner, "cat", str(mnt / "private" / "secret.md@outline"))
+        assert read.returncode == 0, read.stderr
+        victim = commit_of(read.stdout)
+        assert not GitTree(tree).in_shared_store(victim)
+        head = GitTree(tree).head()
+        public = mktree(member, tree, {"readme.md": f"blob {blob_id(SECRET)}"})
+        top = mktree(member, tree, {"public": f"tree {public}"})
+        forged = git_as(member, tree, "commit-tree", top, "-p", str(head.id), "-m", "forged")
+        tag = git_as(member, tree, "hash-object", "-t", "tag", "-w", "--stdin",
+                     given=f"object {forged}\ntype commit\ntag v\ntagger m <m@x> 0 +0000\n\nforged\n")
+        assert GitTree(tree).in_shared_store(forged)
+        shown = as_account(member, "git", "-c", "safe.directory=*", "cat-file", "-p", f"{forged}:public/readme.md", cwd=tree)
+        assert shown.returncode != 0 and b"7731" not in shown.stdout  # plain git: no such blob
+
+        denied_through_mount(member, mnt, f".at/{forged}/public/readme.md", f".at/{forged[:12]}/public/readme.md@outline",
+                             f".at/{tag}/public/readme.md", f".nas/deref/public/readme.md@{forged[:12]}",
+                             f".nas/deref/public/readme.md@{forged[:12]}#L1-L4", f".nas/diff/HEAD..{forged[:12]}",
+                             f"public/readme.md@since=HEAD..{forged[:12]}")
+        cli = nasfs_as(member, tree, "read", "--at", forged, "public/readme.md")
+        assert cli.returncode != 0 and b"7731" not in cli.stdout, cli.stdout
+        monkeypatch.setenv("NASFS_CACHE_DIR", str(cache))  # search at a revision writes its tree there
+        nas = Nas(GitTree(tree, node="box", tree="home"))
+        door = Door(nas)  # a root server (HTTP, MCP) answering each caller as that caller
+        pointer = str(Pointer("box", "home", "public/readme.md", forged, 1, 4))
+        for who in (member, Caller.root()):  # root too: git finds no such blob in the commit's objects
+            refused(lambda: door.read("public/readme.md", at=forged, caller=who))
+            refused(lambda: door.read("public/readme.md", at=tag, caller=who))
+            refused(lambda: door.deref(pointer, caller=who))
+            refused(lambda: door.diff(f"HEAD..{forged}", caller=who))
+            refused(lambda: door.search("launch", at=forged, caller=who))
+            refused(lambda: nas.read(f"public/readme.md@since=HEAD..{forged}", caller=who))
+        with pytest.raises(NotFound, match="not among its own objects|does not exist"):
+            door.read("public/readme.md", at=forged, caller=member)
+
+        # the owner and root still read the private snapshot, through the mount and the Door
+        for path in (f".at/{victim}/private/secret.md", f".nas/deref/private/secret.md@{victim[:12]}#L4",
+                     f".nas/diff/HEAD..{victim[:12]}"):
+            run = as_account(owner, "cat", str(mnt / path))
+            assert run.returncode == 0 and b"7731" in run.stdout, (path, run.stderr)
+        for who in (owner, Caller.root()):
+            assert "7731" in json.dumps(door.read("private/secret.md", at=victim, caller=who))
+        with pytest.raises(AccessDenied):
+            door.read("private/secret.md", at=victim, caller=member)
+        assert m.alive()
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+        assert m.stop() == 0, m.log.read_text()[-2000:]
+
+
+def test_a_shared_commit_over_a_private_snapshot_shows_no_other_private_blob_in_a_diff(tree: Path, accounts,  # noqa: F811
+                                                                                       writers) -> None:
+    """The member may read the owner's private snapshot of team/plan.md (0640 to the team). It
+    writes in .git/objects a commit over that snapshot whose team/plan.md is the owner's 0600
+    secret's blob (in the same private store). A diff or @since between the two is made through
+    both commits' objects, but each side must be its own commit's: refused, never the secret."""
+    from nasfs.http import Door
+
+    owner, _ = accounts
+    member = writers
+    m = Mount(tree, tree.parent / "mnt", "--allow-other", "--no-warm")
+    try:
+        mnt = m.mountpoint
+        read = as_account(member, "cat", str(mnt / "team" / "plan.md@outline"))
+        assert read.returncode == 0, read.stderr
+        plan = commit_of(read.stdout)
+        read = as_account(owner, "cat", str(mnt / "private" / "secret.md@outline"))
+        assert read.returncode == 0, read.stderr
+        victim = commit_of(read.stdout)
+        t = GitTree(tree)
+        assert not t.in_shared_store(plan) and not t.in_shared_store(victim)
+        full = str(t.resolve(plan).id)
+        team_tree = mktree(member, tree, {"plan.md": f"blob {blob_id(SECRET)}"})
+        top = mktree(member, tree, {"public": f"tree {t.head().tree['public'].id}", "team": f"tree {team_tree}"})
+        raw = f"tree {top}\nparent {full}\nauthor m <m@x> 0 +0000\ncommitter m <m@x> 0 +0000\n\nover the plan\n"
+        forged = git_as(member, tree, "hash-object", "-t", "commit", "-w", "--stdin", given=raw)
+        assert GitTree(tree).in_shared_store(forged)
+
+        denied_through_mount(member, mnt, f".nas/diff/{plan[:12]}..{forged[:12]}", f".at/{forged}/team/plan.md",
+                             f"team/plan.md@since={plan[:12]}..{forged[:12]}")
+        nas = Nas(GitTree(tree, node="box", tree="home"))
+        door = Door(nas)
+        for who in (member, Caller.root()):
+            refused(lambda: door.diff(f"{plan}..{forged}", caller=who))
+            refused(lambda: nas.read(f"team/plan.md@since={plan}..{forged}", caller=who))
+        with pytest.raises(NotFound, match="not among its own objects|does not exist"):
+            door.diff(f"{plan}..{forged}", caller=member)
+
+        # the member still reads the plan's snapshot; the owner their secret's, in a diff too
+        run = as_account(member, "cat", str(mnt / ".at" / plan / "team" / "plan.md"))
+        assert run.returncode == 0 and b"5150" in run.stdout, run.stderr
+        run = as_account(owner, "cat", str(mnt / ".nas" / "diff" / f"{plan[:12]}..{victim[:12]}"))
+        assert run.returncode == 0 and b"7731" in run.stdout and b"5150" in run.stdout, run.stderr
+        assert "7731" in json.dumps(door.diff(f"{plan}..{victim}", caller=Caller.root()))
+        assert m.alive()
+    finally:
+        assert m.stop() == 0, m.log.read_text()[-2000:]
+
