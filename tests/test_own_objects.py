@@ -73,6 +73,13 @@ def mktree(caller: Caller, root: Path, entries: dict[str, str]) -> str:
     return git_as(caller, root, "mktree", "--missing", given=lines)
 
 
+def recorded_by(caller: Caller, mnt: Path, path: str) -> str:
+    """The snapshot commit of ``path`` that ``caller``'s read through the mount names."""
+    read = as_account(caller, "cat", str(mnt / f"{path}@outline"))
+    assert read.returncode == 0, read.stderr
+    return commit_of(read.stdout)
+
+
 def refused(ask: Callable[[], object]) -> None:
     """The door refuses (not found, or may not read) with a message, or answers without the secret."""
     try:
@@ -104,9 +111,7 @@ def test_a_shared_commit_naming_a_private_blob_serves_it_through_no_door(tree: P
     m = Mount(tree, tree.parent / "mnt", "--allow-other", "--no-warm")
     try:
         mnt = m.mountpoint
-        read = as_account(owner, "cat", str(mnt / "private" / "secret.md@outline"))
-        assert read.returncode == 0, read.stderr
-        victim = commit_of(read.stdout)
+        victim = recorded_by(owner, mnt, "private/secret.md")
         assert not GitTree(tree).in_shared_store(victim)
         head = GitTree(tree).head()
         public = mktree(member, tree, {"readme.md": f"blob {blob_id(SECRET)}"})
@@ -166,12 +171,7 @@ def test_a_shared_commit_over_a_private_snapshot_shows_no_other_private_blob_in_
     m = Mount(tree, tree.parent / "mnt", "--allow-other", "--no-warm")
     try:
         mnt = m.mountpoint
-        read = as_account(member, "cat", str(mnt / "team" / "plan.md@outline"))
-        assert read.returncode == 0, read.stderr
-        plan = commit_of(read.stdout)
-        read = as_account(owner, "cat", str(mnt / "private" / "secret.md@outline"))
-        assert read.returncode == 0, read.stderr
-        victim = commit_of(read.stdout)
+        plan, victim = recorded_by(member, mnt, "team/plan.md"), recorded_by(owner, mnt, "private/secret.md")
         t = GitTree(tree)
         assert not t.in_shared_store(plan) and not t.in_shared_store(victim)
         full = str(t.resolve(plan).id)
@@ -201,3 +201,41 @@ def test_a_shared_commit_over_a_private_snapshot_shows_no_other_private_blob_in_
     finally:
         assert m.stop() == 0, m.log.read_text()[-2000:]
 
+
+
+def test_a_snapshot_over_a_head_naming_a_private_blob_serves_that_blob_to_no_one(tree: Path, accounts,  # noqa: F811
+                                                                                writers) -> None:
+    """A committer makes the branch's HEAD a commit of .git/objects whose public/readme.md is the
+    owner's private blob; the member's read of team/plan.md then records a snapshot over it, in
+    the owner's store, which holds that blob. The snapshot records team/plan.md only: what it
+    does not record is its parent's, read as .git/objects holds it, so public/readme.md there is
+    not found, for the member and for root; team/plan.md is read as before."""
+    from nasfs.http import Door
+
+    owner, _ = accounts
+    member = writers
+    m = Mount(tree, tree.parent / "mnt", "--allow-other", "--no-warm")
+    try:
+        mnt = m.mountpoint
+        recorded_by(owner, mnt, "private/secret.md")  # the blob is in the owner's store
+        t = GitTree(tree)
+        public = mktree(member, tree, {"readme.md": f"blob {blob_id(SECRET)}"})
+        forged = git_as(member, tree, "commit-tree", mktree(member, tree, {"public": f"tree {public}"}),
+                        "-p", str(t.head().id), "-m", "forged")
+        git(tree, "-c", "safe.directory=*", "update-ref", "refs/heads/main", forged)  # as the committer's push would
+        snapshot = recorded_by(member, mnt, "team/plan.md")
+        assert not GitTree(tree).in_shared_store(snapshot) and str(GitTree(tree).resolve(snapshot).parents[0].id) == forged
+
+        denied_through_mount(member, mnt, f".at/{snapshot}/public/readme.md", f".nas/deref/public/readme.md@{snapshot[:12]}",
+                             f".at/{snapshot}/public/readme.md@outline")
+        for path in (f".at/{snapshot}/team/plan.md", f".nas/diff/HEAD..{snapshot[:12]}"):  # what it records
+            run = as_account(member, "cat", str(mnt / path))
+            assert run.returncode == 0 and b"5150" in run.stdout and b"7731" not in run.stdout, run.stderr
+        door = Door(Nas(GitTree(tree, node="box", tree="home")))
+        for who in (member, owner, Caller.root()):
+            refused(lambda: door.read("public/readme.md", at=snapshot, caller=who))
+            refused(lambda: door.diff(f"{forged}..{snapshot}", caller=who))
+        assert "5150" in json.dumps(door.read("team/plan.md", at=snapshot, caller=member))
+        assert m.alive()
+    finally:
+        assert m.stop() == 0, m.log.read_text()[-2000:]

@@ -71,9 +71,9 @@ class Changes(Revisions):
                            OWN_OBJECTS_ONLY) from None
         for d in diff.deltas:  # before renames are looked for: they read the blobs
             if d.status != pygit2.GIT_DELTA_ADDED:
-                _own_side(repo_a, commit_a, d.old_file)
+                self._own_side(repo_a, commit_a, d.old_file)
             if d.status != pygit2.GIT_DELTA_DELETED:
-                _own_side(repo_b, commit_b, d.new_file)
+                self._own_side(repo_b, commit_b, d.new_file)
         diff.find_similar()
         out = []
         for patch in diff:
@@ -91,14 +91,17 @@ class Changes(Revisions):
         return out
 
 
-def _own_side(repo: pygit2.Repository, commit: pygit2.Commit, file: pygit2.DiffFile) -> None:
-    """NotFound unless ``file`` (a side of a change) is what ``commit`` names
-    at its path through ``repo``, the commit's own handle, and its blob is
-    among that handle's objects (a submodule's commit is not read)."""
-    try:
-        own = tree_entry(commit.tree, file.path).id == file.id
-    except KeyError:  # not there, or a folder on its way not among the commit's own objects
-        own = False
-    if not own or (file.mode != pygit2.GIT_FILEMODE_COMMIT and not repo.odb.exists(file.id)):
-        raise NotFound(f"{str(commit.id)[:12]} names at {file.path!r} an object that is not among its own objects",
-                       OWN_OBJECTS_ONLY)
+    def _own_side(self, repo: pygit2.Repository, commit: pygit2.Commit, file: pygit2.DiffFile) -> None:
+        """NotFound unless ``file`` (a side of a change) is what ``commit``
+        names at its path through ``repo``, the commit's own handle, and its
+        blob may be read there (private_stores.PrivateStores._takes; a
+        submodule's commit is not read)."""
+        try:
+            own = tree_entry(commit.tree, file.path).id == file.id
+        except KeyError:  # not there, or a folder on its way not among the commit's own objects
+            own = False
+        if own and file.mode != pygit2.GIT_FILEMODE_COMMIT:
+            own = repo.odb.exists(file.id) and self._takes(str(commit.id), file.path, file.id)
+        if not own:
+            raise NotFound(f"{str(commit.id)[:12]} names at {file.path!r} an object that is not among its own objects",
+                           OWN_OBJECTS_ONLY)

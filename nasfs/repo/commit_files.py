@@ -11,7 +11,6 @@ import pygit2
 
 from .commit_paths import CommitPaths
 from .content import FILE_MODES
-from .own_objects import named, named_size
 
 
 class FilesAt(NamedTuple):
@@ -40,15 +39,15 @@ class CommitFiles(CommitPaths):
                     continue
                 where = f"{rel}/{e.name}" if rel else e.name
                 if e.filemode == pygit2.GIT_FILEMODE_TREE:
-                    stack.append((where, named(repo, e.id, str(commit.id))))
+                    stack.append((where, self._named(repo, str(commit.id), where, e.id)))
                 elif e.filemode in FILE_MODES:
-                    files.append((where, named_size(repo, e.id, str(commit.id)), str(e.id)))
+                    files.append((where, self._named_size(repo, str(commit.id), where, e.id), str(e.id)))
         return FilesAt(folder, str(sub.id), files)
 
-    def blob_head(self, rev: str, blob_id: str, n: int) -> bytes:
-        """The first ``n`` bytes of the blob ``blob_id`` (an id from
-        :meth:`files_at` of ``rev``, read through that commit's own handle): a
-        file's head at a revision, read by id, as the path was looked up once
-        by the walk. libgit2 reads the blob whole."""
+    def blob_head(self, rev: str, path: str, blob_id: str, n: int) -> bytes:
+        """The first ``n`` bytes of the blob ``blob_id`` at ``path`` (as
+        :meth:`files_at` of ``rev`` gave them; read through that commit's own
+        handle): a file's head at a revision, read by id, as the path was
+        looked up once by the walk. libgit2 reads the blob whole."""
         repo, commit = self._read_at(rev)
-        return named(repo, pygit2.Oid(hex=blob_id), str(commit.id)).data[:n]
+        return self._named(repo, str(commit.id), path, pygit2.Oid(hex=blob_id)).data[:n]

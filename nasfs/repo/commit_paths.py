@@ -9,7 +9,6 @@ import pygit2
 
 from ..errors import BadPath, NotFound, NotServable
 from .content import Content
-from .own_objects import named
 from .paths import clean_path, tree_entry
 from .revisions import Revisions
 
@@ -30,8 +29,8 @@ class CommitPaths(Revisions):
             except KeyError:
                 return path, None
             if entry.filemode != pygit2.GIT_FILEMODE_LINK:
-                return path, named(repo, entry.id, str(commit.id))
-            target = named(repo, entry.id, str(commit.id)).data.decode("utf-8", "replace")
+                return path, self._named(repo, str(commit.id), path, entry.id)
+            target = self._named(repo, str(commit.id), path, entry.id).data.decode("utf-8", "replace")
             joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
             if target.startswith("/") or joined == ".." or joined.startswith("../"):
                 raise BadPath(f"{path!r} is a symlink to {target!r}, outside the tree")

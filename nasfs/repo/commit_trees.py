@@ -11,7 +11,6 @@ import pygit2
 
 from ..errors import NotFound
 from .content import FILE_MODES
-from .own_objects import named
 from .paths import tree_entry
 from .revisions import Revisions
 from .served import serving
@@ -32,7 +31,10 @@ class CommitTrees(Revisions):
     objects (own_objects.py): an entry whose object is not among them is not
     there (a folder lists the rest)."""
 
-    def _item(self, repo: pygit2.Repository, name: str, filemode: int, oid: pygit2.Oid) -> TreeItem | None:
+    def _item(self, repo: pygit2.Repository, commit: str, path: str, filemode: int, oid: pygit2.Oid) -> TreeItem | None:
+        """The entry at ``path`` of ``commit`` (read through ``repo``, its own
+        handle); None when its object may not be read there (:meth:`_named`)."""
+        name = path.rpartition("/")[2]
         if filemode == pygit2.GIT_FILEMODE_COMMIT:
             return TreeItem(name, "dir", 0)  # a submodule shows as an empty folder
         try:
@@ -41,6 +43,8 @@ class CommitTrees(Revisions):
             return None
         if filemode == pygit2.GIT_FILEMODE_TREE:
             return TreeItem(name, "dir", 0) if kind_of == pygit2.GIT_OBJECT_TREE else None
+        if not self._takes(commit, path, oid):
+            return None
         kind = "link" if filemode == pygit2.GIT_FILEMODE_LINK else "file"
         return TreeItem(name, kind, size, filemode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
 
@@ -54,33 +58,36 @@ class CommitTrees(Revisions):
             entry = tree_entry(found.tree, path)
         except KeyError:
             return None
-        return self._item(repo, entry.name, entry.filemode, entry.id)
+        return self._item(repo, str(found.id), path, entry.filemode, entry.id)
 
     @serving
     def listing_at(self, commit: str, path: str) -> list[TreeItem]:
         repo, found = self._read_at(commit)
-        sub = found.tree if not path else named(repo, tree_entry(found.tree, path).id, commit)
+        full = str(found.id)
+        sub = found.tree if not path else self._named(repo, full, path, tree_entry(found.tree, path).id)
         if not isinstance(sub, pygit2.Tree):
             return []
-        return [item for e in sub if (item := self._item(repo, e.name, e.filemode, e.id)) is not None]
+        prefix = path + "/" if path else ""
+        return [item for e in sub if (item := self._item(repo, full, prefix + e.name, e.filemode, e.id)) is not None]
 
     @serving
     def write_tree_at(self, commit: str, folder: Path) -> None:
         """Write the files of ``commit`` under ``folder`` (symlinks as links
         whose targets stay as they are; submodules skipped)."""
         repo, found = self._read_at(commit)
-        stack: list[tuple[pygit2.Tree, Path]] = [(found.tree, folder)]
+        full = str(found.id)
+        stack: list[tuple[pygit2.Tree, str, Path]] = [(found.tree, "", folder)]
         while stack:
-            tree, where = stack.pop()
+            tree, rel, where = stack.pop()
             where.mkdir(exist_ok=True)
             for entry in tree:
-                target = where / entry.name
+                target, path = where / entry.name, f"{rel}{entry.name}"
                 if entry.filemode == pygit2.GIT_FILEMODE_TREE:
-                    stack.append((named(repo, entry.id, commit), target))
+                    stack.append((self._named(repo, full, path, entry.id), f"{path}/", target))
                 elif entry.filemode == pygit2.GIT_FILEMODE_LINK:
-                    os.symlink(named(repo, entry.id, commit).data, target)
+                    os.symlink(self._named(repo, full, path, entry.id).data, target)
                 elif entry.filemode in FILE_MODES:
-                    target.write_bytes(named(repo, entry.id, commit).data)
+                    target.write_bytes(self._named(repo, full, path, entry.id).data)
 
     @serving
     def ls_tree_at(self, commit: str, path: str) -> bytes | None:
@@ -111,7 +118,7 @@ class CommitTrees(Revisions):
             oid = tree_entry(found.tree, path).id
         except KeyError:
             raise NotFound(f"{path!r} does not exist at {commit[:12]}") from None
-        return named(repo, oid, commit).data
+        return self._named(repo, str(found.id), path, oid).data
 
 
 _ESCAPES = {ord('"'): b'\\"', ord("\\"): b"\\\\", ord("\t"): b"\\t", ord("\n"): b"\\n", 7: b"\\a", 8: b"\\b",

@@ -111,25 +111,9 @@ class OwnObjects(ServedTree):
         return place
 
 
-def named(repo: pygit2.Repository, oid: pygit2.Oid, commit: str) -> pygit2.Object:
-    """The object ``oid`` that commit ``commit``'s tree names, read through
-    that commit's handle; NotFound when it is not among its own objects (a
-    commit naming another place's object: no snapshot nasfs wrote)."""
-    try:
-        return repo[oid]
-    except KeyError:
-        raise NotFound(f"{commit[:12]} names object {str(oid)[:12]}, which is not among its own objects",
-                       OWN_OBJECTS_ONLY) from None
-
-
-def named_size(repo: pygit2.Repository, oid: pygit2.Oid, commit: str) -> int:
-    """The size of the blob ``oid`` that commit ``commit``'s tree names (read
-    from its header only), as :func:`named` reads it."""
-    try:
-        return repo.odb.read_header(oid)[1]
-    except KeyError:
-        raise NotFound(f"{commit[:12]} names object {str(oid)[:12]}, which is not among its own objects",
-                       OWN_OBJECTS_ONLY) from None
+def not_own(commit: str, oid: pygit2.Oid) -> NotFound:
+    """The refusal of an object a commit names that is not among its own objects."""
+    return NotFound(f"{commit[:12]} names object {str(oid)[:12]}, which is not among its own objects", OWN_OBJECTS_ONLY)
 
 
 def own_objects(objects: str) -> pygit2.Odb:

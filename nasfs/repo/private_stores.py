@@ -32,7 +32,7 @@ import pygit2
 
 from ..access import Trail
 from ..cache import LRU
-from .own_objects import OwnObjects
+from .own_objects import OwnObjects, not_own
 from .served import serving
 
 PRIVATE_REFS = "refs/nasfs/private/"
@@ -247,6 +247,40 @@ class PrivateStores(OwnObjects):
             if place is not None:  # one found nowhere may yet appear in a store made since
                 self._sources.put(commit, known)
         return known if known.store else None
+
+    def _named(self, repo: pygit2.Repository, commit: str, path: str, oid: pygit2.Oid) -> pygit2.Object:
+        """The object ``oid`` that commit ``commit`` names at ``path``, read
+        through ``repo``, the commit's own handle (own_objects.py). NotFound
+        when it is not among that handle's objects, or for a blob of a
+        private store's own at a path its commit does not record
+        (:meth:`_takes`)."""
+        try:
+            found = repo[oid]
+        except KeyError:
+            raise not_own(commit, oid) from None
+        if isinstance(found, pygit2.Blob) and not self._takes(commit, path, oid):
+            raise not_own(commit, oid)
+        return found
+
+    def _named_size(self, repo: pygit2.Repository, commit: str, path: str, oid: pygit2.Oid) -> int:
+        """The size of the blob :meth:`_named` would read (from its header only)."""
+        try:
+            size = repo.odb.read_header(oid)[1]
+        except KeyError:
+            raise not_own(commit, oid) from None
+        if not self._takes(commit, path, oid):
+            raise not_own(commit, oid)
+        return size
+
+    def _takes(self, commit: str, path: str, oid: pygit2.Oid) -> bool:
+        """Whether a blob ``commit`` names at ``path`` may be read through its
+        handle: always for a commit of ``.git/objects``; for a private store's,
+        a blob of ``.git/objects``, or one at a path it records. What it does
+        not record is its parent's, a commit of ``.git/objects`` that must
+        hold it too: a HEAD a committer made name a private blob, copied into
+        a snapshot recorded over it, is no reason to serve that blob."""
+        sources = self.private_sources(commit)
+        return sources is None or path in sources.paths or self._shared.exists(oid)
 
     def _store_holding(self, oid: pygit2.Oid) -> pygit2.Repository | None:
         """The private store (readable by this process) that holds ``oid`` in

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pygit2
 
 from ..errors import NotFound
-from .own_objects import OwnObjects
+from .private_stores import PrivateStores
 from .served import serving
 
 
-class Revisions(OwnObjects):
+class Revisions(PrivateStores):
     """The commits of the served repository."""
 
     @serving
