@@ -206,10 +206,11 @@ def test_a_shared_commit_over_a_private_snapshot_shows_no_other_private_blob_in_
 def test_a_snapshot_over_a_head_naming_a_private_blob_serves_that_blob_to_no_one(tree: Path, accounts,  # noqa: F811
                                                                                 writers) -> None:
     """A committer makes the branch's HEAD a commit of .git/objects whose public/readme.md is the
-    owner's private blob; the member's read of team/plan.md then records a snapshot over it, in
+    owner's private blob, and whose private/ is the owner's private snapshot's folder; the member's read of team/plan.md then records a snapshot over it, in
     the owner's store, which holds that blob. The snapshot records team/plan.md only: what it
     does not record is its parent's, read as .git/objects holds it, so public/readme.md there is
-    not found, for the member and for root; team/plan.md is read as before."""
+    not found, for the member and for root, nor is the owner's private folder the HEAD names
+    listed; team/plan.md is read as before."""
     from nasfs.http import Door
 
     owner, _ = accounts
@@ -217,23 +218,28 @@ def test_a_snapshot_over_a_head_naming_a_private_blob_serves_that_blob_to_no_one
     m = Mount(tree, tree.parent / "mnt", "--allow-other", "--no-warm")
     try:
         mnt = m.mountpoint
-        recorded_by(owner, mnt, "private/secret.md")  # the blob is in the owner's store
+        victim = recorded_by(owner, mnt, "private/secret.md")  # the blob and its folder are in the owner's store
         t = GitTree(tree)
+        folder = t.resolve(victim).tree["private"].id  # (its id: the hash of the guessed blob's tree)
         public = mktree(member, tree, {"readme.md": f"blob {blob_id(SECRET)}"})
-        forged = git_as(member, tree, "commit-tree", mktree(member, tree, {"public": f"tree {public}"}),
+        forged = git_as(member, tree, "commit-tree", mktree(member, tree, {"public": f"tree {public}",
+                                                                           "private": f"tree {folder}"}),
                         "-p", str(t.head().id), "-m", "forged")
         git(tree, "-c", "safe.directory=*", "update-ref", "refs/heads/main", forged)  # as the committer's push would
         snapshot = recorded_by(member, mnt, "team/plan.md")
         assert not GitTree(tree).in_shared_store(snapshot) and str(GitTree(tree).resolve(snapshot).parents[0].id) == forged
 
         denied_through_mount(member, mnt, f".at/{snapshot}/public/readme.md", f".nas/deref/public/readme.md@{snapshot[:12]}",
-                             f".at/{snapshot}/public/readme.md@outline")
+                             f".at/{snapshot}/public/readme.md@outline", f".at/{snapshot}/private/secret.md")
+        listed = as_account(member, "ls", str(mnt / ".at" / snapshot / "private"))
+        assert listed.returncode != 0 and b"secret" not in listed.stdout, listed.stdout
         for path in (f".at/{snapshot}/team/plan.md", f".nas/diff/HEAD..{snapshot[:12]}"):  # what it records
             run = as_account(member, "cat", str(mnt / path))
             assert run.returncode == 0 and b"5150" in run.stdout and b"7731" not in run.stdout, run.stderr
         door = Door(Nas(GitTree(tree, node="box", tree="home")))
         for who in (member, owner, Caller.root()):
             refused(lambda: door.read("public/readme.md", at=snapshot, caller=who))
+            refused(lambda: door.read("private/secret.md", at=snapshot, caller=who))
             refused(lambda: door.diff(f"{forged}..{snapshot}", caller=who))
         assert "5150" in json.dumps(door.read("team/plan.md", at=snapshot, caller=member))
         assert m.alive()

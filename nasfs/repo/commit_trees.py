@@ -41,10 +41,11 @@ class CommitTrees(Revisions):
             kind_of, size = repo.odb.read_header(oid)
         except KeyError:
             return None
-        if filemode == pygit2.GIT_FILEMODE_TREE:
-            return TreeItem(name, "dir", 0) if kind_of == pygit2.GIT_OBJECT_TREE else None
-        if not self._takes(commit, path, oid):
+        folder = filemode == pygit2.GIT_FILEMODE_TREE
+        if folder != (kind_of == pygit2.GIT_OBJECT_TREE) or not self._takes(commit, path, oid, folder):
             return None
+        if folder:
+            return TreeItem(name, "dir", 0)
         kind = "link" if filemode == pygit2.GIT_FILEMODE_LINK else "file"
         return TreeItem(name, kind, size, filemode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
 
@@ -98,8 +99,8 @@ class CommitTrees(Revisions):
         root = found.tree
         if path:
             try:
-                sub = repo[tree_entry(root, path).id]
-            except KeyError:  # no such path, or a folder not among the commit's own objects
+                sub = self._named(repo, str(found.id), path, tree_entry(root, path).id)
+            except (KeyError, NotFound):  # no such path, or a folder not among the commit's own objects
                 return None
             if not isinstance(sub, pygit2.Tree):
                 return None

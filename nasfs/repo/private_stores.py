@@ -258,7 +258,7 @@ class PrivateStores(OwnObjects):
             found = repo[oid]
         except KeyError:
             raise not_own(commit, oid) from None
-        if isinstance(found, pygit2.Blob) and not self._takes(commit, path, oid):
+        if not self._takes(commit, path, oid, folder=isinstance(found, pygit2.Tree)):
             raise not_own(commit, oid)
         return found
 
@@ -272,15 +272,20 @@ class PrivateStores(OwnObjects):
             raise not_own(commit, oid)
         return size
 
-    def _takes(self, commit: str, path: str, oid: pygit2.Oid) -> bool:
-        """Whether a blob ``commit`` names at ``path`` may be read through its
-        handle: always for a commit of ``.git/objects``; for a private store's,
-        a blob of ``.git/objects``, or one at a path it records. What it does
+    def _takes(self, commit: str, path: str, oid: pygit2.Oid, folder: bool = False) -> bool:
+        """Whether an object ``commit`` names at ``path`` (a folder's tree when
+        ``folder``) may be read through its handle: always for a commit of
+        ``.git/objects``; for a private store's, an object of ``.git/objects``,
+        or a file it records, or a folder on the way to one. What it does
         not record is its parent's, a commit of ``.git/objects`` that must
-        hold it too: a HEAD a committer made name a private blob, copied into
-        a snapshot recorded over it, is no reason to serve that blob."""
+        hold it too: a HEAD a committer made name a private blob or folder,
+        copied into a snapshot recorded over it, is no reason to serve it."""
         sources = self.private_sources(commit)
-        return sources is None or path in sources.paths or self._shared.exists(oid)
+        if sources is None or self._shared.exists(oid):
+            return True
+        if folder:
+            return not path or any(p.startswith(f"{path}/") for p in sources.paths)
+        return path in sources.paths
 
     def _store_holding(self, oid: pygit2.Oid) -> pygit2.Repository | None:
         """The private store (readable by this process) that holds ``oid`` in
