@@ -3,6 +3,8 @@ relate; each commit read through its own objects (own_objects.py)."""
 
 from __future__ import annotations
 
+from string import hexdigits
+
 import pygit2
 
 from ..errors import NotFound
@@ -26,14 +28,24 @@ class Revisions(PrivateStores):
         if not rev or rev.startswith("-") or any(c in rev for c in " \t\n:\0"):
             raise NotFound(f"unknown revision {rev!r}", self.valid_revisions())
         found = _commit_named(self.repo, rev)
-        oid = found.id if found is not None else None
-        if oid is None:
-            self._add_readable_stores()
+        if found is not None:  # read through .git/objects: it is there
+            return self.repo, found
+        if len(rev) == 40 and all(c in hexdigits for c in rev):  # a full id: the store holding it, by its objects
+            place = self._place_of(pygit2.Oid(hex=rev))
+            found = place.repo.get(rev) if place is not None else None
+            if isinstance(found, pygit2.Commit):
+                return place.repo, found
+        ids: set[pygit2.Oid] = set()
+        for look_again in (False, True):  # in the stores known, then in any made since
+            if look_again and not self._add_readable_stores():
+                break
             ids = {c.id for c in (_commit_named(self._opened((objects,)).repo, rev) for objects in sorted(self._own)) if c}
-            oid = ids.pop() if len(ids) == 1 else None  # named in two stores: ambiguous
-        if oid is None:
+            if ids:
+                break
+        if len(ids) != 1:  # nowhere, or named in two stores: ambiguous
             raise NotFound(f"unknown revision {rev!r}", self.valid_revisions())
-        repo = self._reader(oid)
+        oid = ids.pop()
+        repo = self._reader(oid)  # (a store's commit may name one of .git/objects: read there)
         return repo, repo[oid]
 
     def valid_revisions(self) -> str:
