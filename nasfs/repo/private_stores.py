@@ -8,7 +8,8 @@ commit) and whose refs ``refs/nasfs/private/<commit>`` keep its snapshots
 from ``git gc``. The shared repository does not name the stores (git prints
 an error line on every command for an alternate it cannot read): a process
 reads the ones it can read, each through a handle of its own
-(own_objects.py), so the owner's nasfs reads them and nobody else's does. The owner's plain git reads them with
+(own_objects.py), so the owner's nasfs reads them and nobody else's does.
+The owner's plain git reads them with
 ``git --git-dir=.git/nasfs-private/<uid>.git`` or
 ``GIT_ALTERNATE_OBJECT_DIRECTORIES=.git/nasfs-private/<uid>.git/objects``.
 """
@@ -251,9 +252,8 @@ class PrivateStores(OwnObjects):
     def _named(self, repo: pygit2.Repository, commit: str, path: str, oid: pygit2.Oid) -> pygit2.Object:
         """The object ``oid`` that commit ``commit`` names at ``path``, read
         through ``repo``, the commit's own handle (own_objects.py). NotFound
-        when it is not among that handle's objects, or for a blob of a
-        private store's own at a path its commit does not record
-        (:meth:`_takes`)."""
+        when it is not among that handle's objects, or is a private store's
+        own at a path its commit does not record (:meth:`_takes`)."""
         try:
             found = repo[oid]
         except KeyError:
