@@ -245,3 +245,45 @@ def test_a_snapshot_over_a_head_naming_a_private_blob_serves_that_blob_to_no_one
         assert m.alive()
     finally:
         assert m.stop() == 0, m.log.read_text()[-2000:]
+
+
+def test_an_alternate_of_git_objects_that_some_reader_may_not_read_is_not_shared(tree: Path, accounts) -> None:  # noqa: F811
+    """Whoever may write .git/objects/info/alternates (here the owner of .git; a group that commits
+    to it could too) names another account's private store there: plain git run by them cannot read
+    it, and neither does nasfs take its objects for shared ones, so the other's snapshot is still
+    judged as theirs (refused to the owner, not published). An alternate every reader of
+    .git/objects may read (git clone --shared) is still read."""
+    from nasfs.http import Door
+    from nasfs.repo.remotes import Publishing
+    from nasfs.snapshot_access import check_commit
+
+    owner, other = accounts
+    (tree / "theirs").mkdir(mode=0o700)
+    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 7731\n")
+    for name in (tree / "theirs", tree / "theirs" / "note.md"):
+        os.chown(name, other.uid, other.gid)
+    theirs = GitTree(tree).working("theirs/note.md", caller=other).commit
+    outside = Path(tempfile.mkdtemp(prefix="nasfs-shared-", dir="/tmp"))
+    try:
+        os.chmod(outside, 0o755)
+        (outside / "f.md").write_text("# Shared by all\n")
+        git(outside, "init", "-q", "-b", "main")
+        git(outside, "add", "-A")
+        git(outside, "commit", "-q", "-m", "theirs to share")
+        lent = git(outside, "rev-parse", "HEAD").strip()
+        alternates = tree / ".git" / "objects" / "info" / "alternates"
+        alternates.write_text(f"{tree / '.git' / 'nasfs-private' / f'{other.uid}.git' / 'objects'}\n"
+                              f"{outside / '.git' / 'objects'}\n")
+        os.chown(alternates, owner.uid, owner.gid)
+
+        t = GitTree(tree, node="box", tree="home")
+        assert not t.in_shared_store(theirs)
+        with pytest.raises(AccessDenied):
+            check_commit(t, theirs, owner)
+        door = Door(Nas(t))
+        refused(lambda: door.read("theirs/note.md", at=theirs, caller=owner))
+        assert "7731" in json.dumps(door.read("theirs/note.md", at=theirs, caller=other))
+        assert not Publishing(tree / ".git", "file:///nowhere", "box").is_public_snapshot(theirs)
+        assert str(t.resolve(lent).id) == lent and t.at(lent, "f.md").read() == b"# Shared by all\n"
+    finally:
+        shutil.rmtree(outside)

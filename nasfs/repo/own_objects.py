@@ -13,18 +13,29 @@ private bytes to whoever may read the commit. So each place gets a handle of
 its own, opened once and kept while the repository is served, and a commit
 is read through the handle of the place that holds it: what it names
 elsewhere is not found, as plain ``git`` does not find it.
+
+``.git/objects`` is read with the alternates it names only where every
+reader of ``.git/objects`` may read them (:func:`shared_odb`): whoever may
+write ``.git/objects/info/alternates`` (the owner of ``.git``, a group that
+commits to it) could otherwise name a private store there, or any folder
+only root reads, and its objects would be "shared" to root's daemon.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import NamedTuple
 
 import pygit2
 
+from ..audience import _candidates, accounts_stamp, git_readers
 from ..errors import NotFound
 from .served import ServedTree
+
+log = logging.getLogger(__name__)
+ALTERNATE_DEPTH = 5  # as git: an alternate's alternates are followed this deep
 
 PRIVATE_DIR = "nasfs-private"
 OWN_OBJECTS_ONLY = "a commit is read through its own objects only: .git/objects, and its private store's for a private snapshot"
@@ -41,8 +52,9 @@ class OwnObjects(ServedTree):
     """The handles commits are read through, one per place."""
 
     def _serve(self, repo: pygit2.Repository) -> None:
-        super()._serve(repo)  # self.repo: .git/objects and its own alternates, no private store
-        self._shared = pygit2.Odb(str(self.git_dir / "objects"))  # .git/objects and the alternates it names
+        super()._serve(repo)  # self.repo: .git/objects and the alternates all its readers may read, no private store
+        repo.set_odb(shared_odb(self.git_dir))
+        self._shared = shared_odb(self.git_dir)
         self._own: dict[str, pygit2.Odb] = {}  # a readable store's object folder -> its own objects
         self._places: dict[tuple[str, ...], Place] = {(): Place((), repo)}  # opened once, kept
         self._add_readable_stores()
@@ -104,6 +116,7 @@ class OwnObjects(ServedTree):
         place = self._places.get(stores)
         if place is None:
             repo = pygit2.Repository(str(self.git_dir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+            repo.set_odb(shared_odb(self.git_dir))
             for objects in stores:
                 repo.odb.add_backend(pygit2.OdbBackendLoose(objects, 0, False), 1)
                 repo.odb.add_backend(pygit2.OdbBackendPack(objects), 2)
@@ -123,3 +136,56 @@ def own_objects(objects: str) -> pygit2.Odb:
     odb.add_backend(pygit2.OdbBackendLoose(objects, 0, False), 1)
     odb.add_backend(pygit2.OdbBackendPack(objects), 2)
     return odb
+
+
+def shared_odb(git_dir: Path) -> pygit2.Odb:
+    """``.git/objects`` (loose and packed, written to) and the alternates it
+    names that every reader of ``.git/objects`` may read, with all the
+    alternates those name in turn; an alternate that some reader could not
+    read (a private store, another account's repository), or that names one,
+    is left out (logged): its objects are not "shared", though the root
+    daemon could read them."""
+    objects = str(Path(git_dir) / "objects")
+    odb = pygit2.Odb()
+    odb.add_backend(pygit2.OdbBackendLoose(objects, -1, False), 1)
+    odb.add_backend(pygit2.OdbBackendPack(objects), 2)
+    for folder in _alternates(objects):
+        if _open_to_readers(Path(git_dir), folder, ALTERNATE_DEPTH):
+            odb.add_disk_alternate(folder)
+        else:
+            log.warning("%s names the alternate %s, which not every reader of it may read: not read", objects, folder)
+    return odb
+
+
+def _alternates(objects: str) -> list[str]:
+    """The object folders ``objects/info/alternates`` names (relative ones
+    from ``objects``, as git reads them)."""
+    try:
+        with open(os.path.join(objects, "info", "alternates"), encoding="utf-8", errors="surrogateescape") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    return [os.path.normpath(os.path.join(objects, line.strip())) for line in lines
+            if line.strip() and not line.startswith("#")]
+
+
+def _open_to_readers(git_dir: Path, folder: str, depth: int) -> bool:
+    """Whether every reader of ``git_dir``'s objects may read the object
+    folder ``folder`` (search each folder on its real path, read and search
+    it), and every alternate it names, ``depth`` deep; never a folder of
+    ``git_dir``'s private stores."""
+    try:
+        real = os.path.realpath(folder)
+        if Path(real).is_relative_to(os.path.realpath(git_dir / PRIVATE_DIR)):
+            return False
+        parts = Path(real).parts
+        ways = [os.stat(os.path.join(*parts[:i])) for i in range(1, len(parts))]
+        here = os.stat(real)
+        stats = [os.stat(git_dir), os.stat(git_dir / "objects"), *ways, here]
+    except (OSError, ValueError):
+        return False
+    for reader in git_readers(git_dir, _candidates(stats, accounts_stamp())):
+        if not (all(reader.may(st, 0o1) for st in ways) and reader.may(here, 0o5)):
+            return False
+    named = _alternates(real)
+    return not named or (depth > 0 and all(_open_to_readers(git_dir, f, depth - 1) for f in named))
