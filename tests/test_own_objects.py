@@ -287,3 +287,35 @@ def test_an_alternate_of_git_objects_that_some_reader_may_not_read_is_not_shared
         assert str(t.resolve(lent).id) == lent and t.at(lent, "f.md").read() == b"# Shared by all\n"
     finally:
         shutil.rmtree(outside)
+
+
+def test_a_shared_commit_whose_tree_is_a_private_stores_is_not_found_by_any_door(tree: Path, accounts) -> None:  # noqa: F811
+    """The owner of .git writes there a commit whose root tree is another account's private
+    snapshot's tree (in that account's store only). Read through .git/objects its tree is
+    missing: every door says NotFound (HTTP 404, ENOENT), never libgit2's GitError (a 500, EIO)."""
+    from nasfs.http import Door
+
+    owner, other = accounts
+    (tree / "theirs").mkdir(mode=0o700)
+    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 7731\n")
+    for name in (tree / "theirs", tree / "theirs" / "note.md"):
+        os.chown(name, other.uid, other.gid)
+    theirs = GitTree(tree).working("theirs/note.md", caller=other).commit
+    top = str(GitTree(tree).resolve(theirs).tree_id)
+    raw = f"tree {top}\nauthor m <m@x> 0 +0000\ncommitter m <m@x> 0 +0000\n\nforged\n"
+    forged = git_as(owner, tree, "hash-object", "-t", "commit", "-w", "--stdin", given=raw)
+    t = GitTree(tree, node="box", tree="home")
+    nas = Nas(t)
+    door = Door(nas)
+    for who in (owner, Caller.root()):
+        for ask in (lambda: door.read("theirs/note.md", at=forged, caller=who),
+                    lambda: door.diff(f"HEAD..{forged}", caller=who),
+                    lambda: door.search("safe", at=forged, caller=who),
+                    lambda: nas.read(f"public/readme.md@since={forged}..HEAD", caller=who)):
+            with pytest.raises(NotFound, match="not among its own objects"):
+                ask()
+    for ask in (lambda: t.listing_at(forged, ""), lambda: t.item_at(forged, "theirs"),
+                lambda: t.ls_tree_at(forged, "theirs"), lambda: t.raw_at(forged, "theirs/note.md")):
+        with pytest.raises(NotFound, match="not among its own objects"):
+            ask()
+    assert not t.in_shared_store(forged)

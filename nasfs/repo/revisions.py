@@ -8,6 +8,7 @@ from string import hexdigits
 import pygit2
 
 from ..errors import NotFound
+from .own_objects import not_own
 from .private_stores import PrivateStores
 from .served import serving
 
@@ -24,7 +25,16 @@ class Revisions(PrivateStores):
         return self._read_at(rev)[1]
 
     def _read_at(self, rev: str) -> tuple[pygit2.Repository, pygit2.Commit]:
-        """The commit ``rev`` names and the handle its objects are read through."""
+        """The commit ``rev`` names and the handle its objects are read
+        through; NotFound when its tree is not among them (a commit of
+        ``.git/objects`` naming a private store's tree: libgit2 would raise
+        GitError at every ``commit.tree``)."""
+        repo, commit = self._found_at(rev)
+        if not repo.odb.exists(commit.tree_id):
+            raise not_own(str(commit.id), commit.tree_id)
+        return repo, commit
+
+    def _found_at(self, rev: str) -> tuple[pygit2.Repository, pygit2.Commit]:
         if not rev or rev.startswith("-") or any(c in rev for c in " \t\n:\0"):
             raise NotFound(f"unknown revision {rev!r}", self.valid_revisions())
         found = _commit_named(self.repo, rev)
