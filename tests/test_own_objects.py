@@ -319,3 +319,39 @@ def test_a_shared_commit_whose_tree_is_a_private_stores_is_not_found_by_any_door
         with pytest.raises(NotFound, match="not among its own objects"):
             ask()
     assert not t.in_shared_store(forged)
+
+
+def test_a_diff_cached_before_commits_were_read_through_their_own_objects_is_not_served(
+        tree: Path, accounts, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A response is cached by the commits of A..B, and a hit is served without making the diff
+    again. Before each commit was read through its own objects, @since=FORGED..HEAD (FORGED a
+    shared commit naming another's private blob at that path) was made through one handle over
+    every store, and held the private lines: an answer cached then (the previous VIEW_FORMAT) is
+    not served now; the diff is made, and refused."""
+    from nasfs.cache import DiskCache
+    from nasfs import service
+
+    owner, other = accounts
+    (tree / "theirs").mkdir(mode=0o700)
+    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 7731\n")
+    for name in (tree / "theirs", tree / "theirs" / "note.md"):
+        os.chown(name, other.uid, other.gid)
+    theirs = GitTree(tree).working("theirs/note.md", caller=other).commit
+    public = mktree(owner, tree, {"readme.md": f"blob {blob_id('# Theirs' + chr(10) * 2 + 'the safe code is 7731' + chr(10))}"})
+    forged = git_as(owner, tree, "commit-tree", mktree(owner, tree, {"public": f"tree {public}"}), "-m", "forged")
+    cache = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
+    try:
+        spec = f"public/readme.md@since={forged}..HEAD"
+        with monkeypatch.context() as before:  # what the previous format cached, made through the wide handle
+            before.setattr(service, "VIEW_FORMAT", 7)
+            nas = Nas(GitTree(tree, node="box", tree="home"), disk=DiskCache(cache))
+            path, view = nas.split(spec)
+            leaked = nas.read("theirs/note.md", at=theirs)
+            assert b"7731" in leaked.text
+            nas.remember(nas._response_key(nas.content(path, "HEAD"), view), leaked)
+        nas = Nas(GitTree(tree, node="box", tree="home"), disk=DiskCache(cache))
+        refused(lambda: nas.read(spec, caller=owner).text)
+        with pytest.raises(NotFound, match="not among its own objects"):
+            nas.read(spec, caller=Caller.root())
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
