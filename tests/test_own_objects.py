@@ -355,3 +355,32 @@ def test_a_diff_cached_before_commits_were_read_through_their_own_objects_is_not
             nas.read(spec, caller=Caller.root())
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+
+
+def test_a_working_tree_snapshot_deleting_a_file_still_shows_that_files_folder(tree: Path, accounts) -> None:  # noqa: F811
+    """A snapshot of the whole working tree goes to a private store (private/secret.md is the
+    owner's alone) and deletes docs/b.md: its docs/ is a folder it wrote to that store, on the way
+    to nothing it records. Its files are .git/objects' and are still listed, mapped, searched
+    and read at the snapshot; the deleted file is not there."""
+    from nasfs.http import Door
+
+    owner, _ = accounts
+    (tree / "docs").mkdir()
+    (tree / "docs" / "a.md").write_text("# A\n\nkept\n")
+    (tree / "docs" / "b.md").write_text("# B\n\ngone\n")
+    git(tree, "-c", "safe.directory=*", "add", "-A", "docs")
+    git(tree, "-c", "safe.directory=*", "commit", "-q", "-m", "docs")
+    for folder, dirs, files in os.walk(tree / "docs"):
+        for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+            os.lchown(name, owner.uid, owner.gid)
+    (tree / "docs" / "b.md").unlink()
+    t = GitTree(tree, node="box", tree="home")
+    snapshot = t.snapshot_worktree(owner)
+    assert not t.in_shared_store(snapshot)
+    assert [i.name for i in t.listing_at(snapshot, "")] == ["docs", "private", "public"]
+    assert [i.name for i in t.listing_at(snapshot, "docs")] == ["a.md"]
+    assert t.item_at(snapshot, "docs/b.md") is None
+    nas = Nas(t)
+    assert b"docs/a.md@" in nas.read("docs@outline", at=snapshot, caller=owner).text
+    door = Door(nas)
+    assert "kept" in json.dumps(door.search("kept", at=snapshot, caller=owner))

@@ -87,6 +87,8 @@ class PrivateSources(NamedTuple):
     store: str  # its store's folder; NOWHERE when this process knows no store holding it
     paths: tuple[str, ...]  # the working-tree files whose content it records
     trails: Mapping[str, tuple[Trail, ...]]  # for each, who could read it when it was recorded (access.Trail)
+    gone: tuple[str, ...] = ()  # the files it deletes from its parent (a working tree's snapshot): no content, but
+    # the folders on the way to them are its own trees, written to its store (PrivateStores._takes)
 
 
 def write_trails(trails: Mapping[str, Sequence[Trail]]) -> str:
@@ -276,7 +278,8 @@ class PrivateStores(OwnObjects):
         """Whether an object ``commit`` names at ``path`` (a folder's tree when
         ``folder``) may be read through its handle: always for a commit of
         ``.git/objects``; for a private store's, an object of ``.git/objects``,
-        or a file it records, or a folder on the way to one. What it does
+        or a file it records, or a folder on the way to one or to a file it
+        deletes (a folder it wrote: each entry is asked in turn). What it does
         not record is its parent's, a commit of ``.git/objects`` that must
         hold it too: a HEAD a committer made name a private blob or folder,
         copied into a snapshot recorded over it, is no reason to serve it."""
@@ -284,7 +287,7 @@ class PrivateStores(OwnObjects):
         if sources is None or self._shared.exists(oid):
             return True
         if folder:
-            return not path or any(p.startswith(f"{path}/") for p in sources.paths)
+            return not path or any(p.startswith(f"{path}/") for p in (*sources.paths, *sources.gone))
         return path in sources.paths
 
     def _store_holding(self, oid: pygit2.Oid) -> pygit2.Repository | None:
@@ -310,9 +313,10 @@ def _recorded(repo: pygit2.Repository, snapshot: pygit2.Commit, store: str, shar
         else:
             diff = snapshot.tree.diff_to_tree(swap=True)  # from nothing to its tree
         paths = {d.new_file.path for d in diff.deltas if d.status != pygit2.GIT_DELTA_DELETED}
+        gone = {d.old_file.path for d in diff.deltas if d.status == pygit2.GIT_DELTA_DELETED}
     except (KeyError, pygit2.GitError):
         return PrivateSources(NOWHERE, (), {})
-    return PrivateSources(store, tuple(sorted(paths)), read_trails(snapshot.message))
+    return PrivateSources(store, tuple(sorted(paths)), read_trails(snapshot.message), tuple(sorted(gone)))
 
 
 def _primary_group(uid: int) -> int:
