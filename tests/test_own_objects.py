@@ -384,3 +384,18 @@ def test_a_working_tree_snapshot_deleting_a_file_still_shows_that_files_folder(t
     assert b"docs/a.md@" in nas.read("docs@outline", at=snapshot, caller=owner).text
     door = Door(nas)
     assert "kept" in json.dumps(door.search("kept", at=snapshot, caller=owner))
+
+
+def test_a_linked_worktree_reads_its_common_folders_objects(tmp_path: Path) -> None:
+    """A linked worktree's git folder (.git/worktrees/NAME) holds no objects: its shared objects
+    are its common folder's (shared_odb)."""
+    main = tmp_path / "main"
+    main.mkdir()
+    (main / "f.md").write_text("# F\n")
+    git(main, "init", "-q", "-b", "main")
+    git(main, "add", "-A")
+    git(main, "commit", "-q", "-m", "f")
+    git(main, "worktree", "add", "-q", str(tmp_path / "linked"))
+    t = GitTree(tmp_path / "linked")
+    head = str(t.head().id)
+    assert t.at(head, "f.md").read() == b"# F\n" and t.in_shared_store(head)

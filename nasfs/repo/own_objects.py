@@ -146,6 +146,10 @@ def shared_odb(git_dir: Path) -> pygit2.Odb:
     is left out (logged): its objects are not "shared", though the root
     daemon could read them."""
     objects = str(Path(git_dir) / "objects")
+    try:  # a linked worktree's git folder: the objects are its common folder's
+        objects = os.path.join(git_dir, (Path(git_dir) / "commondir").read_text().strip(), "objects")
+    except OSError:
+        pass
     odb = pygit2.Odb()
     odb.add_backend(pygit2.OdbBackendLoose(objects, -1, False), 1)
     odb.add_backend(pygit2.OdbBackendPack(objects), 2)
