@@ -399,3 +399,31 @@ def test_a_linked_worktree_reads_its_common_folders_objects(tmp_path: Path) -> N
     t = GitTree(tmp_path / "linked")
     head = str(t.head().id)
     assert t.at(head, "f.md").read() == b"# F\n" and t.in_shared_store(head)
+
+
+def test_a_diff_from_a_shared_commit_naming_a_private_blob_shows_none_of_its_lines(tree: Path, accounts,  # noqa: F811
+                                                                                   writers) -> None:
+    """The member writes in .git/objects a commit (over HEAD) whose team/plan.md is the owner's
+    0600 secret's blob, and asks the diff from it to the plan's private snapshot (which it may
+    read): the two places are diffed through a handle reading both, and a diff shows the old
+    side's lines, which no read at the old commit would serve. That side is not its own commit's:
+    refused, for the member and for root."""
+    from nasfs.http import Door
+
+    owner, _ = accounts
+    member = writers
+    t = GitTree(tree)
+    plan = t.working("team/plan.md", caller=member).commit
+    victim = t.working("private/secret.md", caller=owner).commit
+    assert not t.in_shared_store(plan) and not t.in_shared_store(victim)
+    team_tree = mktree(member, tree, {"plan.md": f"blob {blob_id(SECRET)}"})
+    top = mktree(member, tree, {"public": f"tree {t.head().tree['public'].id}", "team": f"tree {team_tree}"})
+    forged = git_as(member, tree, "commit-tree", top, "-p", str(t.head().id), "-m", "forged")
+    nas = Nas(GitTree(tree, node="box", tree="home"))
+    door = Door(nas)
+    for who in (member, Caller.root()):
+        refused(lambda: door.diff(f"{forged}..{plan}", caller=who))
+        refused(lambda: nas.read(f"team/plan.md@since={forged}..{plan}", caller=who).text)
+        with pytest.raises(NotFound, match="not among its own objects"):
+            nas.tree.changes(forged, plan)
+    assert "5150" in json.dumps(door.read("team/plan.md", at=plan, caller=member))
