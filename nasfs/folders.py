@@ -667,7 +667,7 @@ def _folder_in_tree(root: str, folder: str) -> int:
 def _head(nas: Reader, item: Item, at: str | None, heads: _Heads) -> bytes:
     """The first WORDS_BYTES of a file (empty when it cannot be read now)."""
     if at is not None:
-        return nas.tree.blob_head(item.oid, WORDS_BYTES)
+        return nas.tree.blob_head(at, item.path, item.oid, WORDS_BYTES)
     return heads.head(item.path, item.identity)
 
 

@@ -19,7 +19,9 @@ from .outline.key_index import key_listing, outline_index
 from .pointers import Pointer
 from .repo import Content
 
-VIEW_FORMAT = 7  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
+VIEW_FORMAT = 8  # raised whenever a view's text changes for the same content, so no cached answer of an older format is served
+# 8: each commit read through its own objects (repo/own_objects.py): a diff (@since=A..B) cached by 7 may hold an
+# object A named that only a private store held, and a hit is served without making the diff again
 
 
 @dataclass(frozen=True, slots=True)

@@ -554,10 +554,10 @@ def test_a_private_snapshot_keeps_each_trail_taken_and_one_that_kept_none_is_its
     assert sources.paths == ("public/plan.md",) and may_have_read(member, sources.trails["public/plan.md"])
     check_commit(t, commit, member)
     store = pygit2.Repository(sources.store)
-    made = t.repo[commit]
+    made = t.resolve(commit)
     for message in ([line for line in made.message.splitlines(keepends=True) if not line.startswith(TRAILS)],
                     [made.message.replace(TRAILS, TRAILS + "[")]):
-        raw = t.repo.create_commit_string(made.author, made.committer, "".join(message), made.tree_id, made.parent_ids)
+        raw = store.create_commit_string(made.author, made.committer, "".join(message), made.tree_id, made.parent_ids)
         oid = store.odb.write(pygit2.GIT_OBJECT_COMMIT, raw)
         assert read_trails("".join(message)) == {}
         fresh = GitTree(tree)
@@ -581,7 +581,9 @@ def test_a_commit_an_owner_writes_in_their_store_naming_another_stores_objects_i
     tree puts the owner's private blob (its id is the hash of a guess, or of a SWHID seen) under the
     other account's own file, and one whose parent is the owner's private snapshot with a file of
     its own changed. Its tree holds the owner's secret, and the files it changes are its own:
-    neither may be read through the root core that reads every store, by it or anyone but root."""
+    neither is read by anyone, root included: a commit is read through its own objects (its store's
+    and .git/objects), where the owner's blob is not found; the one with a foreign parent is
+    refused to all but root outright (private_stores._recorded)."""
     from nasfs.http import Door
 
     owner, other = accounts
@@ -593,7 +595,7 @@ def test_a_commit_an_owner_writes_in_their_store_naming_another_stores_objects_i
     mine = t.working("theirs/note.md", caller=other).commit  # its store, made by the daemon
     victim = t.working("private/secret.md", caller=owner).commit
     store = tree / ".git" / "nasfs-private" / f"{other.uid}.git"
-    head, at_victim = t.head(), t.repo[victim].tree
+    head, at_victim = t.head(), t.resolve(victim).tree
 
     def tree_of(entries: str) -> str:
         return _git_in_store(other, store, "mktree", "--missing", given=entries.encode())
@@ -612,9 +614,12 @@ def test_a_commit_an_owner_writes_in_their_store_naming_another_stores_objects_i
     door = Door(Nas(GitTree(tree, node="box", tree="home")))
     for forged, path in ((borrowed_blob, "theirs/note.md"), (borrowed_parent, "private/secret.md")):
         for who in (other, owner):
-            with pytest.raises(AccessDenied):
+            with pytest.raises((AccessDenied, NotFound)):
                 door.read(path, at=forged, caller=who)
-        assert "7731" in json.dumps(door.read(path, at=forged, caller=Caller.root()))  # root reads everything
+        with pytest.raises(NotFound, match="not among its own objects|does not exist"):  # not even root: git finds no such blob there
+            door.read(path, at=forged, caller=Caller.root())
+    with pytest.raises(AccessDenied):  # refused before any object is read
+        door.read("private/secret.md", at=borrowed_parent, caller=owner)
     assert "Theirs" in json.dumps(door.read("theirs/note.md", at=mine, caller=other))  # its own snapshot, as before
     assert "7731" in json.dumps(door.read("private/secret.md", at=victim, caller=owner))
 

@@ -22,6 +22,7 @@ from .conftest import git
 
 DIGESTS = {
     7: "85c436b7aeaa24a6ef5e1148c2d99add1647e08f673df768cfa420abeddc4b6d",  # issue 27: data outlines end with their key index (or say keys=@keys); no full_tokens on view=full
+    8: "85c436b7aeaa24a6ef5e1148c2d99add1647e08f673df768cfa420abeddc4b6d",  # same text; answers of 7 may have read a private store's object through a shared commit
 }
 COMMIT = re.compile(rb"@[0-9a-f]{12,40}")
 TOKENS = re.compile(rb"tokens=\d+")  # a pointer's commit is counted in them, and commits differ run to run

@@ -7,7 +7,11 @@ from dataclasses import dataclass
 
 import pygit2
 
-from .served import ServedTree, serving
+from ..errors import NotFound
+from .own_objects import OWN_OBJECTS_ONLY
+from .paths import tree_entry
+from .revisions import Revisions
+from .served import serving
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +52,28 @@ def diff_bytes(old: bytes, new: bytes, old_path: str, new_path: str, context: in
     return BlobDiff(patch.data, added, deleted, patch.delta.is_binary)
 
 
-class Changes(ServedTree):
+class Changes(Revisions):
     """What changed between two commits of the served repository."""
 
     @serving
     def changes(self, a: str, b: str) -> list[FileChange]:
-        """Files changed from commit ``a`` to commit ``b``, renames found."""
-        diff = self.repo.diff(self.repo[a], self.repo[b], context_lines=3)
+        """Files changed from commit ``a`` to commit ``b``, renames found. The
+        two may be read through different handles (own_objects.py): the diff
+        is made through one reading both, and each side of each change must
+        be what that side's commit names through its own handle, or nothing
+        of it is told (NotFound)."""
+        (repo_a, commit_a), (repo_b, commit_b) = self._read_at(a), self._read_at(b)
+        repo = self._joint(repo_a, repo_b)
+        try:
+            diff = repo.diff(repo[commit_a.tree_id], repo[commit_b.tree_id], context_lines=3)
+        except (KeyError, pygit2.GitError):  # a folder of either not among the objects read
+            raise NotFound(f"{a[:12]}..{b[:12]} names an object that is not among its commits' own objects",
+                           OWN_OBJECTS_ONLY) from None
+        for d in diff.deltas:  # before renames are looked for: they read the blobs
+            if d.status != pygit2.GIT_DELTA_ADDED:
+                self._own_side(repo_a, commit_a, d.old_file)
+            if d.status != pygit2.GIT_DELTA_DELETED:
+                self._own_side(repo_b, commit_b, d.new_file)
         diff.find_similar()
         out = []
         for patch in diff:
@@ -70,3 +89,19 @@ class Changes(ServedTree):
                 added, deleted, d.is_binary, patch.data,
             ))
         return out
+
+
+    def _own_side(self, repo: pygit2.Repository, commit: pygit2.Commit, file: pygit2.DiffFile) -> None:
+        """NotFound unless ``file`` (a side of a change) is what ``commit``
+        names at its path through ``repo``, the commit's own handle, and its
+        blob may be read there (private_stores.PrivateStores._takes; a
+        submodule's commit is not read)."""
+        try:
+            own = tree_entry(commit.tree, file.path).id == file.id
+        except KeyError:  # not there, or a folder on its way not among the commit's own objects
+            own = False
+        if own and file.mode != pygit2.GIT_FILEMODE_COMMIT:
+            own = repo.odb.exists(file.id) and self._takes(str(commit.id), file.path, file.id)
+        if not own:
+            raise NotFound(f"{str(commit.id)[:12]} names at {file.path!r} an object that is not among its own objects",
+                           OWN_OBJECTS_ONLY)

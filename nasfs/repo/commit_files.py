@@ -28,8 +28,8 @@ class CommitFiles(CommitPaths):
         """The regular files (executable or not) below the folder ``path`` at
         ``rev``, at any depth; links and submodules are skipped, and so is
         every entry whose name ``keep`` refuses, with all below it."""
-        folder, sub = self.folder_at(rev, path)
-        repo = self.repo
+        repo, commit = self._read_at(rev)
+        folder, sub = self.folder_at(str(commit.id), path)
         files: list[tuple[str, int, str]] = []
         stack: list[tuple[str, pygit2.Tree]] = [(folder, sub)]
         while stack:
@@ -39,13 +39,15 @@ class CommitFiles(CommitPaths):
                     continue
                 where = f"{rel}/{e.name}" if rel else e.name
                 if e.filemode == pygit2.GIT_FILEMODE_TREE:
-                    stack.append((where, repo[e.id]))
+                    stack.append((where, self._named(repo, str(commit.id), where, e.id)))
                 elif e.filemode in FILE_MODES:
-                    files.append((where, repo.odb.read_header(e.id)[1], str(e.id)))
+                    files.append((where, self._named_size(repo, str(commit.id), where, e.id), str(e.id)))
         return FilesAt(folder, str(sub.id), files)
 
-    def blob_head(self, blob_id: str, n: int) -> bytes:
-        """The first ``n`` bytes of the blob ``blob_id`` (an id from
-        :meth:`files_at`): a file's head at a revision, read by id, as the path
-        was looked up once by the walk. libgit2 reads the blob whole."""
-        return self.repo[blob_id].data[:n]
+    def blob_head(self, rev: str, path: str, blob_id: str, n: int) -> bytes:
+        """The first ``n`` bytes of the blob ``blob_id`` at ``path`` (as
+        :meth:`files_at` of ``rev`` gave them; read through that commit's own
+        handle): a file's head at a revision, read by id, as the path was
+        looked up once by the walk. libgit2 reads the blob whole."""
+        repo, commit = self._read_at(rev)
+        return self._named(repo, str(commit.id), path, pygit2.Oid(hex=blob_id)).data[:n]

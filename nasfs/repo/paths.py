@@ -35,8 +35,13 @@ def git_key(path: str) -> str:
 
 
 def tree_entry(tree: pygit2.Tree, path: str) -> pygit2.Object:
-    """``tree[path]`` without pygit2's leak (:func:`git_key`). KeyError when absent."""
-    return tree[git_key(path)]
+    """``tree[path]`` without pygit2's leak (:func:`git_key`). KeyError when
+    absent, or when a folder on the way is not among the objects of the
+    handle ``tree`` was read through (own_objects.py: as if absent)."""
+    try:
+        return tree[git_key(path)]
+    except pygit2.GitError:  # libgit2's "object not found" for a folder on the way
+        raise KeyError(path) from None
 
 
 def tree_get(tree: pygit2.Tree | None, path: str) -> pygit2.Object | None:

@@ -7,8 +7,9 @@ shared ``.git/objects`` (so a snapshot stores only its own blob, trees and
 commit) and whose refs ``refs/nasfs/private/<commit>`` keep its snapshots
 from ``git gc``. The shared repository does not name the stores (git prints
 an error line on every command for an alternate it cannot read): a process
-adds the ones it can read to its own handle, so the owner's nasfs reads
-them and nobody else's does. The owner's plain git reads them with
+reads the ones it can read, each through a handle of its own
+(own_objects.py), so the owner's nasfs reads them and nobody else's does.
+The owner's plain git reads them with
 ``git --git-dir=.git/nasfs-private/<uid>.git`` or
 ``GIT_ALTERNATE_OBJECT_DIRECTORIES=.git/nasfs-private/<uid>.git/objects``.
 """
@@ -32,9 +33,9 @@ import pygit2
 
 from ..access import Trail
 from ..cache import LRU
-from .served import ServedTree, serving
+from .own_objects import OwnObjects, not_own
+from .served import serving
 
-PRIVATE_DIR = "nasfs-private"
 PRIVATE_REFS = "refs/nasfs/private/"
 NOWHERE = "(no store)"  # private_sources of a commit found in no store this process knows
 TRAILS = "Nasfs-Readers: "  # the line of a private snapshot's message that keeps its sources' trails
@@ -86,6 +87,8 @@ class PrivateSources(NamedTuple):
     store: str  # its store's folder; NOWHERE when this process knows no store holding it
     paths: tuple[str, ...]  # the working-tree files whose content it records
     trails: Mapping[str, tuple[Trail, ...]]  # for each, who could read it when it was recorded (access.Trail)
+    gone: tuple[str, ...] = ()  # the files it deletes from its parent (a working tree's snapshot): no content, but
+    # the folders on the way to them are its own trees, written to its store (PrivateStores._takes)
 
 
 def write_trails(trails: Mapping[str, Sequence[Trail]]) -> str:
@@ -125,38 +128,13 @@ def _are_trails(trails: object) -> bool:
         for trail in trails)
 
 
-class PrivateStores(ServedTree):
+class PrivateStores(OwnObjects):
     """The private stores of this repository, and which commits are in them."""
 
     def _serve(self, repo: pygit2.Repository) -> None:
         super()._serve(repo)
-        self._stores: dict[int, pygit2.Repository] = {}  # uid -> a handle on its store, opened as needed
-        self._added: set[str] = set()  # stores' object folders this process's handle reads
-        self._shared = pygit2.Odb(str(self.git_dir / "objects"))  # .git/objects and the alternates it names
+        self._stores: dict[int, pygit2.Repository] = {}  # uid -> a handle on its store, to write, opened as needed
         self._sources: LRU[str, PrivateSources] = LRU(1024)  # commit -> what it records (store '': shared)
-        self._add_readable_stores()
-
-    def _stores_dir(self) -> Path:
-        return self.git_dir / PRIVATE_DIR
-
-    def _add_readable_stores(self) -> bool:
-        """Read every store this process may read through its handle on the
-        repository; True when one was new (made by another process since)."""
-        try:
-            names = set(os.listdir(self._stores_dir()))
-        except OSError:  # not listable (0711) by an account other than its maker: its own store only
-            names = set()
-        added = False
-        for name in names | {f"{os.geteuid()}.git"}:
-            objects = str(self._stores_dir() / name / "objects")
-            if name.endswith(".git") and objects not in self._added and os.access(objects, os.R_OK | os.X_OK):
-                # its own objects only: an alternate its owner names (another store, any repository
-                # on the machine) must not become readable through this process's handle
-                self.repo.odb.add_backend(pygit2.OdbBackendLoose(objects, 0, False), 1)
-                self.repo.odb.add_backend(pygit2.OdbBackendPack(objects), 2)
-                self._added.add(objects)
-                added = True
-        return added
 
     def _store(self, uid: int) -> pygit2.Repository:
         """The private store of account ``uid`` (made if missing), readable by
@@ -257,58 +235,91 @@ class PrivateStores(ServedTree):
         for (no one but root is served it). What a door asks the access
         decision about before serving the commit.
 
-        A commit of a store that names an object of another store (a parent
-        not in the shared store, a file's content in neither its own store
-        nor the shared one) is no snapshot nasfs wrote: its store's owner may write any
-        object there, and this process's handle reads every store, so its
-        tree could show another account's private content under a path of
-        the owner's. It counts as found nowhere (root's only)."""
+        A commit of a store is read through that store's own objects and
+        the shared ones (own_objects.py), so what it names elsewhere is not
+        found; one with a parent outside the shared store, or with two, is
+        no snapshot nasfs wrote either (its store's owner may write any
+        object there): what it does not record would be that parent's, whose
+        readers were never asked. It counts as found nowhere (root's only)."""
         known = self._sources.get(commit)
         if known is None:
-            oid = pygit2.Oid(hex=commit)
-            store = self._store_holding(oid)
-            known = PrivateSources("" if self._shared.exists(oid) else NOWHERE, (), {})
-            if store is not None:
-                snapshot = self.repo[commit]
-                if snapshot.parents:
-                    diff = self.repo.diff(snapshot.parents[0], snapshot)
-                else:
-                    diff = snapshot.tree.diff_to_tree(swap=True)  # from nothing to its tree
-                recorded = [d.new_file for d in diff.deltas if d.status != pygit2.GIT_DELTA_DELETED]
-                if self._borrows(store, snapshot, recorded):
-                    known = PrivateSources(NOWHERE, (), {})
-                else:
-                    known = PrivateSources(store.path.rstrip("/"), tuple(sorted({f.path for f in recorded})),
-                                           read_trails(snapshot.message))
-            if known.store != NOWHERE or store is not None:  # one found nowhere may yet appear in a store made since
+            place = self._place_of(pygit2.Oid(hex=commit))
+            if place is None:
+                known = PrivateSources(NOWHERE, (), {})
+            elif not place.stores:
+                known = PrivateSources("", (), {})
+            else:
+                known = _recorded(place.repo, place.repo[commit], os.path.dirname(place.stores[0]), self._shared)
+            if place is not None:  # one found nowhere may yet appear in a store made since
                 self._sources.put(commit, known)
         return known if known.store else None
 
-    def _borrows(self, store: pygit2.Repository, snapshot: pygit2.Commit, recorded: list[pygit2.DiffFile]) -> bool:
-        """Whether a commit of ``store`` reaches objects outside that store
-        and the shared one: a snapshot has one parent at most, HEAD (shared),
-        and every file it records differs from it by a blob written to its
-        store (or already shared); what it does not record is its parent's.
-        A submodule's commit is not read."""
-        if len(snapshot.parent_ids) > 1 or any(not self._shared.exists(p) for p in snapshot.parent_ids):
+    def _named(self, repo: pygit2.Repository, commit: str, path: str, oid: pygit2.Oid) -> pygit2.Object:
+        """The object ``oid`` that commit ``commit`` names at ``path``, read
+        through ``repo``, the commit's own handle (own_objects.py). NotFound
+        when it is not among that handle's objects, or is a private store's
+        own at a path its commit does not record (:meth:`_takes`)."""
+        try:
+            found = repo[oid]
+        except KeyError:
+            raise not_own(commit, oid) from None
+        if not self._takes(commit, path, oid, folder=isinstance(found, pygit2.Tree)):
+            raise not_own(commit, oid)
+        return found
+
+    def _named_size(self, repo: pygit2.Repository, commit: str, path: str, oid: pygit2.Oid) -> int:
+        """The size of the blob :meth:`_named` would read (from its header only)."""
+        try:
+            size = repo.odb.read_header(oid)[1]
+        except KeyError:
+            raise not_own(commit, oid) from None
+        if not self._takes(commit, path, oid):
+            raise not_own(commit, oid)
+        return size
+
+    def _takes(self, commit: str, path: str, oid: pygit2.Oid, folder: bool = False) -> bool:
+        """Whether an object ``commit`` names at ``path`` (a folder's tree when
+        ``folder``) may be read through its handle: always for a commit of
+        ``.git/objects``; for a private store's, an object of ``.git/objects``,
+        or a file it records, or a folder on the way to one or to a file it
+        deletes (a folder it wrote: each entry is asked in turn). What it does
+        not record is its parent's, a commit of ``.git/objects`` that must
+        hold it too: a HEAD a committer made name a private blob or folder,
+        copied into a snapshot recorded over it, is no reason to serve it."""
+        sources = self.private_sources(commit)
+        if sources is None or self._shared.exists(oid):
             return True
-        own = _own_objects(os.path.join(store.path, "objects"))
-        return any(not own.exists(f.id) and not self._shared.exists(f.id)
-                   for f in recorded if f.mode != pygit2.GIT_FILEMODE_COMMIT)
+        if folder:
+            return not path or any(p.startswith(f"{path}/") for p in (*sources.paths, *sources.gone))
+        return path in sources.paths
 
     def _store_holding(self, oid: pygit2.Oid) -> pygit2.Repository | None:
         """The private store (readable by this process) that holds ``oid`` in
-        its own objects (not through the alternates it names: its owner writes
-        those, and could name another account's store); None when the shared
-        store has it, or no store this process reads does."""
-        if self._shared.exists(oid):
+        its own objects; None when the shared store has it, or no store this
+        process reads does."""
+        place = self._place_of(oid)
+        if place is None or not place.stores:
             return None
-        self._add_readable_stores()
-        for objects in sorted(self._added):
-            if _own_objects(objects).exists(oid):
-                return pygit2.Repository(os.path.dirname(objects), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
-        return None
+        return pygit2.Repository(os.path.dirname(place.stores[0]), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
 
+
+def _recorded(repo: pygit2.Repository, snapshot: pygit2.Commit, store: str, shared: pygit2.Odb) -> PrivateSources:
+    """What a commit of the store ``store`` records, read through ``repo``,
+    its own handle: the paths that differ from its one parent, a commit of
+    the shared store (none, the whole tree, when it has no parent). NOWHERE
+    for any other parent, or a tree not among its own objects."""
+    if len(snapshot.parent_ids) > 1 or any(not shared.exists(p) for p in snapshot.parent_ids):
+        return PrivateSources(NOWHERE, (), {})
+    try:
+        if snapshot.parents:
+            diff = repo.diff(snapshot.parents[0], snapshot)
+        else:
+            diff = snapshot.tree.diff_to_tree(swap=True)  # from nothing to its tree
+        paths = {d.new_file.path for d in diff.deltas if d.status != pygit2.GIT_DELTA_DELETED}
+        gone = {d.old_file.path for d in diff.deltas if d.status == pygit2.GIT_DELTA_DELETED}
+    except (KeyError, pygit2.GitError):
+        return PrivateSources(NOWHERE, (), {})
+    return PrivateSources(store, tuple(sorted(paths)), read_trails(snapshot.message), tuple(sorted(gone)))
 
 
 def _primary_group(uid: int) -> int:
@@ -316,12 +327,3 @@ def _primary_group(uid: int) -> int:
         return pwd.getpwuid(uid).pw_gid
     except KeyError:
         return uid
-
-
-def _own_objects(objects: str) -> pygit2.Odb:
-    """The objects of one object folder, loose and packed, without the
-    alternates it names."""
-    odb = pygit2.Odb()
-    odb.add_backend(pygit2.OdbBackendLoose(objects, 0, False), 1)
-    odb.add_backend(pygit2.OdbBackendPack(objects), 2)
-    return odb

@@ -17,7 +17,7 @@ import pygit2
 from pygit2.enums import Option
 
 from ..errors import NotFound, Unavailable
-from .private_stores import PRIVATE_DIR
+from .own_objects import PRIVATE_DIR, shared_odb
 
 # A remote that accepts a connection and never answers fails a push or fetch
 # after this long, instead of holding the publisher's thread (or a verify) forever.
@@ -46,7 +46,8 @@ class Publishing:
         """``private``: the private stores this process can read are added to
         its handle, so their snapshots can be pushed too (--publish-private)."""
         self.repo = pygit2.Repository(str(git_dir))
-        self._shared = pygit2.Odb(str(Path(git_dir) / "objects"))
+        self.repo.set_odb(shared_odb(Path(git_dir)))  # not an alternate some reader of .git/objects may not read
+        self._shared = shared_odb(Path(git_dir))
         self.url, self.prefix = url, published_prefix(node)
         if private:
             for objects in sorted((Path(git_dir) / PRIVATE_DIR).glob("*.git/objects")):

@@ -35,18 +35,8 @@ from .writing import SIGNATURE_EMAIL, SIGNATURE_NAME, Writing
 KEEP_REF = "refs/nasfs/snapshots"
 
 
-class Snapshots(Revisions, Writing, PrivateStores):
+class Snapshots(Revisions, PrivateStores, Writing):
     """Commits holding working-tree content, and the refs that keep them."""
-
-    def resolve(self, rev: str) -> pygit2.Commit:
-        """As :meth:`Revisions.resolve`; a commit of a private store made by
-        another process since is found too (when this process may read it)."""
-        try:
-            return super().resolve(rev)
-        except NotFound:
-            if not self._add_readable_stores():
-                raise
-            return super().resolve(rev)
 
     @serving
     def in_shared_store(self, commit: str) -> bool:
@@ -250,7 +240,7 @@ class Snapshots(Revisions, Writing, PrivateStores):
         if store is not None:
             message += f"\n{write_trails(trails or {})}\n"
         parents = [head.id] if head is not None else []
-        raw = self.repo.create_commit_string(sig, sig, message, tree, parents)
+        raw = (store or self.repo).create_commit_string(sig, sig, message, tree, parents)  # (checks the tree is there)
         commit_id = _object_id(b"commit", raw.encode())
         if store is not None:
             if not store.odb.exists(commit_id):
@@ -273,9 +263,10 @@ class Snapshots(Revisions, Writing, PrivateStores):
             oid = pygit2.Oid(hex=commit)
         except ValueError:
             return False
-        if not self.repo.odb.exists(oid) and not (self._add_readable_stores() and self.repo.odb.exists(oid)):
-            return False  # (exists asks the disk, not libgit2's memory of objects)
-        found = self.repo[oid]
+        place = self._place_of(oid)  # (exists asks the disk, not libgit2's memory of objects)
+        if place is None:
+            return False
+        found = place.repo[oid]
         if not isinstance(found, pygit2.Commit):
             return False
         if found.author.email == SIGNATURE_EMAIL and found.message.startswith("nasfs snapshot of "):

@@ -96,7 +96,7 @@ class WorkingFiles(CommitPaths, WorkingHashes, Snapshots):
             # ACL, as its folders', is walked again before a snapshot records it: snapshots.py)
             raise FileChanged(f"{path!r} changed while it was read", "read it again")
         commit = self._commit_holding(rel, blob_id, real, data, caller, identity(st), way)
-        return Content(rel, blob_id, st.st_size, commit, self.repo, str(real), data, identity(st), str(self.root))
+        return Content(rel, blob_id, st.st_size, commit, self._reader(commit), str(real), data, identity(st), str(self.root))
 
     def _commit_holding(self, rel: str, blob_id: str, real: Path, data: bytes | None, caller: Caller | None,
                         source: Identity, version: Way | None = None) -> str:
