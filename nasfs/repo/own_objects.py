@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import pygit2
 
-from ..audience import _candidates, accounts_stamp, git_readers
+from ..audience import _candidates, _inode, accounts_stamp, git_readers
 from ..errors import NotFound
 from .served import ServedTree
 
@@ -183,13 +183,13 @@ def _open_to_readers(git_dir: Path, folder: str, depth: int) -> bool:
         if Path(real).is_relative_to(os.path.realpath(git_dir / PRIVATE_DIR)):
             return False
         parts = Path(real).parts
-        ways = [os.stat(os.path.join(*parts[:i])) for i in range(1, len(parts))]
-        here = os.stat(real)
-        stats = [os.stat(git_dir), os.stat(git_dir / "objects"), *ways, here]
+        ways = [_inode(os.path.join(*parts[:i])) for i in range(1, len(parts))]  # each a (stat, ACL)
+        here = _inode(real)
+        inodes = [_inode(str(git_dir)), _inode(str(git_dir / "objects")), *ways, here]
     except (OSError, ValueError):
         return False
-    for reader in git_readers(git_dir, _candidates(stats, accounts_stamp())):
-        if not (all(reader.may(st, 0o1) for st in ways) and reader.may(here, 0o5)):
+    for reader in git_readers(git_dir, _candidates(inodes, accounts_stamp())):
+        if not (all(reader.may(st, 0o1, acl) for st, acl in ways) and reader.may(here[0], 0o5, here[1])):
             return False
     named = _alternates(real)
     return not named or (depth > 0 and all(_open_to_readers(git_dir, f, depth - 1) for f in named))
