@@ -427,3 +427,53 @@ def test_a_diff_from_a_shared_commit_naming_a_private_blob_shows_none_of_its_lin
         with pytest.raises(NotFound, match="not among its own objects"):
             nas.tree.changes(forged, plan)
     assert "5150" in json.dumps(door.read("team/plan.md", at=plan, caller=member))
+
+
+@pytest.mark.skipif(shutil.which("setfacl") is None, reason="setfacl (Debian package acl) is not installed")
+def test_an_alternate_is_shared_by_what_the_acls_on_git_and_on_its_folders_let_each_reader_do(tree: Path, accounts) -> None:  # noqa: F811
+    """Who reads .git/objects and who may read an alternate are both told by the ACLs too (real
+    setfacl, each case checked against the kernel by the account itself): an alternate folder whose
+    ACL denies a reader of .git/objects (0755, u:other:---) is not shared; one that only an ACL
+    opens (0700, u:other:r-x) is shared when .git is just as narrow (0700, u:other:r-x: the
+    named user is a reader, strangers are not), and not once its mask is emptied (the kernel then
+    ignores the ACL and other is kept out by the mode)."""
+    owner, other = accounts
+    outside = Path(tempfile.mkdtemp(prefix="nasfs-alt-acl-", dir="/tmp"))
+    try:
+        os.chmod(outside, 0o755)
+        (outside / "f.md").write_text("# Lent\n")
+        git(outside, "init", "-q", "-b", "main")
+        git(outside, "add", "-A")
+        git(outside, "commit", "-q", "-m", "lent")
+        lent = git(outside, "rev-parse", "HEAD").strip()
+        for folder, dirs, files in os.walk(outside):
+            for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+                os.lchown(name, owner.uid, owner.gid)
+        objects = outside / ".git" / "objects"
+        (tree / ".git" / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+
+        def shared() -> bool:
+            return GitTree(tree).in_shared_store(lent)
+
+        def lists(caller: Caller, folder: Path) -> bool:
+            return as_account(caller, "ls", str(folder)).returncode == 0
+
+        assert shared()  # 0755 all the way: every reader of .git/objects may read it
+        subprocess.run(["setfacl", "-m", f"u:{other.uid}:---", str(outside / ".git")], check=True)
+        assert lists(other, tree / ".git" / "objects") and not lists(other, objects)
+        assert not shared()  # a reader of .git/objects the alternate's folder ACL keeps out
+
+        subprocess.run(["setfacl", "-b", str(outside / ".git")], check=True)
+        os.chmod(outside / ".git", 0o700)
+        subprocess.run(["setfacl", "-m", f"u:{other.uid}:r-x", str(outside / ".git")], check=True)
+        assert lists(other, objects)
+        assert not shared()  # strangers read .git/objects (0755), not the alternate
+        os.chmod(tree / ".git", 0o700)
+        subprocess.run(["setfacl", "-m", f"u:{other.uid}:r-x", str(tree / ".git")], check=True)
+        assert lists(other, tree / ".git" / "objects")
+        assert shared()  # .git's readers (its owner, other by its ACL) may all read the alternate
+        subprocess.run(["setfacl", "-m", "m::---", str(outside / ".git")], check=True)
+        assert not lists(other, objects)
+        assert not shared()  # an empty mask: the kernel judges the mode, and other is kept out
+    finally:
+        shutil.rmtree(outside)
