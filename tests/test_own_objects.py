@@ -247,6 +247,28 @@ def test_a_snapshot_over_a_head_naming_a_private_blob_serves_that_blob_to_no_one
         assert m.stop() == 0, m.log.read_text()[-2000:]
 
 
+def their_private_snapshot(tree: Path, other: Caller) -> str:
+    """The commit of theirs/note.md (0700 folder, the other account's, "the safe code is 7731")
+    snapshotted for that account: a private snapshot in its store."""
+    (tree / "theirs").mkdir(mode=0o700)
+    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 7731\n")
+    for name in (tree / "theirs", tree / "theirs" / "note.md"):
+        os.chown(name, other.uid, other.gid)
+    return GitTree(tree).working("theirs/note.md", caller=other).commit
+
+
+def lent_repository(text: str) -> tuple[Path, str]:
+    """A repository outside the tree (a 0755 folder under /tmp, removed by the caller) whose one
+    commit holds f.md with ``text``: an alternate to name in .git/objects/info/alternates."""
+    outside = Path(tempfile.mkdtemp(prefix="nasfs-lent-", dir="/tmp"))
+    os.chmod(outside, 0o755)
+    (outside / "f.md").write_text(text)
+    git(outside, "init", "-q", "-b", "main")
+    git(outside, "add", "-A")
+    git(outside, "commit", "-q", "-m", "lent")
+    return outside, git(outside, "rev-parse", "HEAD").strip()
+
+
 def test_an_alternate_of_git_objects_that_some_reader_may_not_read_is_not_shared(tree: Path, accounts) -> None:  # noqa: F811
     """Whoever may write .git/objects/info/alternates (here the owner of .git; a group that commits
     to it could too) names another account's private store there: plain git run by them cannot read
@@ -258,19 +280,9 @@ def test_an_alternate_of_git_objects_that_some_reader_may_not_read_is_not_shared
     from nasfs.snapshot_access import check_commit
 
     owner, other = accounts
-    (tree / "theirs").mkdir(mode=0o700)
-    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 7731\n")
-    for name in (tree / "theirs", tree / "theirs" / "note.md"):
-        os.chown(name, other.uid, other.gid)
-    theirs = GitTree(tree).working("theirs/note.md", caller=other).commit
-    outside = Path(tempfile.mkdtemp(prefix="nasfs-shared-", dir="/tmp"))
+    theirs = their_private_snapshot(tree, other)
+    outside, lent = lent_repository("# Shared by all\n")
     try:
-        os.chmod(outside, 0o755)
-        (outside / "f.md").write_text("# Shared by all\n")
-        git(outside, "init", "-q", "-b", "main")
-        git(outside, "add", "-A")
-        git(outside, "commit", "-q", "-m", "theirs to share")
-        lent = git(outside, "rev-parse", "HEAD").strip()
         alternates = tree / ".git" / "objects" / "info" / "alternates"
         alternates.write_text(f"{tree / '.git' / 'nasfs-private' / f'{other.uid}.git' / 'objects'}\n"
                               f"{outside / '.git' / 'objects'}\n")
@@ -296,11 +308,7 @@ def test_a_shared_commit_whose_tree_is_a_private_stores_is_not_found_by_any_door
     from nasfs.http import Door
 
     owner, other = accounts
-    (tree / "theirs").mkdir(mode=0o700)
-    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 7731\n")
-    for name in (tree / "theirs", tree / "theirs" / "note.md"):
-        os.chown(name, other.uid, other.gid)
-    theirs = GitTree(tree).working("theirs/note.md", caller=other).commit
+    theirs = their_private_snapshot(tree, other)
     top = str(GitTree(tree).resolve(theirs).tree_id)
     raw = f"tree {top}\nauthor m <m@x> 0 +0000\ncommitter m <m@x> 0 +0000\n\nforged\n"
     forged = git_as(owner, tree, "hash-object", "-t", "commit", "-w", "--stdin", given=raw)
@@ -332,11 +340,7 @@ def test_a_diff_cached_before_commits_were_read_through_their_own_objects_is_not
     from nasfs import service
 
     owner, other = accounts
-    (tree / "theirs").mkdir(mode=0o700)
-    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 7731\n")
-    for name in (tree / "theirs", tree / "theirs" / "note.md"):
-        os.chown(name, other.uid, other.gid)
-    theirs = GitTree(tree).working("theirs/note.md", caller=other).commit
+    theirs = their_private_snapshot(tree, other)
     public = mktree(owner, tree, {"readme.md": f"blob {blob_id('# Theirs' + chr(10) * 2 + 'the safe code is 7731' + chr(10))}"})
     forged = git_as(owner, tree, "commit-tree", mktree(owner, tree, {"public": f"tree {public}"}), "-m", "forged")
     cache = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
@@ -438,14 +442,8 @@ def test_an_alternate_is_shared_by_what_the_acls_on_git_and_on_its_folders_let_e
     named user is a reader, strangers are not), and not once its mask is emptied (the kernel then
     ignores the ACL and other is kept out by the mode)."""
     owner, other = accounts
-    outside = Path(tempfile.mkdtemp(prefix="nasfs-alt-acl-", dir="/tmp"))
+    outside, lent = lent_repository("# Lent\n")
     try:
-        os.chmod(outside, 0o755)
-        (outside / "f.md").write_text("# Lent\n")
-        git(outside, "init", "-q", "-b", "main")
-        git(outside, "add", "-A")
-        git(outside, "commit", "-q", "-m", "lent")
-        lent = git(outside, "rev-parse", "HEAD").strip()
         for folder, dirs, files in os.walk(outside):
             for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
                 os.lchown(name, owner.uid, owner.gid)
