@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from nasfs.access import AccessDenied, Caller
 from nasfs.errors import NotFound
 from nasfs.pointers import Pointer
 from nasfs.repo import GitTree
+from nasfs.repo.own_objects import REJUDGE_SECONDS
 from nasfs.service import Nas
 
 from .conftest import git
@@ -473,5 +475,31 @@ def test_an_alternate_is_shared_by_what_the_acls_on_git_and_on_its_folders_let_e
         subprocess.run(["setfacl", "-m", "m::---", str(outside / ".git")], check=True)
         assert not lists(other, objects)
         assert not shared()  # an empty mask: the kernel judges the mode, and other is kept out
+    finally:
+        shutil.rmtree(outside)
+
+
+@pytest.mark.skipif(shutil.which("setfacl") is None, reason="setfacl (Debian package acl) is not installed")
+def test_an_alternate_an_acl_closes_to_a_reader_while_served_is_no_longer_read(tree: Path, accounts) -> None:  # noqa: F811
+    """An alternate every reader of .git/objects may read is shared; once an ACL (or a mode) keeps
+    one of them out of it, the tree already served stops reading it within REJUDGE_SECONDS (as the
+    kernel sees an ACL changed beside the mount within about a second: docs/mount.md), and reads
+    it again once it is open again. Judged once when served, the lent objects stayed shared to the account kept out (root's
+    daemon read them for it) until the repository was reopened."""
+    _, other = accounts
+    outside, lent = lent_repository("# Lent\n")
+    try:
+        (tree / ".git" / "objects" / "info" / "alternates").write_text(f"{outside / '.git' / 'objects'}\n")
+        t = GitTree(tree)
+        assert t.in_shared_store(lent) and t.at(lent, "f.md").read() == b"# Lent\n"
+        subprocess.run(["setfacl", "-m", f"u:{other.uid}:---", str(outside / ".git")], check=True)
+        assert as_account(other, "ls", str(outside / ".git" / "objects")).returncode != 0
+        time.sleep(REJUDGE_SECONDS + 0.1)
+        assert not t.in_shared_store(lent)
+        with pytest.raises(NotFound):
+            t.at(lent, "f.md").read()
+        subprocess.run(["setfacl", "-b", str(outside / ".git")], check=True)
+        time.sleep(REJUDGE_SECONDS + 0.1)
+        assert t.in_shared_store(lent)
     finally:
         shutil.rmtree(outside)
