@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from nasfs.access import AccessDenied, Caller
 from nasfs.errors import NotFound
 from nasfs.pointers import Pointer
 from nasfs.repo import GitTree
+from nasfs.repo.own_objects import REJUDGE_SECONDS
 from nasfs.service import Nas
 
 from .conftest import git
@@ -247,6 +249,28 @@ def test_a_snapshot_over_a_head_naming_a_private_blob_serves_that_blob_to_no_one
         assert m.stop() == 0, m.log.read_text()[-2000:]
 
 
+def their_private_snapshot(tree: Path, other: Caller) -> str:
+    """The commit of theirs/note.md (0700 folder, the other account's, "the safe code is 7731")
+    snapshotted for that account: a private snapshot in its store."""
+    (tree / "theirs").mkdir(mode=0o700)
+    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 7731\n")
+    for name in (tree / "theirs", tree / "theirs" / "note.md"):
+        os.chown(name, other.uid, other.gid)
+    return GitTree(tree).working("theirs/note.md", caller=other).commit
+
+
+def lent_repository(text: str) -> tuple[Path, str]:
+    """A repository outside the tree (a 0755 folder under /tmp, removed by the caller) whose one
+    commit holds f.md with ``text``: an alternate to name in .git/objects/info/alternates."""
+    outside = Path(tempfile.mkdtemp(prefix="nasfs-lent-", dir="/tmp"))
+    os.chmod(outside, 0o755)
+    (outside / "f.md").write_text(text)
+    git(outside, "init", "-q", "-b", "main")
+    git(outside, "add", "-A")
+    git(outside, "commit", "-q", "-m", "lent")
+    return outside, git(outside, "rev-parse", "HEAD").strip()
+
+
 def test_an_alternate_of_git_objects_that_some_reader_may_not_read_is_not_shared(tree: Path, accounts) -> None:  # noqa: F811
     """Whoever may write .git/objects/info/alternates (here the owner of .git; a group that commits
     to it could too) names another account's private store there: plain git run by them cannot read
@@ -258,19 +282,9 @@ def test_an_alternate_of_git_objects_that_some_reader_may_not_read_is_not_shared
     from nasfs.snapshot_access import check_commit
 
     owner, other = accounts
-    (tree / "theirs").mkdir(mode=0o700)
-    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 7731\n")
-    for name in (tree / "theirs", tree / "theirs" / "note.md"):
-        os.chown(name, other.uid, other.gid)
-    theirs = GitTree(tree).working("theirs/note.md", caller=other).commit
-    outside = Path(tempfile.mkdtemp(prefix="nasfs-shared-", dir="/tmp"))
+    theirs = their_private_snapshot(tree, other)
+    outside, lent = lent_repository("# Shared by all\n")
     try:
-        os.chmod(outside, 0o755)
-        (outside / "f.md").write_text("# Shared by all\n")
-        git(outside, "init", "-q", "-b", "main")
-        git(outside, "add", "-A")
-        git(outside, "commit", "-q", "-m", "theirs to share")
-        lent = git(outside, "rev-parse", "HEAD").strip()
         alternates = tree / ".git" / "objects" / "info" / "alternates"
         alternates.write_text(f"{tree / '.git' / 'nasfs-private' / f'{other.uid}.git' / 'objects'}\n"
                               f"{outside / '.git' / 'objects'}\n")
@@ -296,11 +310,7 @@ def test_a_shared_commit_whose_tree_is_a_private_stores_is_not_found_by_any_door
     from nasfs.http import Door
 
     owner, other = accounts
-    (tree / "theirs").mkdir(mode=0o700)
-    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 7731\n")
-    for name in (tree / "theirs", tree / "theirs" / "note.md"):
-        os.chown(name, other.uid, other.gid)
-    theirs = GitTree(tree).working("theirs/note.md", caller=other).commit
+    theirs = their_private_snapshot(tree, other)
     top = str(GitTree(tree).resolve(theirs).tree_id)
     raw = f"tree {top}\nauthor m <m@x> 0 +0000\ncommitter m <m@x> 0 +0000\n\nforged\n"
     forged = git_as(owner, tree, "hash-object", "-t", "commit", "-w", "--stdin", given=raw)
@@ -332,11 +342,7 @@ def test_a_diff_cached_before_commits_were_read_through_their_own_objects_is_not
     from nasfs import service
 
     owner, other = accounts
-    (tree / "theirs").mkdir(mode=0o700)
-    (tree / "theirs" / "note.md").write_text("# Theirs\n\nthe safe code is 7731\n")
-    for name in (tree / "theirs", tree / "theirs" / "note.md"):
-        os.chown(name, other.uid, other.gid)
-    theirs = GitTree(tree).working("theirs/note.md", caller=other).commit
+    theirs = their_private_snapshot(tree, other)
     public = mktree(owner, tree, {"readme.md": f"blob {blob_id('# Theirs' + chr(10) * 2 + 'the safe code is 7731' + chr(10))}"})
     forged = git_as(owner, tree, "commit-tree", mktree(owner, tree, {"public": f"tree {public}"}), "-m", "forged")
     cache = Path(tempfile.mkdtemp(prefix="nasfs-cache-", dir="/tmp"))
@@ -427,3 +433,73 @@ def test_a_diff_from_a_shared_commit_naming_a_private_blob_shows_none_of_its_lin
         with pytest.raises(NotFound, match="not among its own objects"):
             nas.tree.changes(forged, plan)
     assert "5150" in json.dumps(door.read("team/plan.md", at=plan, caller=member))
+
+
+@pytest.mark.skipif(shutil.which("setfacl") is None, reason="setfacl (Debian package acl) is not installed")
+def test_an_alternate_is_shared_by_what_the_acls_on_git_and_on_its_folders_let_each_reader_do(tree: Path, accounts) -> None:  # noqa: F811
+    """Who reads .git/objects and who may read an alternate are both told by the ACLs too (real
+    setfacl, each case checked against the kernel by the account itself): an alternate folder whose
+    ACL denies a reader of .git/objects (0755, u:other:---) is not shared; one that only an ACL
+    opens (0700, u:other:r-x) is shared when .git is just as narrow (0700, u:other:r-x: the
+    named user is a reader, strangers are not), and not once its mask is emptied (the kernel then
+    ignores the ACL and other is kept out by the mode)."""
+    owner, other = accounts
+    outside, lent = lent_repository("# Lent\n")
+    try:
+        for folder, dirs, files in os.walk(outside):
+            for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+                os.lchown(name, owner.uid, owner.gid)
+        objects = outside / ".git" / "objects"
+        (tree / ".git" / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+
+        def shared() -> bool:
+            return GitTree(tree).in_shared_store(lent)
+
+        def lists(caller: Caller, folder: Path) -> bool:
+            return as_account(caller, "ls", str(folder)).returncode == 0
+
+        assert shared()  # 0755 all the way: every reader of .git/objects may read it
+        subprocess.run(["setfacl", "-m", f"u:{other.uid}:---", str(outside / ".git")], check=True)
+        assert lists(other, tree / ".git" / "objects") and not lists(other, objects)
+        assert not shared()  # a reader of .git/objects the alternate's folder ACL keeps out
+
+        subprocess.run(["setfacl", "-b", str(outside / ".git")], check=True)
+        os.chmod(outside / ".git", 0o700)
+        subprocess.run(["setfacl", "-m", f"u:{other.uid}:r-x", str(outside / ".git")], check=True)
+        assert lists(other, objects)
+        assert not shared()  # strangers read .git/objects (0755), not the alternate
+        os.chmod(tree / ".git", 0o700)
+        subprocess.run(["setfacl", "-m", f"u:{other.uid}:r-x", str(tree / ".git")], check=True)
+        assert lists(other, tree / ".git" / "objects")
+        assert shared()  # .git's readers (its owner, other by its ACL) may all read the alternate
+        subprocess.run(["setfacl", "-m", "m::---", str(outside / ".git")], check=True)
+        assert not lists(other, objects)
+        assert not shared()  # an empty mask: the kernel judges the mode, and other is kept out
+    finally:
+        shutil.rmtree(outside)
+
+
+@pytest.mark.skipif(shutil.which("setfacl") is None, reason="setfacl (Debian package acl) is not installed")
+def test_an_alternate_an_acl_closes_to_a_reader_while_served_is_no_longer_read(tree: Path, accounts) -> None:  # noqa: F811
+    """An alternate every reader of .git/objects may read is shared; once an ACL (or a mode) keeps
+    one of them out of it, the tree already served stops reading it within REJUDGE_SECONDS (as the
+    kernel sees an ACL changed beside the mount within about a second: docs/mount.md), and reads
+    it again once it is open again. Judged once when served, the lent objects stayed shared to the account kept out (root's
+    daemon read them for it) until the repository was reopened."""
+    _, other = accounts
+    outside, lent = lent_repository("# Lent\n")
+    try:
+        (tree / ".git" / "objects" / "info" / "alternates").write_text(f"{outside / '.git' / 'objects'}\n")
+        t = GitTree(tree)
+        assert t.in_shared_store(lent) and t.at(lent, "f.md").read() == b"# Lent\n"
+        subprocess.run(["setfacl", "-m", f"u:{other.uid}:---", str(outside / ".git")], check=True)
+        assert as_account(other, "ls", str(outside / ".git" / "objects")).returncode != 0
+        time.sleep(REJUDGE_SECONDS + 0.1)
+        assert not t.in_shared_store(lent)
+        with pytest.raises(NotFound):
+            t.at(lent, "f.md").read()
+        subprocess.run(["setfacl", "-b", str(outside / ".git")], check=True)
+        time.sleep(REJUDGE_SECONDS + 0.1)
+        assert t.in_shared_store(lent)
+    finally:
+        shutil.rmtree(outside)
